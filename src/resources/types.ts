@@ -1,0 +1,321 @@
+/**
+ * The custom resources of the inter-operator, in one place. Field names follow the Service Fabrik
+ * inter-operator (github.com/cloudfoundry-incubator/service-fabrik-broker, `interoperator/api`), so
+ * existing SFService/SFPlan manifests keep working unchanged.
+ *
+ * Pure types and constants: no I/O, safe to import from workflows.
+ */
+
+/** Group/version of the OSB-facing resources. */
+export const OSB_GROUP = 'osb.servicefabrik.io';
+export const OSB_VERSION = 'v1alpha1';
+export const OSB_API_VERSION = `${OSB_GROUP}/${OSB_VERSION}` as const;
+
+/** Group/version of the cluster registry. */
+export const RESOURCE_GROUP = 'resource.servicefabrik.io';
+export const RESOURCE_VERSION = 'v1alpha1';
+export const RESOURCE_API_VERSION = `${RESOURCE_GROUP}/${RESOURCE_VERSION}` as const;
+
+/** Kind, plural and group of each custom resource, for generic Kubernetes clients. */
+export interface ResourceKind {
+  readonly group: string;
+  readonly version: string;
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly plural: string;
+}
+
+export const SFSERVICE: ResourceKind = {
+  group: OSB_GROUP,
+  version: OSB_VERSION,
+  apiVersion: OSB_API_VERSION,
+  kind: 'SFService',
+  plural: 'sfservices',
+};
+export const SFPLAN: ResourceKind = {
+  group: OSB_GROUP,
+  version: OSB_VERSION,
+  apiVersion: OSB_API_VERSION,
+  kind: 'SFPlan',
+  plural: 'sfplans',
+};
+export const SFSERVICEINSTANCE: ResourceKind = {
+  group: OSB_GROUP,
+  version: OSB_VERSION,
+  apiVersion: OSB_API_VERSION,
+  kind: 'SFServiceInstance',
+  plural: 'sfserviceinstances',
+};
+export const SFSERVICEBINDING: ResourceKind = {
+  group: OSB_GROUP,
+  version: OSB_VERSION,
+  apiVersion: OSB_API_VERSION,
+  kind: 'SFServiceBinding',
+  plural: 'sfservicebindings',
+};
+export const SFCLUSTER: ResourceKind = {
+  group: RESOURCE_GROUP,
+  version: RESOURCE_VERSION,
+  apiVersion: RESOURCE_API_VERSION,
+  kind: 'SFCluster',
+  plural: 'sfclusters',
+};
+
+/** Minimal object metadata, as the apiserver returns it. */
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  finalizers?: string[];
+  ownerReferences?: OwnerReference[];
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/** Any Kubernetes object: what templates render and what `sources` fetch. */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  [key: string]: unknown;
+}
+
+// ---------------------------------------------------------------------------------------------
+// SFService and SFPlan: the catalog, written by the service owner.
+
+/** OSB actions a plan template can serve. */
+export const TEMPLATE_ACTIONS = ['provision', 'bind', 'unbind', 'sources', 'status', 'clusterSelector'] as const;
+export type TemplateAction = (typeof TEMPLATE_ACTIONS)[number];
+
+/** Template languages a plan template can be written in. */
+export const TEMPLATE_TYPES = ['gotemplate', 'mustache', 'helm'] as const;
+export type TemplateType = (typeof TEMPLATE_TYPES)[number];
+
+/** One template of a plan; exactly one of `content`, `contentEncoded` (base64) or `url` is set. */
+export interface PlanTemplate {
+  action: TemplateAction;
+  type: TemplateType;
+  content?: string;
+  contentEncoded?: string;
+  url?: string;
+}
+
+export interface DashboardClient {
+  id?: string;
+  secret?: string;
+  redirectURI?: string;
+}
+
+export interface MaintenanceInfo {
+  version: string;
+  description?: string;
+}
+
+/** Parameter schemas of a plan, as in the OSB catalog. */
+export interface PlanSchemas {
+  service_instance?: {
+    create?: { parameters?: Record<string, unknown> };
+    update?: { parameters?: Record<string, unknown> };
+  };
+  service_binding?: {
+    create?: { parameters?: Record<string, unknown> };
+  };
+}
+
+/** How the broker drives the operator for this plan. */
+export interface PlanManager {
+  /** Provision/update/deprovision answer 202 and run asynchronously. @default false */
+  async?: boolean;
+  /** Bind/unbind answer 202 and run asynchronously (OSB 2.14). @default false */
+  asyncBinding?: boolean;
+  /** Template (mustache syntax over instance/plan/service) of the dashboard URL. */
+  dashboardUrlTemplate?: string;
+  [key: string]: unknown;
+}
+
+export interface SFServiceSpec {
+  name: string;
+  id: string;
+  description: string;
+  tags?: string[];
+  requires?: string[];
+  bindable: boolean;
+  instancesRetrievable?: boolean;
+  bindingsRetrievable?: boolean;
+  allowContextUpdates?: boolean;
+  metadata?: Record<string, unknown>;
+  dashboardClient?: DashboardClient;
+  planUpdatable?: boolean;
+  context?: Record<string, unknown>;
+}
+
+export interface SFService extends KubeObject {
+  spec: SFServiceSpec;
+}
+
+export interface SFPlanSpec {
+  name: string;
+  id: string;
+  description: string;
+  serviceId: string;
+  metadata?: Record<string, unknown>;
+  maintenance_info?: MaintenanceInfo;
+  maximum_polling_duration?: number;
+  free?: boolean;
+  bindable?: boolean;
+  planUpdatable?: boolean;
+  /** Plan ids from which an instance may be updated to this plan (OSB `plan_updateable` refinement). */
+  update_predecessors?: string[];
+  /** Instances of this plan are updated when the plan changes (driven by the bulk-update workflow). */
+  autoUpdateInstances?: boolean;
+  schemas?: PlanSchemas;
+  templates: PlanTemplate[];
+  manager?: PlanManager;
+  context?: Record<string, unknown>;
+}
+
+export interface SFPlan extends KubeObject {
+  spec: SFPlanSpec;
+}
+
+// ---------------------------------------------------------------------------------------------
+// SFServiceInstance and SFServiceBinding: the record of each request, and what users see.
+
+/** State of an instance or binding, as the original inter-operator names it. */
+export const RESOURCE_STATES = [
+  'in_queue',
+  'in progress',
+  'succeeded',
+  'failed',
+  'update',
+  'delete',
+] as const;
+export type ResourceState = (typeof RESOURCE_STATES)[number];
+
+/** A Kubernetes object applied for an instance or binding, recorded in its status. */
+export interface AppliedResource {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+}
+
+export interface SFServiceInstanceSpec {
+  serviceId: string;
+  planId: string;
+  instanceId?: string;
+  organizationGuid?: string;
+  spaceGuid?: string;
+  context?: Record<string, unknown>;
+  parameters?: Record<string, unknown>;
+  previousValues?: Record<string, unknown>;
+  /** Cluster the instance is placed on; set by scheduling. */
+  clusterId?: string;
+  maintenanceInfo?: MaintenanceInfo;
+}
+
+export interface SFServiceInstanceStatus {
+  state?: ResourceState;
+  error?: string;
+  description?: string;
+  dashboardUrl?: string;
+  instanceUsable?: boolean;
+  updateRepeatable?: boolean;
+  /** Last operation: provision, update or deprovision. */
+  operation?: string;
+  /** Namespace, in the instance's cluster, where its resources live. */
+  namespace?: string;
+  appliedSpec?: SFServiceInstanceSpec;
+  resources?: AppliedResource[];
+  observedGeneration?: number;
+}
+
+export interface SFServiceInstance extends KubeObject {
+  spec: SFServiceInstanceSpec;
+  status?: SFServiceInstanceStatus;
+}
+
+export interface SFServiceBindingSpec {
+  id: string;
+  instanceId: string;
+  serviceId: string;
+  planId: string;
+  bindResource?: Record<string, unknown>;
+  context?: Record<string, unknown>;
+  parameters?: Record<string, unknown>;
+  acceptsIncomplete?: boolean;
+}
+
+export interface SFServiceBindingStatus {
+  state?: ResourceState;
+  error?: string;
+  description?: string;
+  /** The bind response (credentials) lives in this Secret; never in the status itself. */
+  response?: { secretRef?: string };
+  operation?: string;
+  resources?: AppliedResource[];
+}
+
+export interface SFServiceBinding extends KubeObject {
+  spec: SFServiceBindingSpec;
+  status?: SFServiceBindingStatus;
+}
+
+// ---------------------------------------------------------------------------------------------
+// SFCluster: the cluster registry.
+
+export const CLUSTER_PHASES = ['pending', 'running', 'offline', 'terminated'] as const;
+export type ClusterPhase = (typeof CLUSTER_PHASES)[number];
+
+export interface ClusterCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  lastProbeTime?: string;
+  lastTransitionTime?: string;
+  reason?: string;
+  message?: string;
+}
+
+export interface SFClusterSpec {
+  /** Name of the Secret (in the cluster's namespace) whose `kubeconfig` key holds the kubeconfig. */
+  secretRef: string;
+  /** Capacity of the cluster (cpu, memory, ...), overriding what is read from its nodes. */
+  totalCapacity?: Record<string, string>;
+  /** Per cent of capacity the schedulers may fill. @default 90 */
+  schedulingLimitPercentage?: number;
+  /** Labels a clusterSelector template can match. */
+  labels?: Record<string, string>;
+  /** No new instances are placed here while true. */
+  unschedulable?: boolean;
+}
+
+export interface SFClusterStatus {
+  phase?: ClusterPhase;
+  conditions?: ClusterCondition[];
+  capacity?: Record<string, string>;
+  allocatable?: Record<string, string>;
+  requests?: Record<string, string>;
+  serviceInstanceCount?: number;
+  lastProbeTime?: string;
+}
+
+export interface SFCluster extends KubeObject {
+  spec: SFClusterSpec;
+  status?: SFClusterStatus;
+}
+
+/** The master cluster's id: where the broker's own records live. */
+export const MASTER_CLUSTER_ID = '1';

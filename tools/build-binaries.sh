@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds the real servers the tests and the dev stack run: the Temporal CLI (dev server), etcd,
+# kube-apiserver and kube-controller-manager. Everything comes from the Go module proxy.
+# Binaries are cached outside the repo, keyed by version, and reused:
+#   ${INTEROP_CACHE_DIR:-$HOME/.cache/interoperator}/bin/<name>-<version>/<name>
+# An existing binary named by TEMPORAL_CLI, ETCD_BIN, KUBE_APISERVER_BIN or
+# KUBE_CONTROLLER_MANAGER_BIN is used as it is and not built.
+# Usage: tools/build-binaries.sh [temporal|etcd|kube ...]   (default: all, in parallel)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+cache="${INTEROP_CACHE_DIR:-$HOME/.cache/interoperator}"
+export GOFLAGS="${GOFLAGS:-} -trimpath" CGO_ENABLED=0
+mkdir -p "$cache/bin" "$cache/logs"
+
+TEMPORAL_VERSION=1.5.1
+KUBE_VERSION=$(awk '/^require k8s.io\/kubernetes/ {print $3}' "$here/kube/go.mod")
+ETCD_VERSION=$(awk '/^require go.etcd.io\/etcd\/server\/v3/ {print $3}' "$here/etcd/go.mod")
+
+log() { printf '[build-binaries] %s\n' "$*" >&2; }
+
+build_temporal() {
+  local out="$cache/bin/temporal-$TEMPORAL_VERSION"
+  if [ -n "${TEMPORAL_CLI:-}" ] || [ -x "$out/temporal" ]; then return 0; fi
+  log "building temporal CLI v$TEMPORAL_VERSION (first run only; several minutes)"
+  mkdir -p "$out.tmp"
+  (cd "$cache" && GOBIN="$out.tmp" go install -ldflags="-s -w -X github.com/temporalio/cli/temporalcli.Version=$TEMPORAL_VERSION" \
+      "github.com/temporalio/cli/cmd/temporal@v$TEMPORAL_VERSION") >"$cache/logs/temporal.log" 2>&1 \
+    || { log "temporal build failed; see $cache/logs/temporal.log"; tail -20 "$cache/logs/temporal.log" >&2; return 1; }
+  rm -rf "$out" && mv "$out.tmp" "$out"
+}
+
+build_etcd() {
+  local out="$cache/bin/etcd-$ETCD_VERSION"
+  if [ -n "${ETCD_BIN:-}" ] || [ -x "$out/etcd" ]; then return 0; fi
+  log "building etcd $ETCD_VERSION (first run only)"
+  mkdir -p "$out.tmp"
+  (cd "$here/etcd" && go build -ldflags="-s -w" -o "$out.tmp/etcd" go.etcd.io/etcd/server/v3) >"$cache/logs/etcd.log" 2>&1 \
+    || { log "etcd build failed; see $cache/logs/etcd.log"; tail -20 "$cache/logs/etcd.log" >&2; return 1; }
+  rm -rf "$out" && mv "$out.tmp" "$out"
+}
+
+build_kube() {
+  local out="$cache/bin/kube-$KUBE_VERSION"
+  if { [ -n "${KUBE_APISERVER_BIN:-}" ] && [ -n "${KUBE_CONTROLLER_MANAGER_BIN:-}" ]; } || [ -x "$out/kube-controller-manager" ]; then return 0; fi
+  log "building kube-apiserver and kube-controller-manager $KUBE_VERSION (first run only; the longest step)"
+  local minor; minor=$(echo "$KUBE_VERSION" | cut -d. -f2)
+  local ld="-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
+  mkdir -p "$out.tmp"
+  (cd "$here/kube" && go build -ldflags="$ld" -o "$out.tmp/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager) \
+      >"$cache/logs/kube.log" 2>&1 \
+    || { log "kube build failed; see $cache/logs/kube.log"; tail -20 "$cache/logs/kube.log" >&2; return 1; }
+  rm -rf "$out" && mv "$out.tmp" "$out"
+}
+
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(temporal etcd kube)
+pids=()
+for t in "${targets[@]}"; do "build_$t" & pids+=($!); done
+rc=0; for p in "${pids[@]}"; do wait "$p" || rc=1; done
+exit $rc

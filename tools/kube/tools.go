@@ -1,0 +1,9 @@
+//go:build tools
+
+// Package tools pins the Kubernetes control-plane commands this module builds.
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+)
