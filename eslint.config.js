@@ -21,8 +21,14 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['node:*', 'fs', 'path', 'os', 'crypto', 'http', 'https', 'child_process'], message: 'Workflows are deterministic: do I/O in activities.' },
-            { group: ['@kubernetes/*', 'koa', '@koa/*', '@temporalio/client', '@temporalio/worker'], message: 'Workflows import activities as types only.' },
+            {
+              group: ['node:*', 'fs', 'path', 'os', 'crypto', 'http', 'https', 'child_process'],
+              message: 'Workflows are deterministic: do I/O in activities.',
+            },
+            {
+              group: ['@kubernetes/*', 'koa', '@koa/*', '@temporalio/client', '@temporalio/worker'],
+              message: 'Workflows import activities as types only.',
+            },
           ],
         },
       ],
@@ -30,6 +36,15 @@ export default tseslint.config(
   },
   {
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
-    languageOptions: { globals: { console: 'readonly', process: 'readonly' } },
+    languageOptions: {
+      globals: {
+        console: 'readonly',
+        process: 'readonly',
+        URL: 'readonly',
+        Buffer: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+      },
+    },
   },
 );

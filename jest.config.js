@@ -1,5 +1,5 @@
 // Two projects: `unit` (pure logic, no servers) and `integration` (real Temporal dev server and real
-// kube-apiservers, started once for the run by test/integration/global-setup.ts).
+// kube-apiservers, started once for the run by test/integration/global-setup.mjs).
 const transform = {
   '^.+\\.ts$': [
     '@swc/jest',
@@ -21,8 +21,8 @@ export default {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
-      globalSetup: '<rootDir>/test/integration/global-setup.ts',
-      globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
+      globalSetup: '<rootDir>/test/integration/global-setup.mjs',
+      globalTeardown: '<rootDir>/test/integration/global-teardown.mjs',
     },
   ],
   testTimeout: 120000,

@@ -97,7 +97,14 @@ export interface KubeObject {
 // SFService and SFPlan: the catalog, written by the service owner.
 
 /** OSB actions a plan template can serve. */
-export const TEMPLATE_ACTIONS = ['provision', 'bind', 'unbind', 'sources', 'status', 'clusterSelector'] as const;
+export const TEMPLATE_ACTIONS = [
+  'provision',
+  'bind',
+  'unbind',
+  'sources',
+  'status',
+  'clusterSelector',
+] as const;
 export type TemplateAction = (typeof TEMPLATE_ACTIONS)[number];
 
 /** Template languages a plan template can be written in. */

@@ -1,0 +1,161 @@
+/**
+ * The service layer the OSB API calls: one method per OSB endpoint. It knows nothing of Koa; the
+ * API parses and validates the request (headers, body, catalog ids, parameter schemas, plan rules)
+ * and maps results and `OsbError`s (src/osb/errors.ts) to responses.
+ *
+ * Implemented over Temporal and Kubernetes by src/broker/service.ts; the API's unit tests use an
+ * in-memory implementation.
+ */
+import type { MaintenanceInfo, SFPlan, SFService } from '../resources/types.js';
+
+/** The catalog as the broker currently knows it (kept in memory by watches). */
+export interface CatalogSource {
+  services(): readonly SFService[];
+  plans(): readonly SFPlan[];
+}
+
+/** Who asked, for audit; from the OSB headers. */
+export interface RequestMeta {
+  /** `X-Broker-API-Version` as sent, e.g. `2.17`. */
+  readonly apiVersion: string;
+  /** Decoded `X-Broker-API-Originating-Identity`. */
+  readonly originatingIdentity?: { readonly platform: string; readonly value: unknown };
+  /** `X-Broker-API-Request-Identity`, echoed in the response. */
+  readonly requestIdentity?: string;
+}
+
+export interface ProvisionRequest {
+  readonly instanceId: string;
+  readonly serviceId: string;
+  readonly planId: string;
+  readonly organizationGuid?: string;
+  readonly spaceGuid?: string;
+  readonly context?: Record<string, unknown>;
+  readonly parameters?: Record<string, unknown>;
+  readonly maintenanceInfo?: MaintenanceInfo;
+  readonly acceptsIncomplete: boolean;
+}
+
+export interface UpdateRequest {
+  readonly instanceId: string;
+  readonly serviceId: string;
+  /** The new plan; absent when the plan does not change. */
+  readonly planId?: string;
+  readonly context?: Record<string, unknown>;
+  readonly parameters?: Record<string, unknown>;
+  readonly previousValues?: Record<string, unknown>;
+  readonly maintenanceInfo?: MaintenanceInfo;
+  readonly acceptsIncomplete: boolean;
+}
+
+export interface DeprovisionRequest {
+  readonly instanceId: string;
+  readonly serviceId: string;
+  readonly planId: string;
+  readonly acceptsIncomplete: boolean;
+}
+
+export interface BindRequest {
+  readonly instanceId: string;
+  readonly bindingId: string;
+  readonly serviceId: string;
+  readonly planId: string;
+  readonly appGuid?: string;
+  readonly bindResource?: Record<string, unknown>;
+  readonly context?: Record<string, unknown>;
+  readonly parameters?: Record<string, unknown>;
+  readonly acceptsIncomplete: boolean;
+}
+
+export interface UnbindRequest {
+  readonly instanceId: string;
+  readonly bindingId: string;
+  readonly serviceId: string;
+  readonly planId: string;
+  readonly acceptsIncomplete: boolean;
+}
+
+/**
+ * The outcome of a state-changing request.
+ * - `accepted`: the operation runs on (202, with `operation`);
+ * - `done`: it finished within the request (201 when it created something new, else 200).
+ */
+export type OperationOutcome =
+  | { readonly kind: 'accepted'; readonly operation: string; readonly dashboardUrl?: string }
+  | { readonly kind: 'done'; readonly created: boolean; readonly dashboardUrl?: string };
+
+/** What a binding returns to the platform (credentials and friends). */
+export interface BindingResponse {
+  readonly credentials?: Record<string, unknown>;
+  readonly syslog_drain_url?: string;
+  readonly route_service_url?: string;
+  readonly volume_mounts?: unknown[];
+  readonly endpoints?: unknown[];
+}
+
+export type BindOutcome =
+  | { readonly kind: 'accepted'; readonly operation: string }
+  | { readonly kind: 'done'; readonly created: boolean; readonly response: BindingResponse };
+
+/** State of the last operation, as OSB `last_operation` reports it. */
+export interface LastOperation {
+  readonly state: 'in progress' | 'succeeded' | 'failed';
+  readonly description?: string;
+  readonly instanceUsable?: boolean;
+  readonly updateRepeatable?: boolean;
+  /** Seconds the platform should wait before polling again (`Retry-After`). */
+  readonly retryAfterSeconds?: number;
+}
+
+/** An instance as the broker records it. */
+export interface InstanceView {
+  readonly instanceId: string;
+  readonly serviceId: string;
+  readonly planId: string;
+  readonly parameters?: Record<string, unknown>;
+  readonly context?: Record<string, unknown>;
+  readonly maintenanceInfo?: MaintenanceInfo;
+  readonly dashboardUrl?: string;
+  /** The last operation (provision, update, deprovision) and whether it still runs. */
+  readonly operation?: {
+    readonly type: 'provision' | 'update' | 'deprovision';
+    readonly state: LastOperation['state'];
+  };
+}
+
+/** A binding as the broker records it. */
+export interface BindingView {
+  readonly bindingId: string;
+  readonly instanceId: string;
+  readonly serviceId: string;
+  readonly planId: string;
+  readonly parameters?: Record<string, unknown>;
+  readonly operation?: { readonly type: 'bind' | 'unbind'; readonly state: LastOperation['state'] };
+  /** Present once the bind succeeded. */
+  readonly response?: BindingResponse;
+}
+
+/**
+ * One method per OSB endpoint. Methods throw `OsbError` for the spec's error cases they decide
+ * (409 conflicting repeat, 410 gone, 422 ConcurrencyError, 404 unknown instance/binding).
+ */
+export interface ServiceBroker {
+  /** PUT /v2/service_instances/:instance_id */
+  provision(req: ProvisionRequest, meta: RequestMeta): Promise<OperationOutcome>;
+  /** PATCH /v2/service_instances/:instance_id */
+  update(req: UpdateRequest, meta: RequestMeta): Promise<OperationOutcome>;
+  /** DELETE /v2/service_instances/:instance_id */
+  deprovision(req: DeprovisionRequest, meta: RequestMeta): Promise<OperationOutcome>;
+  /** GET /v2/service_instances/:instance_id (undefined: 404) */
+  getInstance(instanceId: string): Promise<InstanceView | undefined>;
+  /** GET /v2/service_instances/:instance_id/last_operation */
+  instanceLastOperation(instanceId: string, operation?: string): Promise<LastOperation>;
+  /** PUT /v2/service_instances/:instance_id/service_bindings/:binding_id */
+  bind(req: BindRequest, meta: RequestMeta): Promise<BindOutcome>;
+  /** DELETE /v2/service_instances/:instance_id/service_bindings/:binding_id */
+  unbind(req: UnbindRequest, meta: RequestMeta): Promise<OperationOutcome>;
+  /** GET /v2/service_instances/:instance_id/service_bindings/:binding_id (undefined: 404) */
+  getBinding(instanceId: string, bindingId: string): Promise<BindingView | undefined>;
+  /** GET /v2/service_instances/:instance_id/service_bindings/:binding_id/last_operation */
+  bindingLastOperation(instanceId: string, bindingId: string, operation?: string): Promise<LastOperation>;
+}

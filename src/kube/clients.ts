@@ -1,0 +1,48 @@
+/**
+ * One set of Kubernetes API clients per cluster. The composition roots build them; activities and
+ * the catalog cache receive them.
+ */
+import {
+  ApiextensionsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  KubernetesObjectApi,
+} from '@kubernetes/client-node';
+
+/** API clients of one cluster. */
+export interface ClusterClient {
+  /** Cluster id (`1` for the master). */
+  readonly id: string;
+  readonly kubeConfig: KubeConfig;
+  readonly objects: KubernetesObjectApi;
+  readonly core: CoreV1Api;
+  readonly custom: CustomObjectsApi;
+  readonly apiextensions: ApiextensionsV1Api;
+}
+
+export function clusterClient(id: string, kubeConfig: KubeConfig): ClusterClient {
+  return {
+    id,
+    kubeConfig,
+    objects: KubernetesObjectApi.makeApiClient(kubeConfig),
+    core: kubeConfig.makeApiClient(CoreV1Api),
+    custom: kubeConfig.makeApiClient(CustomObjectsApi),
+    apiextensions: kubeConfig.makeApiClient(ApiextensionsV1Api),
+  };
+}
+
+/** Clients from a kubeconfig's text (as stored in an SFCluster's Secret). */
+export function clusterClientFromKubeconfig(id: string, kubeconfig: string): ClusterClient {
+  const kc = new KubeConfig();
+  kc.loadFromString(kubeconfig);
+  return clusterClient(id, kc);
+}
+
+/** Clients from a kubeconfig file, or from the default places (KUBECONFIG, in-cluster) when unset. */
+export function clusterClientFromFile(id: string, file?: string): ClusterClient {
+  const kc = new KubeConfig();
+  if (file) kc.loadFromFile(file);
+  else kc.loadFromDefault();
+  return clusterClient(id, kc);
+}

@@ -1,0 +1,54 @@
+/**
+ * The server binaries of the local environment: taken from an env var when set, else from the
+ * cache, else built from the Go module proxy by tools/build-binaries.sh (the first run only).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { cacheDir, repoRoot } from './paths.js';
+
+export interface ServerBinaries {
+  readonly temporal: string;
+  readonly etcd: string;
+  readonly kubeApiserver: string;
+  readonly kubeControllerManager: string;
+}
+
+export const TEMPORAL_CLI_VERSION = '1.5.1';
+
+function requiredVersion(modFile: string, pattern: RegExp): string {
+  const text = readFileSync(path.join(repoRoot(), 'tools', modFile), 'utf8');
+  const match = pattern.exec(text);
+  if (!match?.[1]) throw new Error(`cannot read the version from tools/${modFile}`);
+  return match[1];
+}
+
+/** Where each binary is expected, without building anything. */
+export function binaryPaths(): ServerBinaries {
+  const bin = path.join(cacheDir(), 'bin');
+  const kube = requiredVersion('kube/go.mod', /^require k8s\.io\/kubernetes (\S+)/m);
+  const etcd = requiredVersion('etcd/go.mod', /^require go\.etcd\.io\/etcd\/server\/v3 (\S+)/m);
+  return {
+    temporal: process.env.TEMPORAL_CLI ?? path.join(bin, `temporal-${TEMPORAL_CLI_VERSION}`, 'temporal'),
+    etcd: process.env.ETCD_BIN ?? path.join(bin, `etcd-${etcd}`, 'etcd'),
+    kubeApiserver: process.env.KUBE_APISERVER_BIN ?? path.join(bin, `kube-${kube}`, 'kube-apiserver'),
+    kubeControllerManager:
+      process.env.KUBE_CONTROLLER_MANAGER_BIN ?? path.join(bin, `kube-${kube}`, 'kube-controller-manager'),
+  };
+}
+
+/** Returns the binaries, building the missing ones first (several minutes on a fresh machine). */
+export function ensureBinaries(which: readonly ('temporal' | 'etcd' | 'kube')[]): ServerBinaries {
+  const paths = binaryPaths();
+  const missing = which.filter((name) => {
+    if (name === 'temporal') return !existsSync(paths.temporal);
+    if (name === 'etcd') return !existsSync(paths.etcd);
+    return !existsSync(paths.kubeApiserver) || !existsSync(paths.kubeControllerManager);
+  });
+  if (missing.length > 0) {
+    execFileSync('bash', [path.join(repoRoot(), 'tools', 'build-binaries.sh'), ...missing], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+  }
+  return paths;
+}

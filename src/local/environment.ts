@@ -1,0 +1,118 @@
+/**
+ * The whole local environment, as the tests and the dev stack use it: a Temporal dev server and a
+ * master plus sister Kubernetes clusters with our CRDs installed and the sisters registered as
+ * SFClusters. Environment variables point it at existing servers instead:
+ *   INTEROP_TEMPORAL_ADDRESS (host:port), INTEROP_TEMPORAL_NAMESPACE,
+ *   INTEROP_MASTER_KUBECONFIG and INTEROP_SISTER_KUBECONFIGS (comma-separated paths).
+ */
+import { readdirSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { clusterClientFromFile, type ClusterClient } from '../kube/clients.js';
+import { installCrds, readCrds } from '../kube/crds.js';
+import { registerCluster } from '../kube/cluster-registry.js';
+import { MASTER_CLUSTER_ID } from '../resources/types.js';
+import { startControlPlane, type ControlPlane } from './kube-control-plane.js';
+import { repoRoot } from './paths.js';
+import { startTemporalDevServer } from './temporal-dev-server.js';
+
+export interface LocalEnvironmentOptions {
+  readonly workDir: string;
+  /** @default 2 */
+  readonly sisters?: number;
+  /** Web UI port of the Temporal dev server; headless when unset. */
+  readonly temporalUiPort?: number;
+  /** gRPC port of the Temporal dev server. @default a free port */
+  readonly temporalPort?: number;
+  /** SQLite file of the Temporal dev server; in memory when unset. */
+  readonly temporalDbFile?: string;
+  /** Namespace of the broker's own records (SFClusters, their Secrets) in the master. @default 'interoperator' */
+  readonly namespace?: string;
+}
+
+/** What a test or the dev stack needs to reach the environment; serialisable. */
+export interface EnvironmentInfo {
+  readonly temporal: { readonly address: string; readonly namespace: string; readonly uiUrl?: string };
+  readonly clusters: readonly { readonly id: string; readonly kubeconfigPath: string }[];
+  readonly namespace: string;
+  readonly workDir: string;
+}
+
+export interface LocalEnvironment {
+  readonly info: EnvironmentInfo;
+  readonly master: ClusterClient;
+  readonly clusters: readonly ClusterClient[];
+  stop(): Promise<void>;
+}
+
+/** The CRD files the environment installs: ours and the example operator's. */
+export function crdFiles(): string[] {
+  const root = repoRoot();
+  return [path.join(root, 'charts', 'interoperator', 'crds'), path.join(root, 'examples', 'operator', 'crds')]
+    .filter((dir) => existsSync(dir))
+    .flatMap((dir) =>
+      readdirSync(dir)
+        .filter((f) => f.endsWith('.yaml') || f.endsWith('.yml'))
+        .sort()
+        .map((f) => path.join(dir, f)),
+    );
+}
+
+export async function startLocalEnvironment(options: LocalEnvironmentOptions): Promise<LocalEnvironment> {
+  const namespace = options.namespace ?? 'interoperator';
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s();
+  };
+  try {
+    const masterKubeconfig = process.env.INTEROP_MASTER_KUBECONFIG;
+    const temporalAddress = process.env.INTEROP_TEMPORAL_ADDRESS;
+
+    const [controlPlane, temporal] = await Promise.all([
+      masterKubeconfig
+        ? Promise.resolve(undefined)
+        : startControlPlane({ workDir: path.join(options.workDir, 'kube'), sisters: options.sisters ?? 2 }),
+      temporalAddress
+        ? Promise.resolve(undefined)
+        : startTemporalDevServer({
+            workDir: path.join(options.workDir, 'temporal'),
+            port: options.temporalPort,
+            uiPort: options.temporalUiPort,
+            dbFile: options.temporalDbFile,
+          }),
+    ]);
+    if (controlPlane) stops.push(() => controlPlane.stop());
+    if (temporal) stops.push(() => temporal.stop());
+
+    const clusterFiles = clusterKubeconfigs(controlPlane, masterKubeconfig);
+    const clusters = clusterFiles.map((c) => clusterClientFromFile(c.id, c.kubeconfigPath));
+    const crds = readCrds(crdFiles());
+    await Promise.all(clusters.map((cluster) => installCrds(cluster, crds)));
+    const master = clusters[0]!;
+    for (const c of clusterFiles) await registerCluster(master, namespace, c.id, c.kubeconfigPath);
+
+    const info: EnvironmentInfo = {
+      temporal: temporal
+        ? { address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl }
+        : { address: temporalAddress!, namespace: process.env.INTEROP_TEMPORAL_NAMESPACE ?? 'default' },
+      clusters: clusterFiles,
+      namespace,
+      workDir: options.workDir,
+    };
+    return { info, master, clusters, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+function clusterKubeconfigs(
+  controlPlane: ControlPlane | undefined,
+  masterKubeconfig: string | undefined,
+): { id: string; kubeconfigPath: string }[] {
+  if (controlPlane) return controlPlane.clusters.map((c) => ({ id: c.id, kubeconfigPath: c.kubeconfigPath }));
+  const sisters = (process.env.INTEROP_SISTER_KUBECONFIGS ?? '').split(',').filter(Boolean);
+  return [
+    { id: MASTER_CLUSTER_ID, kubeconfigPath: masterKubeconfig! },
+    ...sisters.map((file, i) => ({ id: `sister-${i + 1}`, kubeconfigPath: file })),
+  ];
+}

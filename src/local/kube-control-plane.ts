@@ -1,0 +1,210 @@
+/**
+ * A real local Kubernetes control plane, the envtest way: one etcd, a master kube-apiserver and N
+ * sister kube-apiservers (each under its own --etcd-prefix), each with a kube-controller-manager so
+ * that namespaces finish deleting and owner references are garbage-collected. No kubelet: pods never
+ * run, and nothing here needs them. RBAC is on; the admin identity is a token in system:masters.
+ */
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import http from 'node:http';
+import path from 'node:path';
+import { MASTER_CLUSTER_ID } from '../resources/types.js';
+import { ensureBinaries } from './binaries.js';
+import { freePort, startProcess, waitUntilReady, type ManagedProcess } from './processes.js';
+
+/** One cluster of the local control plane. */
+export interface LocalCluster {
+  /** Cluster id: `1` for the master, `sister-N` for the sisters. */
+  readonly id: string;
+  /** https://127.0.0.1:PORT */
+  readonly server: string;
+  /** Path of a kubeconfig file with the admin identity. */
+  readonly kubeconfigPath: string;
+  /** The same kubeconfig as text. */
+  readonly kubeconfig: string;
+}
+
+export interface ControlPlane {
+  readonly master: LocalCluster;
+  readonly sisters: readonly LocalCluster[];
+  /** Master first, then the sisters. */
+  readonly clusters: readonly LocalCluster[];
+  /** Logs, certificates and kubeconfigs live here. */
+  readonly workDir: string;
+  stop(): Promise<void>;
+}
+
+export interface ControlPlaneOptions {
+  /** Folder for data, logs and kubeconfigs; created if missing. */
+  readonly workDir: string;
+  /** How many sister clusters. @default 2 */
+  readonly sisters?: number;
+  /** Readiness time limit per server. @default 90000 */
+  readonly startTimeoutMs?: number;
+}
+
+function httpGet(url: string, token?: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const get = url.startsWith('https:') ? https.get : http.get;
+    const req = get(
+      url,
+      {
+        headers: token ? { Authorization: `Bearer ${token}` } : {},
+        rejectUnauthorized: false,
+        timeout: 3000,
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('error', reject);
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+  });
+}
+
+function kubeconfigText(id: string, server: string, caFile: string, token: string): string {
+  const ca = existsSync(caFile) ? readFileSync(caFile).toString('base64') : undefined;
+  const cluster = ca
+    ? `    certificate-authority-data: ${ca}\n    server: ${server}`
+    : `    insecure-skip-tls-verify: true\n    server: ${server}`;
+  return `apiVersion: v1
+kind: Config
+clusters:
+- name: "${id}"
+  cluster:
+${cluster}
+users:
+- name: admin
+  user:
+    token: ${token}
+contexts:
+- name: "${id}"
+  context:
+    cluster: "${id}"
+    user: admin
+current-context: "${id}"
+`;
+}
+
+/** Starts etcd, the apiservers and their controller managers; resolves once every apiserver is ready. */
+export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
+  const bins = ensureBinaries(['etcd', 'kube']);
+  const workDir = path.resolve(options.workDir);
+  const timeout = options.startTimeoutMs ?? 90_000;
+  mkdirSync(workDir, { recursive: true });
+  const processes: ManagedProcess[] = [];
+  const stop = async () => {
+    // Controllers and apiservers first, etcd last.
+    for (const proc of [...processes].reverse()) await proc.stop();
+  };
+
+  try {
+    // ---- etcd
+    const etcdPort = await freePort();
+    const peerPort = await freePort();
+    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+    const etcd = startProcess({
+      name: 'etcd',
+      command: bins.etcd,
+      args: [
+        `--data-dir=${path.join(workDir, 'etcd-data')}`,
+        `--listen-client-urls=${etcdUrl}`,
+        `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+        `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+        '--unsafe-no-fsync=true',
+        '--log-level=warn',
+        '--quota-backend-bytes=4294967296',
+      ],
+      logFile: path.join(workDir, 'etcd.log'),
+    });
+    processes.push(etcd);
+    await waitUntilReady(etcd, async () => (await httpGet(`${etcdUrl}/health`)) === 200, timeout);
+
+    // ---- shared credentials: the service-account signing key and the admin token
+    const pkiDir = path.join(workDir, 'pki');
+    mkdirSync(pkiDir, { recursive: true });
+    const saKey = path.join(pkiDir, 'sa.key');
+    const saPub = path.join(pkiDir, 'sa.pub');
+    const tokenFile = path.join(pkiDir, 'tokens.csv');
+    if (!existsSync(saKey)) {
+      const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      writeFileSync(saKey, pair.privateKey.export({ type: 'pkcs1', format: 'pem' }), { mode: 0o600 });
+      writeFileSync(saPub, pair.publicKey.export({ type: 'spki', format: 'pem' }));
+      writeFileSync(tokenFile, `${randomBytes(24).toString('hex')},admin,admin-uid,"system:masters"\n`, {
+        mode: 0o600,
+      });
+    }
+    const token = readFileSync(tokenFile, 'utf8').split(',')[0] ?? '';
+
+    // ---- apiservers and controller managers, started side by side
+    const ids = [
+      MASTER_CLUSTER_ID,
+      ...Array.from({ length: options.sisters ?? 2 }, (_, i) => `sister-${i + 1}`),
+    ];
+    const clusters = await Promise.all(
+      ids.map(async (id): Promise<LocalCluster> => {
+        const dir = path.join(workDir, `cluster-${id}`);
+        mkdirSync(dir, { recursive: true });
+        const port = await freePort();
+        const server = `https://127.0.0.1:${port}`;
+        const apiserver = startProcess({
+          name: `kube-apiserver (cluster ${id})`,
+          command: bins.kubeApiserver,
+          args: [
+            `--etcd-servers=${etcdUrl}`,
+            `--etcd-prefix=/clusters/${id}`,
+            `--secure-port=${port}`,
+            '--bind-address=127.0.0.1',
+            '--advertise-address=127.0.0.1',
+            `--cert-dir=${path.join(dir, 'certs')}`,
+            `--token-auth-file=${tokenFile}`,
+            '--authorization-mode=RBAC',
+            '--service-cluster-ip-range=10.0.0.0/24',
+            '--allow-privileged=true',
+            '--disable-admission-plugins=ServiceAccount',
+            `--service-account-issuer=${server}/`,
+            `--service-account-key-file=${saPub}`,
+            `--service-account-signing-key-file=${saKey}`,
+            '--v=0',
+          ],
+          logFile: path.join(dir, 'kube-apiserver.log'),
+        });
+        processes.push(apiserver);
+        await waitUntilReady(
+          apiserver,
+          async () => (await httpGet(`${server}/readyz`, token)) === 200,
+          timeout,
+        );
+        const kubeconfigPath = path.join(workDir, `${id}.kubeconfig`);
+        const kubeconfig = kubeconfigText(id, server, path.join(dir, 'certs', 'apiserver.crt'), token);
+        writeFileSync(kubeconfigPath, kubeconfig, { mode: 0o600 });
+
+        const controllers = startProcess({
+          name: `kube-controller-manager (cluster ${id})`,
+          command: bins.kubeControllerManager,
+          args: [
+            `--kubeconfig=${kubeconfigPath}`,
+            '--controllers=namespace-controller,garbage-collector-controller',
+            '--leader-elect=false',
+            '--secure-port=0',
+            `--service-account-private-key-file=${saKey}`,
+            '--v=0',
+          ],
+          logFile: path.join(dir, 'kube-controller-manager.log'),
+        });
+        processes.push(controllers);
+        return { id, server, kubeconfigPath, kubeconfig };
+      }),
+    );
+    const [master, ...sisters] = clusters;
+    if (!master) throw new Error('no master cluster');
+    return { master, sisters, clusters, workDir, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

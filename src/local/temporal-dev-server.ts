@@ -1,0 +1,89 @@
+/**
+ * The Temporal CLI dev server, with the inter-operator's search attributes registered at start.
+ * Headless for tests; with the Web UI and a SQLite file for the dev stack, so a restart keeps history.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTE_NAMES } from '../workflows/search-attributes.js';
+import { ensureBinaries } from './binaries.js';
+import { freePort, startProcess, waitUntilReady } from './processes.js';
+
+export interface TemporalDevServer {
+  /** host:port of the frontend (gRPC). */
+  readonly address: string;
+  readonly namespace: string;
+  /** http://127.0.0.1:PORT of the Web UI, when started with one. */
+  readonly uiUrl?: string;
+  readonly logFile: string;
+  stop(): Promise<void>;
+}
+
+export interface TemporalDevServerOptions {
+  readonly workDir: string;
+  /** gRPC port. @default a free port */
+  readonly port?: number;
+  /** Web UI port; no UI when unset. */
+  readonly uiPort?: number;
+  /** SQLite file that keeps history across restarts; in memory when unset. */
+  readonly dbFile?: string;
+  /** @default 'default' */
+  readonly namespace?: string;
+  /** @default 60000 */
+  readonly startTimeoutMs?: number;
+}
+
+export async function startTemporalDevServer(options: TemporalDevServerOptions): Promise<TemporalDevServer> {
+  const { temporal } = ensureBinaries(['temporal']);
+  mkdirSync(options.workDir, { recursive: true });
+  const port = options.port ?? (await freePort());
+  const namespace = options.namespace ?? 'default';
+  const address = `127.0.0.1:${port}`;
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--namespace',
+    namespace,
+    '--log-level',
+    'warn',
+    '--sqlite-pragma',
+    'journal_mode=WAL',
+    '--sqlite-pragma',
+    'synchronous=OFF',
+    ...SEARCH_ATTRIBUTE_NAMES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
+  ];
+  if (options.uiPort) args.push('--ui-port', String(options.uiPort), '--ui-ip', '127.0.0.1');
+  else args.push('--headless');
+  if (options.dbFile) args.push('--db-filename', options.dbFile);
+
+  const proc = startProcess({
+    name: 'temporal dev server',
+    command: temporal,
+    args,
+    logFile: path.join(options.workDir, 'temporal.log'),
+  });
+  await waitUntilReady(
+    proc,
+    async () => {
+      const connection = await Connection.connect({ address, connectTimeout: 2000 });
+      try {
+        const attrs = await connection.operatorService.listSearchAttributes({ namespace });
+        return SEARCH_ATTRIBUTE_NAMES.every((name) => name in (attrs.customAttributes ?? {}));
+      } finally {
+        await connection.close();
+      }
+    },
+    options.startTimeoutMs ?? 60_000,
+  );
+  return {
+    address,
+    namespace,
+    uiUrl: options.uiPort ? `http://127.0.0.1:${options.uiPort}` : undefined,
+    logFile: proc.logFile,
+    stop: () => proc.stop(),
+  };
+}

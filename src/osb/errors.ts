@@ -1,0 +1,70 @@
+/**
+ * The one catalogue of OSB failures. Every layer throws these; one Koa middleware turns them into
+ * responses (`{ error?, description }`), so no handler writes an error body itself.
+ *
+ * Pure: no I/O, safe to import anywhere.
+ */
+
+/** OSB error codes the spec defines for the `error` field. */
+export type OsbErrorCode =
+  | 'AsyncRequired'
+  | 'ConcurrencyError'
+  | 'RequiresApp'
+  | 'MaintenanceInfoConflict'
+  | 'BindingNotFound'
+  | 'InvalidParameters';
+
+/** A failure with the HTTP status and body an OSB platform expects. */
+export class OsbError extends Error {
+  constructor(
+    /** HTTP status of the response. */
+    readonly status: number,
+    /** Human description, returned as `description`; never holds secrets or stack traces. */
+    readonly description: string,
+    /** OSB `error` code, when the spec defines one for this case. */
+    readonly code?: OsbErrorCode | string,
+  ) {
+    super(description);
+    this.name = 'OsbError';
+  }
+
+  /** The response body the spec asks for. */
+  toBody(): { error?: string; description: string } {
+    return this.code
+      ? { error: this.code, description: this.description }
+      : { description: this.description };
+  }
+}
+
+export const badRequest = (description: string): OsbError => new OsbError(400, description, 'BadRequest');
+export const unauthorized = (): OsbError =>
+  new OsbError(401, 'Authentication is required to access this broker.', 'Unauthorized');
+export const notFound = (description: string): OsbError => new OsbError(404, description, 'NotFound');
+export const methodNotAllowed = (description: string): OsbError =>
+  new OsbError(405, description, 'MethodNotAllowed');
+export const conflict = (description: string): OsbError => new OsbError(409, description, 'Conflict');
+export const gone = (description: string): OsbError => new OsbError(410, description, 'Gone');
+export const preconditionFailed = (description: string): OsbError =>
+  new OsbError(412, description, 'PreconditionFailed');
+export const payloadTooLarge = (description: string): OsbError =>
+  new OsbError(413, description, 'PayloadTooLarge');
+export const asyncRequired = (
+  description = 'This service plan requires client support for asynchronous service operations.',
+): OsbError => new OsbError(422, description, 'AsyncRequired');
+export const concurrencyError = (
+  description = 'Another operation for this service instance is in progress.',
+): OsbError => new OsbError(422, description, 'ConcurrencyError');
+export const maintenanceInfoConflict = (description: string): OsbError =>
+  new OsbError(422, description, 'MaintenanceInfoConflict');
+export const requiresApp = (
+  description = 'This service supports generation of credentials through binding an application only.',
+): OsbError => new OsbError(422, description, 'RequiresApp');
+export const invalidParameters = (description: string): OsbError =>
+  new OsbError(400, description, 'InvalidParameters');
+export const internalError = (
+  description = 'The broker failed to process the request; the operator of this broker can find the cause in its logs.',
+): OsbError => new OsbError(500, description, 'InternalError');
+export const unavailable = (description: string): OsbError =>
+  new OsbError(503, description, 'ServiceUnavailable');
+
+export const isOsbError = (err: unknown): err is OsbError => err instanceof OsbError;

@@ -1,0 +1,22 @@
+/**
+ * The search attributes every operation workflow carries, so that the Temporal UI lists all
+ * operations of one instance, binding, service, plan or cluster (all Keyword). Registered by the
+ * local dev server at start; a production namespace registers them once (see the README).
+ */
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+export const OsbInstanceId = defineSearchAttributeKey('OsbInstanceId', SearchAttributeType.KEYWORD);
+export const OsbBindingId = defineSearchAttributeKey('OsbBindingId', SearchAttributeType.KEYWORD);
+export const OsbServiceId = defineSearchAttributeKey('OsbServiceId', SearchAttributeType.KEYWORD);
+export const OsbPlanId = defineSearchAttributeKey('OsbPlanId', SearchAttributeType.KEYWORD);
+export const OsbClusterId = defineSearchAttributeKey('OsbClusterId', SearchAttributeType.KEYWORD);
+export const OsbOperation = defineSearchAttributeKey('OsbOperation', SearchAttributeType.KEYWORD);
+
+export const SEARCH_ATTRIBUTE_NAMES = [
+  OsbInstanceId.name,
+  OsbBindingId.name,
+  OsbServiceId.name,
+  OsbPlanId.name,
+  OsbClusterId.name,
+  OsbOperation.name,
+] as const;

@@ -1,0 +1,50 @@
+/** Access to the real servers of the integration run (started by test/integration/global-setup.ts). */
+import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { clusterClientFromFile, type ClusterClient } from '../../src/kube/clients.js';
+import type { EnvironmentInfo } from '../../src/local/environment.js';
+
+export function environment(): EnvironmentInfo {
+  const file = process.env.INTEROP_TEST_ENV;
+  if (!file)
+    throw new Error('INTEROP_TEST_ENV is not set: run integration tests through jest (global-setup)');
+  return JSON.parse(readFileSync(file, 'utf8')) as EnvironmentInfo;
+}
+
+/** API clients of every cluster, master first. */
+export function clusters(): ClusterClient[] {
+  return environment().clusters.map((c) => clusterClientFromFile(c.id, c.kubeconfigPath));
+}
+
+export async function temporalClient(): Promise<{ client: Client; close(): Promise<void> }> {
+  const { temporal } = environment();
+  const connection = await Connection.connect({ address: temporal.address });
+  return {
+    client: new Client({ connection, namespace: temporal.namespace }),
+    close: () => connection.close(),
+  };
+}
+
+/** A short random suffix for names unique to one test. */
+export const unique = (prefix: string): string => `${prefix}-${randomBytes(4).toString('hex')}`;
+
+/** Polls `fn` until it returns a value other than undefined, or fails with `what` after the timeout. */
+export async function eventually<T>(
+  what: string,
+  fn: () => Promise<T | undefined>,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await fn();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
