@@ -44,6 +44,7 @@ export default tseslint.config(
         Buffer: 'readonly',
         setTimeout: 'readonly',
         clearTimeout: 'readonly',
+        WebAssembly: 'readonly',
       },
     },
   },

@@ -1,0 +1,60 @@
+// render-native renders templates with the same Go code as the WebAssembly module, natively: the
+// reference of the differential tests and the render benchmark.
+//
+//	render-native            reads JSON lines {"name","template","data"} on stdin and writes
+//	                         JSON lines {"output"} or {"error"} on stdout
+//	render-native -bench N   reads one case, renders it N times, prints nanoseconds per render
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/interoperator/gotemplate/render"
+)
+
+type renderCase struct {
+	Name      string `json:"name"`
+	Template  string `json:"template"`
+	Data      string `json:"data"`
+	MaxOutput int    `json:"maxOutput"`
+}
+
+func main() {
+	bench := flag.Int("bench", 0, "render the first case N times and print ns per render")
+	flag.Parse()
+	in := bufio.NewReader(os.Stdin)
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	dec := json.NewDecoder(in)
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	for {
+		var c renderCase
+		if err := dec.Decode(&c); err != nil {
+			return
+		}
+		if *bench > 0 {
+			start := time.Now()
+			for i := 0; i < *bench; i++ {
+				if _, err := render.Render(c.Name, c.Template, c.Data, c.MaxOutput); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(1)
+				}
+			}
+			fmt.Fprintln(out, time.Since(start).Nanoseconds()/int64(*bench))
+			return
+		}
+		res, err := render.Render(c.Name, c.Template, c.Data, c.MaxOutput)
+		if err != nil {
+			_ = enc.Encode(map[string]string{"error": err.Error()})
+		} else {
+			_ = enc.Encode(map[string]string{"output": res})
+		}
+		out.Flush()
+	}
+}
