@@ -1,13 +1,24 @@
 /**
  * The dev stack: the whole system on one machine. A local control plane (etcd, a master and two
  * sister kube-apiservers), the Temporal dev server with its Web UI and a SQLite file (so a restart
- * keeps history), our CRDs, the example catalog. Ctrl-C stops everything.
+ * keeps history), our CRDs, the example catalog and the example operator, then the worker and the
+ * broker. Ctrl-C stops everything.
  *
  * Settings (environment): INTEROP_DEV_DIR (state folder; default <cache>/dev-stack),
- * INTEROP_TEMPORAL_UI_PORT (8233), INTEROP_TEMPORAL_PORT (7233), and the variables of
- * src/local/environment.ts that point at existing servers instead.
+ * INTEROP_TEMPORAL_UI_PORT (8233), INTEROP_TEMPORAL_PORT (7233), INTEROP_PORT (8080),
+ * INTEROP_BROKER_USERNAME / INTEROP_BROKER_PASSWORD (default `broker` and a password generated once
+ * and kept in the state folder), and the variables of src/local/environment.ts that point at
+ * existing servers instead.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { startExampleOperator } from '../../examples/operator/operator.js';
+import { startBroker } from '../api/server.js';
+import { loadConfig } from '../config.js';
+import { jsonLogger } from '../log.js';
+import { generatePayloadKey } from '../temporal/codec.js';
+import { startWorker } from '../worker/run.js';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { applyObject } from '../kube/objects.js';
@@ -17,7 +28,14 @@ import { startLocalEnvironment } from '../local/environment.js';
 import { cacheDir, repoRoot } from '../local/paths.js';
 
 /** The example catalogs the dev stack installs into the broker's namespace. */
-const EXAMPLE_CATALOGS = ['examples/postgresql'];
+const EXAMPLE_CATALOGS = ['examples/postgresql', 'examples/mustache'];
+
+/** A value kept in the state folder, made once. */
+function kept(workDir: string, name: string, make: () => string): string {
+  const file = path.join(workDir, name);
+  if (!existsSync(file)) writeFileSync(file, make(), { mode: 0o600 });
+  return readFileSync(file, 'utf8').trim();
+}
 
 async function installCatalog(master: ClusterClient, namespace: string): Promise<string[]> {
   const installed: string[] = [];
@@ -46,18 +64,40 @@ async function main(): Promise<void> {
     temporalUiPort: Number(process.env.INTEROP_TEMPORAL_UI_PORT ?? 8233),
     temporalDbFile: path.join(workDir, 'temporal.sqlite'),
   });
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const stops: (() => Promise<void>)[] = [() => env.stop()];
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
     stopping = true;
     console.log('\nstopping ...');
-    await env.stop();
+    for (const s of stops.reverse()) await s().catch(() => undefined);
     process.exit(0);
   };
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
 
   const catalog = await installCatalog(env.master, env.info.namespace);
+  const operator = await startExampleOperator({ clusters: env.clusters });
+  stops.push(() => operator.stop());
+
+  const config = loadConfig('all', {
+    ...process.env,
+    INTEROP_TEMPORAL_ADDRESS: env.info.temporal.address,
+    INTEROP_TEMPORAL_NAMESPACE: env.info.temporal.namespace,
+    INTEROP_NAMESPACE: env.info.namespace,
+    INTEROP_PAYLOAD_KEYS:
+      process.env.INTEROP_PAYLOAD_KEYS ?? kept(workDir, 'payload-keys', () => generatePayloadKey()),
+    INTEROP_BROKER_USERNAME: process.env.INTEROP_BROKER_USERNAME ?? 'broker',
+    INTEROP_BROKER_PASSWORD:
+      process.env.INTEROP_BROKER_PASSWORD ??
+      kept(workDir, 'broker-password', () => randomBytes(12).toString('base64url')),
+  });
+  const log = jsonLogger('dev', 'warn');
+  const worker = await startWorker(config, env.master, log);
+  stops.push(() => worker.shutdown());
+  const broker = await startBroker(config, env.master, log);
+  stops.push(() => broker.stop());
   const [master, ...sisters] = env.info.clusters;
   console.log(
     [
@@ -68,6 +108,8 @@ async function main(): Promise<void> {
       `  master cluster    kubectl --kubeconfig ${master?.kubeconfigPath} get sfplans -n ${env.info.namespace}`,
       ...sisters.map((s) => `  sister ${s.id.padEnd(10)} kubectl --kubeconfig ${s.kubeconfigPath} get ns`),
       `  catalog           ${catalog.join(', ')}`,
+      `  OSB broker        ${broker.url} (Basic auth ${config.broker.username} / ${config.broker.password})`,
+      `  try               curl -u ${config.broker.username}:${config.broker.password} -H 'X-Broker-API-Version: 2.17' ${broker.url}/v2/catalog`,
       `  state and logs    ${workDir}`,
       '',
       'Ctrl-C stops everything.',

@@ -1,15 +1,19 @@
 /** Installs CustomResourceDefinitions from YAML files and waits until the apiserver serves them. */
 import { readFileSync } from 'node:fs';
-import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
+import { loadAllYaml, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import type { ClusterClient } from './clients.js';
 import { isAlreadyExists } from './errors.js';
 
+/**
+ * Reads CRDs into the client's typed model: its serializer knows only model properties, so raw
+ * keys such as `x-kubernetes-preserve-unknown-fields` must be mapped on the way in, or they are
+ * silently dropped on the way out.
+ */
 export function readCrds(files: readonly string[]): V1CustomResourceDefinition[] {
   return files.flatMap((file) =>
-    parseAllDocuments(readFileSync(file, 'utf8'))
-      .map((doc) => doc.toJS() as V1CustomResourceDefinition | null)
-      .filter((crd): crd is V1CustomResourceDefinition => crd?.kind === 'CustomResourceDefinition'),
+    (loadAllYaml(readFileSync(file, 'utf8')) as (V1CustomResourceDefinition | null)[]).filter(
+      (crd): crd is V1CustomResourceDefinition => crd?.kind === 'CustomResourceDefinition',
+    ),
   );
 }
 

@@ -1,0 +1,22 @@
+/**
+ * All activities of the operation workflows, built from their dependencies. Workflows import the
+ * type only: `proxyActivities<Activities>()`.
+ */
+import type { ActivityDeps } from './deps.js';
+import { placementActivities } from './placement.js';
+import { recordActivities } from './records.js';
+import { resourceActivities } from './resources.js';
+
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...recordActivities(deps),
+    ...placementActivities(deps),
+    ...resourceActivities(deps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;
+export type { ActivityDeps, ClusterDirectory, Renderer } from './deps.js';
+export type { BindingRef, InstanceRef } from './records.js';
+export type { StatusReport, Target } from './resources.js';
+export { FAILURE_TYPES } from './failures.js';

@@ -1,0 +1,38 @@
+/**
+ * Where an instance runs. Scheduling places a new instance on a cluster and keeps an existing one
+ * where it is; replication copies the instance record to that cluster. This issue runs everything
+ * on the master (cluster `1`), where the record already is; the multi-cluster schedulers and
+ * replication plug in here.
+ */
+import { getRecord, patchRecord } from '../kube/custom-objects.js';
+import { LABELS, labelValue } from '../resources/names.js';
+import { MASTER_CLUSTER_ID, SFSERVICEINSTANCE, type SFServiceInstance } from '../resources/types.js';
+import type { ActivityDeps } from './deps.js';
+import { retryable } from './failures.js';
+import type { InstanceRef } from './records.js';
+
+export function placementActivities({ clusters }: ActivityDeps) {
+  const master = clusters.master;
+  return {
+    /** Places the instance on a cluster (once; later operations keep it there). Returns the cluster id. */
+    async scheduleInstance(ref: InstanceRef): Promise<string> {
+      const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
+      if (!record) throw retryable(`instance ${ref.instanceId} has no record`);
+      if (record.spec.clusterId) return record.spec.clusterId;
+      const clusterId = MASTER_CLUSTER_ID;
+      await patchRecord(master, SFSERVICEINSTANCE, ref.namespace, ref.name, {
+        metadata: { labels: { [LABELS.clusterId]: labelValue(clusterId) } },
+        spec: { clusterId },
+      });
+      return clusterId;
+    },
+
+    /** Makes the instance record present on its cluster. The master already holds it. */
+    async replicateInstance(ref: InstanceRef, clusterId: string): Promise<void> {
+      if (clusterId === MASTER_CLUSTER_ID) return;
+      throw retryable(
+        `replication to cluster ${clusterId} of instance ${ref.instanceId} is not available yet`,
+      );
+    },
+  };
+}

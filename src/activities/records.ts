@@ -1,0 +1,321 @@
+/**
+ * The records users see: each request is an SFServiceInstance or SFServiceBinding in the master,
+ * named after its OSB id, with a finalizer so nothing vanishes while its resources still exist.
+ * Every step reads what is there and converges on it, so running one twice changes nothing.
+ */
+import type { ClusterClient } from '../kube/clients.js';
+import {
+  createRecord,
+  deleteRecord,
+  getRecord,
+  jsonPatchRecord,
+  listRecords,
+  pointerKey,
+  patchRecord,
+  patchRecordStatus,
+} from '../kube/custom-objects.js';
+import { isAlreadyExists, isNotFound } from '../kube/errors.js';
+import {
+  FINALIZER,
+  LABELS,
+  bindingSecretName,
+  instanceNamespace,
+  labelValue,
+  resourceName,
+} from '../resources/names.js';
+import {
+  SFSERVICEBINDING,
+  SFSERVICEINSTANCE,
+  type SFServiceBinding,
+  type SFServiceInstance,
+} from '../resources/types.js';
+import type {
+  BindingOperationType,
+  BindingRequest,
+  InstanceOperationType,
+  InstanceRequest,
+  OperationStatus,
+  RequestedBy,
+} from '../workflows/messages.js';
+import type { ActivityDeps } from './deps.js';
+import { retryable } from './failures.js';
+
+/** Where an instance's record is, and which cluster it is placed on once scheduled. */
+export interface InstanceRef {
+  readonly instanceId: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly clusterId?: string;
+}
+
+export interface BindingRef {
+  readonly bindingId: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly instance: InstanceRef;
+}
+
+export const ANNOTATIONS = {
+  requestHash: 'interoperator.servicefabrik.io/request-hash',
+  requestedBy: 'interoperator.servicefabrik.io/requested-by',
+} as const;
+
+const PROGRESS: Record<InstanceOperationType | BindingOperationType, string> = {
+  provision: 'Provisioning the instance',
+  update: 'Updating the instance',
+  deprovision: 'Deprovisioning the instance',
+  bind: 'Creating the binding',
+  unbind: 'Deleting the binding',
+};
+
+async function ensureNamespace(cluster: ClusterClient, namespace: string): Promise<void> {
+  try {
+    const ns = await cluster.core.readNamespace({ name: namespace });
+    if (ns.metadata?.deletionTimestamp) {
+      throw retryable(`namespace ${namespace} on cluster ${cluster.id} is still being deleted`);
+    }
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    try {
+      await cluster.core.createNamespace({ body: { metadata: { name: namespace } } });
+    } catch (createErr) {
+      if (!isAlreadyExists(createErr)) throw createErr;
+    }
+  }
+}
+
+const audit = (hash: string, requestedBy?: RequestedBy) => ({
+  [ANNOTATIONS.requestHash]: hash,
+  ...(requestedBy ? { [ANNOTATIONS.requestedBy]: JSON.stringify(requestedBy) } : {}),
+});
+
+export function recordActivities({ clusters, instanceNamespace: shared }: ActivityDeps) {
+  const master = clusters.master;
+
+  const instanceRefOf = (instanceId: string, record?: SFServiceInstance): InstanceRef => ({
+    instanceId,
+    name: resourceName(instanceId),
+    namespace: instanceNamespace(instanceId, shared),
+    ...(record?.spec.clusterId ? { clusterId: record.spec.clusterId } : {}),
+  });
+
+  return {
+    /** Records the instance request (creating the record and its namespace) and marks the operation as running. */
+    async recordInstance(req: InstanceRequest, operation: InstanceOperationType): Promise<InstanceRef> {
+      const ref = instanceRefOf(req.instanceId);
+      await ensureNamespace(master, ref.namespace);
+      let record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
+      const spec = {
+        instanceId: req.instanceId,
+        serviceId: req.serviceId,
+        planId: req.planId,
+        organizationGuid: req.organizationGuid ?? null,
+        spaceGuid: req.spaceGuid ?? null,
+        context: req.context ?? null,
+        parameters: req.parameters ?? null,
+        previousValues: req.previousValues ?? null,
+        maintenanceInfo: req.maintenanceInfo ?? null,
+      };
+      if (!record) {
+        if (operation === 'deprovision') throw retryable(`instance ${req.instanceId} has no record`);
+        record = await createRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, {
+          apiVersion: SFSERVICEINSTANCE.apiVersion,
+          kind: SFSERVICEINSTANCE.kind,
+          metadata: {
+            name: ref.name,
+            namespace: ref.namespace,
+            labels: {
+              [LABELS.instanceId]: labelValue(req.instanceId),
+              [LABELS.serviceId]: labelValue(req.serviceId),
+              [LABELS.planId]: labelValue(req.planId),
+            },
+            annotations: audit(req.requestHash, req.requestedBy),
+            finalizers: [FINALIZER],
+          },
+          spec: Object.fromEntries(
+            Object.entries(spec).filter(([, v]) => v !== null),
+          ) as unknown as SFServiceInstance['spec'],
+        });
+      } else if (operation !== 'deprovision') {
+        // One atomic patch: the spec is replaced (parameters a request left out are gone), the placement kept.
+        const newSpec = Object.fromEntries(Object.entries(spec).filter(([, v]) => v !== null));
+        const annotations = audit(req.requestHash, req.requestedBy);
+        record = await jsonPatchRecord<SFServiceInstance>(
+          master,
+          SFSERVICEINSTANCE,
+          ref.namespace,
+          ref.name,
+          [
+            { op: 'add', path: '/spec', value: { ...newSpec, clusterId: record.spec.clusterId } },
+            {
+              op: 'add',
+              path: `/metadata/labels/${pointerKey(LABELS.planId)}`,
+              value: labelValue(req.planId),
+            },
+            ...Object.entries(annotations).map(([key, value]) => ({
+              op: 'add' as const,
+              path: `/metadata/annotations/${pointerKey(key)}`,
+              value,
+            })),
+          ],
+        );
+      }
+      await patchRecordStatus(master, SFSERVICEINSTANCE, ref.namespace, ref.name, {
+        state: operation === 'deprovision' ? 'delete' : 'in progress',
+        operation,
+        description: PROGRESS[operation],
+        error: null,
+        namespace: ref.namespace,
+        ...(req.dashboardUrl ? { dashboardUrl: req.dashboardUrl } : {}),
+      });
+      return instanceRefOf(req.instanceId, record);
+    },
+
+    /** Writes an operation's progress or outcome to the instance record's status. */
+    async recordInstanceStatus(ref: InstanceRef, status: OperationStatus): Promise<void> {
+      try {
+        await patchRecordStatus(master, SFSERVICEINSTANCE, ref.namespace, ref.name, {
+          state: status.state,
+          operation: status.operation,
+          description: status.description ?? null,
+          error: status.state === 'failed' ? (status.description ?? 'failed') : null,
+          instanceUsable: status.instanceUsable ?? null,
+          updateRepeatable: status.updateRepeatable ?? null,
+          ...(status.dashboardUrl ? { dashboardUrl: status.dashboardUrl } : {}),
+        });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    },
+
+    /** Removes an instance's records once its resources are gone: bindings, the instance, its namespace. */
+    async removeInstanceRecord(ref: InstanceRef): Promise<void> {
+      const bindings = await listRecords<SFServiceBinding>(
+        master,
+        SFSERVICEBINDING,
+        ref.namespace,
+        `${LABELS.instanceId}=${labelValue(ref.instanceId)}`,
+      );
+      for (const binding of bindings) {
+        await removeRecord(master, SFSERVICEBINDING, binding.metadata.namespace!, binding.metadata.name);
+        await deleteSecret(master, binding.metadata.namespace!, bindingSecretName(binding.metadata.name));
+      }
+      await removeRecord(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
+      if (!shared) {
+        try {
+          await master.core.deleteNamespace({ name: ref.namespace });
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+      }
+    },
+
+    /** Records the binding request, owned by its instance record, and marks the operation as running. */
+    async recordBinding(req: BindingRequest, operation: BindingOperationType): Promise<BindingRef> {
+      const instance = await getInstanceRecord(req.instanceId);
+      if (!instance) throw retryable(`instance ${req.instanceId} has no record`);
+      const instanceRef = instanceRefOf(req.instanceId, instance);
+      const ref: BindingRef = {
+        bindingId: req.bindingId,
+        name: resourceName(req.bindingId),
+        namespace: instanceRef.namespace,
+        instance: instanceRef,
+      };
+      const existing = await getRecord<SFServiceBinding>(master, SFSERVICEBINDING, ref.namespace, ref.name);
+      if (!existing) {
+        if (operation === 'unbind') throw retryable(`binding ${req.bindingId} has no record`);
+        await createRecord<SFServiceBinding>(master, SFSERVICEBINDING, {
+          apiVersion: SFSERVICEBINDING.apiVersion,
+          kind: SFSERVICEBINDING.kind,
+          metadata: {
+            name: ref.name,
+            namespace: ref.namespace,
+            labels: {
+              [LABELS.instanceId]: labelValue(req.instanceId),
+              [LABELS.bindingId]: labelValue(req.bindingId),
+              ...(instanceRef.clusterId ? { [LABELS.clusterId]: labelValue(instanceRef.clusterId) } : {}),
+            },
+            annotations: audit(req.requestHash, req.requestedBy),
+            finalizers: [FINALIZER],
+            ownerReferences: [
+              {
+                apiVersion: SFSERVICEINSTANCE.apiVersion,
+                kind: SFSERVICEINSTANCE.kind,
+                name: instance.metadata.name,
+                uid: instance.metadata.uid!,
+              },
+            ],
+          },
+          spec: {
+            id: req.bindingId,
+            instanceId: req.instanceId,
+            serviceId: req.serviceId,
+            planId: req.planId,
+            ...(req.bindResource ? { bindResource: req.bindResource } : {}),
+            ...(req.context ? { context: req.context } : {}),
+            ...(req.parameters ? { parameters: req.parameters } : {}),
+          },
+        });
+      }
+      await patchRecordStatus(master, SFSERVICEBINDING, ref.namespace, ref.name, {
+        state: operation === 'unbind' ? 'delete' : 'in progress',
+        operation,
+        description: PROGRESS[operation],
+        error: null,
+      });
+      return ref;
+    },
+
+    /** Writes an operation's progress or outcome to the binding record's status. */
+    async recordBindingStatus(ref: BindingRef, status: OperationStatus): Promise<void> {
+      try {
+        await patchRecordStatus(master, SFSERVICEBINDING, ref.namespace, ref.name, {
+          state: status.state,
+          operation: status.operation,
+          description: status.description ?? null,
+          error: status.state === 'failed' ? (status.description ?? 'failed') : null,
+          ...(status.responseSecret ? { response: { secretRef: status.responseSecret } } : {}),
+        });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    },
+
+    /** Removes a binding's record and its response Secret once its resources are gone. */
+    async removeBindingRecord(ref: BindingRef): Promise<void> {
+      await deleteSecret(master, ref.namespace, bindingSecretName(ref.name));
+      await removeRecord(master, SFSERVICEBINDING, ref.namespace, ref.name);
+    },
+  };
+
+  async function getInstanceRecord(instanceId: string): Promise<SFServiceInstance | undefined> {
+    const ref = instanceRefOf(instanceId);
+    return getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
+  }
+}
+
+/** Drops our finalizer and deletes the record. */
+async function removeRecord(
+  cluster: ClusterClient,
+  kind: typeof SFSERVICEINSTANCE,
+  namespace: string,
+  name: string,
+): Promise<void> {
+  const record = await getRecord(cluster, kind, namespace, name);
+  if (!record) return;
+  const finalizers = (record.metadata.finalizers ?? []).filter((f) => f !== FINALIZER);
+  if (finalizers.length !== (record.metadata.finalizers ?? []).length) {
+    await patchRecord(cluster, kind, namespace, name, {
+      metadata: { finalizers, resourceVersion: record.metadata.resourceVersion },
+    });
+  }
+  await deleteRecord(cluster, kind, namespace, name);
+}
+
+async function deleteSecret(cluster: ClusterClient, namespace: string, name: string): Promise<void> {
+  try {
+    await cluster.core.deleteNamespacedSecret({ name, namespace });
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+}

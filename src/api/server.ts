@@ -1,0 +1,55 @@
+/** The broker process: the OSB API over the Temporal client and the catalog watch. */
+import { createHash } from 'node:crypto';
+import type { Server } from 'node:http';
+import { TemporalServiceBroker } from '../broker/service.js';
+import type { Config } from '../config.js';
+import type { ClusterClient } from '../kube/clients.js';
+import { startCatalogCache } from '../kube/catalog-cache.js';
+import { connectClient } from '../temporal/connection.js';
+import { createApp } from './app.js';
+import type { Logger } from './middleware.js';
+
+/** Starts the OSB API: its Temporal client, its catalog watch and the HTTP server. */
+export async function startBroker(
+  config: Config,
+  master: ClusterClient,
+  log: Logger,
+): Promise<{ url: string; stop(): Promise<void> }> {
+  const { client, close } = await connectClient(config);
+  const catalog = await startCatalogCache(master, config.namespace, (err) =>
+    log.warn('catalog watch failed; restarting', { error: String(err) }),
+  );
+  const broker = new TemporalServiceBroker({
+    client,
+    taskQueue: config.temporal.taskQueue,
+    master,
+    catalog,
+    ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
+    syncTimeoutMs: config.broker.syncTimeoutMs,
+    operationTimeoutSeconds: config.operationTimeoutSeconds,
+    hashKey: createHash('sha256')
+      .update('request-digest')
+      .update(config.temporal.payloadKeys[0]!.key)
+      .digest(),
+  });
+  const credentials = [{ username: config.broker.username, password: config.broker.password }];
+  const app = createApp({
+    broker,
+    catalog,
+    credentials: () => credentials,
+    maxBodyBytes: config.broker.maxBodyBytes,
+    log,
+  });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(config.broker.port, config.broker.host, () => resolve(s));
+  });
+  log.info('broker listening', { url: `http://${config.broker.host}:${config.broker.port}` });
+  return {
+    url: `http://${config.broker.host}:${config.broker.port}`,
+    stop: async () => {
+      await new Promise((resolve) => server.close(resolve));
+      await catalog.stop();
+      await close();
+    },
+  };
+}

@@ -1,0 +1,87 @@
+/**
+ * Settings of the broker and the worker, from environment variables (the Helm chart sets them).
+ * Read once at start; a bad value stops the process with a message naming the variable.
+ */
+import { parsePayloadKeys, type PayloadKey } from './temporal/codec.js';
+
+export interface Config {
+  readonly temporal: {
+    /** INTEROP_TEMPORAL_ADDRESS @default 127.0.0.1:7233 */
+    readonly address: string;
+    /** INTEROP_TEMPORAL_NAMESPACE @default default */
+    readonly namespace: string;
+    /** INTEROP_TASK_QUEUE @default interoperator */
+    readonly taskQueue: string;
+    /** INTEROP_PAYLOAD_KEYS: `id:base64key[,id:base64key]`, the first encrypts. Required. */
+    readonly payloadKeys: readonly PayloadKey[];
+  };
+  /** INTEROP_MASTER_KUBECONFIG: the master cluster; KUBECONFIG or in-cluster when unset. */
+  readonly masterKubeconfig?: string;
+  /** INTEROP_NAMESPACE: where the catalog and the cluster registry live in the master. @default interoperator */
+  readonly namespace: string;
+  /** INTEROP_INSTANCE_NAMESPACE: one namespace for all instances; each its own `sf-<id>` when unset. */
+  readonly instanceNamespace?: string;
+  readonly broker: {
+    /** INTEROP_HOST @default 127.0.0.1 */
+    readonly host: string;
+    /** INTEROP_PORT @default 8080 */
+    readonly port: number;
+    /** INTEROP_BROKER_USERNAME, INTEROP_BROKER_PASSWORD. Required for the broker. */
+    readonly username: string;
+    readonly password: string;
+    /** INTEROP_SYNC_TIMEOUT_SECONDS: how long a synchronous request waits for its workflow. @default 60 */
+    readonly syncTimeoutMs: number;
+    /** INTEROP_MAX_BODY_BYTES @default 1048576 */
+    readonly maxBodyBytes: number;
+  };
+  /** INTEROP_OPERATION_TIMEOUT_SECONDS: polling deadline of a plan without maximum_polling_duration. @default 3600 */
+  readonly operationTimeoutSeconds: number;
+}
+
+export class ConfigError extends Error {}
+
+function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new ConfigError(`${name} must be a positive number, not "${raw}"`);
+  return value;
+}
+
+function required(env: NodeJS.ProcessEnv, name: string): string {
+  const value = env[name];
+  if (!value) throw new ConfigError(`${name} is not set`);
+  return value;
+}
+
+/** Reads the configuration; `role` decides which settings are required. */
+export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.ProcessEnv = process.env): Config {
+  const needsBroker = role !== 'worker';
+  let payloadKeys: PayloadKey[];
+  try {
+    payloadKeys = parsePayloadKeys(required(env, 'INTEROP_PAYLOAD_KEYS'));
+  } catch (err) {
+    throw new ConfigError(`INTEROP_PAYLOAD_KEYS: ${(err as Error).message}`);
+  }
+  return {
+    temporal: {
+      address: env.INTEROP_TEMPORAL_ADDRESS || '127.0.0.1:7233',
+      namespace: env.INTEROP_TEMPORAL_NAMESPACE || 'default',
+      taskQueue: env.INTEROP_TASK_QUEUE || 'interoperator',
+      payloadKeys,
+    },
+    masterKubeconfig: env.INTEROP_MASTER_KUBECONFIG || undefined,
+    namespace: env.INTEROP_NAMESPACE || 'interoperator',
+    instanceNamespace: env.INTEROP_INSTANCE_NAMESPACE || undefined,
+    broker: {
+      host: env.INTEROP_HOST || '127.0.0.1',
+      port: number(env, 'INTEROP_PORT', 8080),
+      username: needsBroker ? required(env, 'INTEROP_BROKER_USERNAME') : '',
+      password: needsBroker ? required(env, 'INTEROP_BROKER_PASSWORD') : '',
+      syncTimeoutMs: number(env, 'INTEROP_SYNC_TIMEOUT_SECONDS', 60) * 1000,
+      maxBodyBytes: number(env, 'INTEROP_MAX_BODY_BYTES', 1024 * 1024),
+    },
+    operationTimeoutSeconds: number(env, 'INTEROP_OPERATION_TIMEOUT_SECONDS', 3600),
+  };
+}

@@ -1,0 +1,117 @@
+/** Reads and writes of our own custom resources by kind, with NotFound as a value, not an error. */
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { KubeObject, ResourceKind } from '../resources/types.js';
+import type { ClusterClient } from './clients.js';
+import { isNotFound } from './errors.js';
+
+const params = (kind: ResourceKind, namespace: string) => ({
+  group: kind.group,
+  version: kind.version,
+  plural: kind.plural,
+  namespace,
+});
+const mergePatch = () => setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+export async function getRecord<T extends KubeObject>(
+  cluster: ClusterClient,
+  kind: ResourceKind,
+  namespace: string,
+  name: string,
+): Promise<T | undefined> {
+  try {
+    return (await cluster.custom.getNamespacedCustomObject({ ...params(kind, namespace), name })) as T;
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+export async function createRecord<T extends KubeObject>(
+  cluster: ClusterClient,
+  kind: ResourceKind,
+  body: T,
+): Promise<T> {
+  return (await cluster.custom.createNamespacedCustomObject({
+    ...params(kind, body.metadata.namespace!),
+    body,
+  })) as T;
+}
+
+/** JSON merge patch of the object (metadata and spec). */
+export async function patchRecord<T extends KubeObject>(
+  cluster: ClusterClient,
+  kind: ResourceKind,
+  namespace: string,
+  name: string,
+  patch: Record<string, unknown>,
+): Promise<T> {
+  return (await cluster.custom.patchNamespacedCustomObject(
+    { ...params(kind, namespace), name, body: patch },
+    mergePatch(),
+  )) as T;
+}
+
+/** JSON merge patch of the status subresource. */
+export async function patchRecordStatus<T extends KubeObject>(
+  cluster: ClusterClient,
+  kind: ResourceKind,
+  namespace: string,
+  name: string,
+  status: Record<string, unknown>,
+): Promise<T> {
+  return (await cluster.custom.patchNamespacedCustomObjectStatus(
+    { ...params(kind, namespace), name, body: { status } },
+    mergePatch(),
+  )) as T;
+}
+
+/** Deletes a record; NotFound means done. */
+export async function deleteRecord(
+  cluster: ClusterClient,
+  kind: ResourceKind,
+  namespace: string,
+  name: string,
+): Promise<void> {
+  try {
+    await cluster.custom.deleteNamespacedCustomObject({ ...params(kind, namespace), name });
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+}
+
+export async function listRecords<T extends KubeObject>(
+  cluster: ClusterClient,
+  kind: ResourceKind,
+  namespace: string,
+  labelSelector?: string,
+): Promise<T[]> {
+  const list = (await cluster.custom.listNamespacedCustomObject({
+    ...params(kind, namespace),
+    labelSelector,
+  })) as { items: T[] };
+  return list.items;
+}
+
+/** One JSON Patch (RFC 6902) operation. */
+export interface JsonPatchOperation {
+  readonly op: 'add' | 'replace' | 'remove' | 'test';
+  readonly path: string;
+  readonly value?: unknown;
+}
+
+/** Escapes a key for a JSON Pointer path (`/` and `~`). */
+export const pointerKey = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** JSON Patch of the object: applied atomically by the apiserver. */
+export async function jsonPatchRecord<T extends KubeObject>(
+  cluster: ClusterClient,
+  kind: ResourceKind,
+  namespace: string,
+  name: string,
+  operations: readonly JsonPatchOperation[],
+): Promise<T> {
+  return (await cluster.custom.patchNamespacedCustomObject(
+    { ...params(kind, namespace), name, body: operations },
+    setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+  )) as T;
+}

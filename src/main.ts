@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+/**
+ * The inter-operator's processes: `broker` (the OSB API), `worker` (the workflows and
+ * activities), or `all` (both, for small landscapes and the dev stack). Configured by environment
+ * variables (src/config.ts); stops cleanly on SIGINT/SIGTERM.
+ */
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { startBroker } from './api/server.js';
+import { ConfigError, loadConfig } from './config.js';
+import { clusterClientFromFile } from './kube/clients.js';
+import { jsonLogger } from './log.js';
+import { MASTER_CLUSTER_ID } from './resources/types.js';
+import { startWorker } from './worker/run.js';
+
+type Role = 'broker' | 'worker' | 'all';
+
+async function main(): Promise<void> {
+  const role = (process.argv[2] ?? 'all') as Role;
+  if (!['broker', 'worker', 'all'].includes(role)) {
+    console.error('usage: main.js broker|worker|all');
+    process.exit(2);
+  }
+  const config = loadConfig(role);
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const master = clusterClientFromFile(MASTER_CLUSTER_ID, config.masterKubeconfig);
+  const log = jsonLogger(role, (process.env.INTEROP_LOG_LEVEL as 'info') || 'info');
+  const stops: (() => Promise<void>)[] = [];
+  if (role !== 'broker') {
+    const worker = await startWorker(config, master, log);
+    stops.push(() => worker.shutdown());
+    log.info('worker polling', { taskQueue: config.temporal.taskQueue });
+  }
+  if (role !== 'worker')
+    stops.push(
+      (
+        await startBroker(
+          config,
+          master,
+          jsonLogger('broker', (process.env.INTEROP_LOG_LEVEL as 'info') || 'info'),
+        )
+      ).stop,
+    );
+  const stop = async () => {
+    for (const s of stops.reverse()) await s();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+}
+
+main().catch((err: unknown) => {
+  console.error(
+    err instanceof ConfigError
+      ? `configuration: ${err.message}`
+      : `failed to start: ${(err as Error).message}`,
+  );
+  process.exit(1);
+});

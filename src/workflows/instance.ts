@@ -1,0 +1,136 @@
+/**
+ * The operations on a service instance. Each reads like its runbook: record the request, place
+ * the instance, create or delete the operator's resources, wait until the operator says done,
+ * record the outcome. A failed step fails the operation with its description; a cancelled one
+ * (a synchronous request that gave up) removes what it created, so nothing is left orphaned.
+ */
+import { CancellationScope, isCancellation, upsertSearchAttributes } from '@temporalio/workflow';
+import type { InstanceRef, StatusReport, Target } from '../activities/index.js';
+import type { InstanceRequest, OperationStatus } from './messages.js';
+import { activities, failureDescription, isStepFailure, Operation, waitForOperator } from './operation.js';
+import { OsbClusterId } from './search-attributes.js';
+
+const {
+  recordInstance,
+  scheduleInstance,
+  replicateInstance,
+  applyTemplate,
+  checkStatus,
+  deleteResources,
+  recordInstanceStatus,
+  removeInstanceRecord,
+} = activities;
+
+/** Records the request, places the instance and makes its record present on its cluster. */
+async function placeInstance(req: InstanceRequest, operation: 'provision' | 'update'): Promise<Target> {
+  const recorded = await recordInstance(req, operation);
+  const clusterId = await scheduleInstance(recorded);
+  upsertSearchAttributes([{ key: OsbClusterId, value: clusterId }]);
+  await replicateInstance(recorded, clusterId);
+  return { instance: { ...recorded, clusterId } };
+}
+
+/** Deletes the instance's resources, waits until the operator has let them go, then drops the records. */
+async function removeInstance(op: Operation, target: Target, deadlineSeconds: number): Promise<StatusReport> {
+  op.update({ description: 'Deleting the operator’s resources' });
+  await deleteResources(target);
+  const report = await waitForOperator(op, () => checkStatus(target, 'deprovision'), deadlineSeconds);
+  if (report.state === 'succeeded') await removeInstanceRecord(target.instance);
+  return report;
+}
+
+/** Undo of a provision that was cancelled: runs to the end even though the workflow is cancelled. */
+async function rollBack(target: Target | undefined, deadlineSeconds: number, op: Operation): Promise<void> {
+  if (!target) return;
+  await CancellationScope.nonCancellable(async () => {
+    await removeInstance(op, target, deadlineSeconds);
+  });
+}
+
+async function outcome(
+  op: Operation,
+  instance: InstanceRef | undefined,
+  report: StatusReport,
+  succeeded: string,
+  extra: Partial<OperationStatus>,
+): Promise<OperationStatus> {
+  const status = op.finish(
+    report.state,
+    report.description ?? (report.state === 'succeeded' ? succeeded : 'The operation failed'),
+    { ...extra, ...(report.dashboardUrl ? { dashboardUrl: report.dashboardUrl } : {}) },
+  );
+  if (instance) await recordInstanceStatus(instance, status);
+  return status;
+}
+
+/** OSB provision: PUT /v2/service_instances/:instance_id */
+export async function provisionWorkflow(req: InstanceRequest): Promise<OperationStatus> {
+  const op = new Operation(
+    'provision',
+    req.requestHash,
+    req.dashboardUrl ? { dashboardUrl: req.dashboardUrl } : {},
+  );
+  let target: Target | undefined;
+  let report: StatusReport;
+  try {
+    target = await placeInstance(req, 'provision');
+    op.update({ description: 'Creating the operator’s resources' });
+    await applyTemplate(target, 'provision');
+    report = await waitForOperator(op, () => checkStatus(target!, 'provision'), req.deadlineSeconds);
+  } catch (err) {
+    if (isCancellation(err)) {
+      await rollBack(target, req.deadlineSeconds, op);
+      throw err;
+    }
+    if (!isStepFailure(err)) throw err;
+    report = { state: 'failed', description: failureDescription(err) };
+  }
+  return outcome(op, target?.instance, report, 'The instance is provisioned', {
+    instanceUsable: report.state === 'succeeded',
+  });
+}
+
+/** OSB update: PATCH /v2/service_instances/:instance_id */
+export async function updateWorkflow(req: InstanceRequest): Promise<OperationStatus> {
+  const op = new Operation('update', req.requestHash);
+  let target: Target | undefined;
+  let report: StatusReport;
+  try {
+    target = await placeInstance(req, 'update');
+    op.update({ description: 'Updating the operator’s resources' });
+    await applyTemplate(target, 'provision');
+    report = await waitForOperator(op, () => checkStatus(target!, 'update'), req.deadlineSeconds);
+  } catch (err) {
+    if (!isStepFailure(err)) throw err;
+    report = { state: 'failed', description: failureDescription(err) };
+  }
+  // A failed update leaves the instance as it was: still usable, and the update can be repeated.
+  return outcome(op, target?.instance, report, 'The instance is updated', {
+    instanceUsable: true,
+    updateRepeatable: true,
+  });
+}
+
+/** OSB deprovision: DELETE /v2/service_instances/:instance_id */
+export async function deprovisionWorkflow(req: InstanceRequest): Promise<OperationStatus> {
+  const op = new Operation('deprovision', req.requestHash);
+  let instance: InstanceRef | undefined;
+  let report: StatusReport;
+  try {
+    instance = await recordInstance(req, 'deprovision');
+    report = await removeInstance(op, { instance }, req.deadlineSeconds);
+  } catch (err) {
+    if (!isStepFailure(err)) throw err;
+    report = { state: 'failed', description: failureDescription(err) };
+  }
+  // Once deprovisioned there is no record left to write to.
+  return outcome(
+    op,
+    report.state === 'succeeded' ? undefined : instance,
+    report,
+    'The instance is deprovisioned',
+    {
+      instanceUsable: report.state !== 'succeeded',
+    },
+  );
+}

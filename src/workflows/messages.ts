@@ -1,0 +1,86 @@
+/**
+ * What the broker and the operation workflows say to each other: inputs, results, the memo that
+ * carries an operation's state (read by `last_operation` with one describe call, with or without
+ * a worker), and the `operation` strings handed to platforms.
+ *
+ * Pure: imported by workflows, activities and the broker.
+ */
+import type { MaintenanceInfo } from '../resources/types.js';
+
+export type InstanceOperationType = 'provision' | 'update' | 'deprovision';
+export type BindingOperationType = 'bind' | 'unbind';
+export type OperationType = InstanceOperationType | BindingOperationType;
+export type OperationState = 'in progress' | 'succeeded' | 'failed';
+
+/** Who asked, from `X-Broker-API-Originating-Identity`, kept for audit. */
+export interface RequestedBy {
+  readonly platform: string;
+  readonly identity: unknown;
+}
+
+/** An instance request, as the provision, update and deprovision workflows receive it. */
+export interface InstanceRequest {
+  readonly instanceId: string;
+  readonly serviceId: string;
+  readonly planId: string;
+  readonly organizationGuid?: string;
+  readonly spaceGuid?: string;
+  readonly context?: Record<string, unknown>;
+  readonly parameters?: Record<string, unknown>;
+  readonly previousValues?: Record<string, unknown>;
+  readonly maintenanceInfo?: MaintenanceInfo;
+  /** Known before the operator answers (from the plan's dashboard URL template). */
+  readonly dashboardUrl?: string;
+  /** Digest of the request's attributes: tells an identical repeat from a conflicting one. */
+  readonly requestHash: string;
+  readonly requestedBy?: RequestedBy;
+  /** How long to wait for the operator (the plan's maximum_polling_duration, else the default). */
+  readonly deadlineSeconds: number;
+}
+
+/** A binding request, as the bind and unbind workflows receive it. */
+export interface BindingRequest {
+  readonly instanceId: string;
+  readonly bindingId: string;
+  readonly serviceId: string;
+  readonly planId: string;
+  readonly appGuid?: string;
+  readonly bindResource?: Record<string, unknown>;
+  readonly context?: Record<string, unknown>;
+  readonly parameters?: Record<string, unknown>;
+  readonly requestHash: string;
+  readonly requestedBy?: RequestedBy;
+  readonly deadlineSeconds: number;
+}
+
+/** The state of one operation: kept in the workflow's memo under MEMO_KEY, and its result. */
+export interface OperationStatus {
+  readonly operation: OperationType;
+  readonly requestHash: string;
+  readonly state: OperationState;
+  readonly description?: string;
+  readonly instanceUsable?: boolean;
+  readonly updateRepeatable?: boolean;
+  readonly dashboardUrl?: string;
+  /** Name of the Secret with a binding's response, once the bind succeeded. */
+  readonly responseSecret?: string;
+}
+
+export const MEMO_KEY = 'osb';
+
+/** The `operation` string of a 202 response: the operation type and the run that carries it. */
+export const operationString = (type: OperationType, runId: string): string => `${type}:${runId}`;
+
+export function parseOperationString(operation: string): { type: OperationType; runId: string } | undefined {
+  const match = /^(provision|update|deprovision|bind|unbind):([0-9a-f-]{1,64})$/.exec(operation);
+  return match ? { type: match[1] as OperationType, runId: match[2]! } : undefined;
+}
+
+/** Workflow type names, one per operation. */
+export const WORKFLOW_TYPES = {
+  provision: 'provisionWorkflow',
+  update: 'updateWorkflow',
+  deprovision: 'deprovisionWorkflow',
+  bind: 'bindWorkflow',
+  unbind: 'unbindWorkflow',
+} as const satisfies Record<OperationType, string>;

@@ -1,0 +1,183 @@
+/**
+ * End to end, on the real servers: the design document's PostgreSQL plan, unmodified, with the
+ * example operator. A platform provisions, polls last_operation, binds and gets the credentials
+ * the status template builds, unbinds and deprovisions; Kubernetes shows the records on the way.
+ */
+import { SFSERVICEINSTANCE } from '../../src/resources/types.js';
+import { getRecord } from '../../src/kube/custom-objects.js';
+import { instanceWorkflowId, bindingWorkflowId } from '../../src/resources/names.js';
+import { clusters, eventually, temporalClient } from '../support/env.js';
+import {
+  installCatalog,
+  osbClient,
+  startOperator,
+  startProcess,
+  systemSettings,
+  type SystemProcess,
+} from '../support/system.js';
+import { randomUUID } from 'node:crypto';
+
+const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
+const PLAN_ID = '39d7d4c8-6fe2-4c2a-a5ca-b826937d5a88';
+
+describe('OSB end to end with the PostgreSQL plan of the design document', () => {
+  let system: SystemProcess;
+  let operator: { stop(): Promise<void> };
+  let osb: ReturnType<typeof osbClient>;
+  const [master] = clusters();
+
+  beforeAll(async () => {
+    await installCatalog('examples/postgresql');
+    operator = await startOperator();
+    system = await startProcess('all', await systemSettings());
+    osb = osbClient(system.url);
+  });
+  afterAll(async () => {
+    await system?.stop();
+    await operator?.stop();
+  });
+
+  async function lastOperation(path: string): Promise<Record<string, unknown>> {
+    return eventually(
+      `${path} to finish`,
+      async () => {
+        const res = await osb('GET', path);
+        return res.body.state === 'in progress' ? undefined : { status: res.status, ...res.body };
+      },
+      60_000,
+    );
+  }
+
+  test('the catalog serves the service and plan from the SFService and SFPlan', async () => {
+    const res = await osb('GET', '/v2/catalog');
+    expect(res.status).toBe(200);
+    const services = res.body.services as {
+      id: string;
+      name: string;
+      plans: { id: string; plan_updateable?: boolean }[];
+    }[];
+    const service = services.find((s) => s.id === SERVICE_ID);
+    expect(service?.name).toBe('postgresql');
+    expect(service?.plans.map((p) => p.id)).toContain(PLAN_ID);
+  });
+
+  test('provision, bind, unbind, deprovision', async () => {
+    const instanceId = randomUUID();
+    const bindingId = randomUUID();
+    const instancePath = `/v2/service_instances/${instanceId}`;
+
+    // GIVEN a platform that provisions with the parameters the plan's schema requires
+    const body = {
+      service_id: SERVICE_ID,
+      plan_id: PLAN_ID,
+      organization_guid: 'org',
+      space_guid: 'space',
+      parameters: { foo: 'bar' },
+    };
+    // WHEN it asks synchronously, THEN the async plan answers 422 AsyncRequired
+    expect((await osb('PUT', instancePath, body)).body.error).toBe('AsyncRequired');
+    // WHEN parameters fail the plan's schema, THEN 400 names the field
+    const invalid = await osb('PUT', `${instancePath}?accepts_incomplete=true`, {
+      ...body,
+      parameters: { bar: 1 },
+    });
+    expect(invalid.status).toBe(400);
+    expect(String(invalid.body.description)).toMatch(/foo/);
+
+    const accepted = await osb('PUT', `${instancePath}?accepts_incomplete=true`, body);
+    expect(accepted.status).toBe(202);
+    const operation = String(accepted.body.operation);
+    expect(operation).toMatch(/^provision:/);
+    // an identical repeat while it runs: 202 with the same operation; a different one: 409
+    const repeat = await osb('PUT', `${instancePath}?accepts_incomplete=true`, body);
+    expect([repeat.status, repeat.body.operation]).toEqual([202, operation]);
+    const conflicting = await osb('PUT', `${instancePath}?accepts_incomplete=true`, {
+      ...body,
+      parameters: { foo: 'other' },
+    });
+    expect(conflicting.status).toBe(409);
+
+    const done = await lastOperation(
+      `${instancePath}/last_operation?operation=${encodeURIComponent(operation)}`,
+    );
+    expect(done).toMatchObject({ status: 200, state: 'succeeded' });
+
+    // the record users see tells the truth
+    const record = await getRecord(master!, SFSERVICEINSTANCE, `sf-${instanceId}`, instanceId);
+    expect(record?.status).toMatchObject({ state: 'succeeded', operation: 'provision' });
+    expect((record?.spec as { clusterId?: string }).clusterId).toBe('1');
+    const pg = await master!.custom.getNamespacedCustomObject({
+      group: 'acid.zalan.do',
+      version: 'v1',
+      plural: 'postgresqls',
+      namespace: `sf-${instanceId}`,
+      name: `sapcp-${instanceId}`,
+    });
+    expect(
+      (pg as { metadata: { ownerReferences: { kind: string }[] } }).metadata.ownerReferences[0]?.kind,
+    ).toBe('SFServiceInstance');
+    // provisioned again identically: 200
+    expect((await osb('PUT', `${instancePath}?accepts_incomplete=true`, body)).status).toBe(200);
+    expect((await osb('GET', instancePath)).body).toMatchObject({ service_id: SERVICE_ID, plan_id: PLAN_ID });
+
+    // bind (synchronous for this plan): the credentials come from the status template
+    const bindingPath = `${instancePath}/service_bindings/${bindingId}`;
+    const bound = await osb('PUT', bindingPath, { service_id: SERVICE_ID, plan_id: PLAN_ID });
+    expect(bound.status).toBe(201);
+    const credentials = bound.body.credentials as Record<string, string>;
+    expect(credentials).toMatchObject({
+      dbname: 'main',
+      port: '5432',
+      username: bindingId.replace(/-/g, '_'),
+    });
+    expect(credentials.password).toMatch(/.{16,}/);
+    expect(credentials.hostname).toMatch(/^10\.0\.0\.\d+$/);
+    expect(credentials.uri).toBe(
+      `postgres://${credentials.username}:${credentials.password}@${credentials.hostname}:5432/main?sslmode=require`,
+    );
+    expect((await osb('PUT', bindingPath, { service_id: SERVICE_ID, plan_id: PLAN_ID })).status).toBe(200);
+    expect((await osb('GET', bindingPath)).body.credentials).toEqual(credentials);
+
+    // the password is nowhere in workflow history
+    const temporal = await temporalClient();
+    try {
+      for (const id of [instanceWorkflowId(instanceId), bindingWorkflowId(instanceId, bindingId)]) {
+        const history = await temporal.client.workflow.getHandle(id).fetchHistory();
+        expect(JSON.stringify(history)).not.toContain(credentials.password);
+        expect(JSON.stringify(history)).not.toContain('"foo"');
+      }
+    } finally {
+      await temporal.close();
+    }
+
+    // unbind, then deprovision
+    const unbound = await osb('DELETE', `${bindingPath}?service_id=${SERVICE_ID}&plan_id=${PLAN_ID}`);
+    expect(unbound.status).toBe(200);
+    expect((await osb('DELETE', `${bindingPath}?service_id=${SERVICE_ID}&plan_id=${PLAN_ID}`)).status).toBe(
+      410,
+    );
+
+    const deleting = await osb(
+      'DELETE',
+      `${instancePath}?service_id=${SERVICE_ID}&plan_id=${PLAN_ID}&accepts_incomplete=true`,
+    );
+    expect(deleting.status).toBe(202);
+    const gone = await lastOperation(
+      `${instancePath}/last_operation?operation=${encodeURIComponent(String(deleting.body.operation))}`,
+    );
+    expect(gone.state).toBe('succeeded');
+    await eventually('the instance namespace to go', async () => {
+      try {
+        await master!.core.readNamespace({ name: `sf-${instanceId}` });
+        return undefined;
+      } catch {
+        return true;
+      }
+    });
+    const again = await osb(
+      'DELETE',
+      `${instancePath}?service_id=${SERVICE_ID}&plan_id=${PLAN_ID}&accepts_incomplete=true`,
+    );
+    expect(again.status).toBe(410);
+  });
+});

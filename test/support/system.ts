@@ -1,0 +1,167 @@
+/**
+ * The inter-operator itself, for end-to-end tests: `node dist/src/main.js` as a child process
+ * (broker and worker, or each alone) against the real servers of the run, with the example
+ * catalog installed and the example operator reconciling on every cluster.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, readFileSync, readdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import { startExampleOperator } from '../../examples/operator/operator.js';
+import { applyObject } from '../../src/kube/objects.js';
+import type { KubeObject } from '../../src/resources/types.js';
+import { generatePayloadKey } from '../../src/temporal/codec.js';
+import { clusters, environment, unique } from './env.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export const CREDENTIALS = { username: 'broker', password: 'test-password-not-secret' };
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/** Installs the example catalogs (SFService + SFPlan YAML of each folder) into the broker's namespace. */
+export async function installCatalog(...folders: string[]): Promise<KubeObject[]> {
+  const [master] = clusters();
+  const installed: KubeObject[] = [];
+  for (const folder of folders) {
+    const dir = path.join(root, folder);
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml'))) {
+      for (const doc of parseAllDocuments(readFileSync(path.join(dir, file), 'utf8'))) {
+        const obj = doc.toJS() as KubeObject;
+        installed.push(
+          await applyObject(master!, {
+            ...obj,
+            metadata: { ...obj.metadata, namespace: environment().namespace },
+          }),
+        );
+      }
+    }
+  }
+  return installed;
+}
+
+export interface SystemProcess {
+  readonly url: string;
+  readonly logFile: string;
+  /** SIGKILL: the process dies without any cleanup. */
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface SystemSettings {
+  readonly taskQueue: string;
+  readonly payloadKeys: string;
+  readonly port: number;
+  readonly extraEnv?: Record<string, string>;
+}
+
+export async function systemSettings(extraEnv?: Record<string, string>): Promise<SystemSettings> {
+  return {
+    taskQueue: unique('tq'),
+    payloadKeys: generatePayloadKey(),
+    port: await freePort(),
+    ...(extraEnv ? { extraEnv } : {}),
+  };
+}
+
+/** Starts `main.js <role>` and waits until it serves (broker) or polls (worker). */
+export async function startProcess(
+  role: 'all' | 'broker' | 'worker',
+  settings: SystemSettings,
+): Promise<SystemProcess> {
+  const env = environment();
+  const logFile = path.join(env.workDir, `${role}-${settings.taskQueue}-${Date.now()}.log`);
+  const log = createWriteStream(logFile);
+  const child: ChildProcess = spawn(process.execPath, [path.join(root, 'dist', 'src', 'main.js'), role], {
+    env: {
+      ...process.env,
+      INTEROP_TEMPORAL_ADDRESS: env.temporal.address,
+      INTEROP_TEMPORAL_NAMESPACE: env.temporal.namespace,
+      INTEROP_TASK_QUEUE: settings.taskQueue,
+      INTEROP_PAYLOAD_KEYS: settings.payloadKeys,
+      INTEROP_MASTER_KUBECONFIG: env.clusters[0]!.kubeconfigPath,
+      INTEROP_NAMESPACE: env.namespace,
+      INTEROP_BROKER_USERNAME: CREDENTIALS.username,
+      INTEROP_BROKER_PASSWORD: CREDENTIALS.password,
+      INTEROP_PORT: String(settings.port),
+      INTEROP_SYNC_TIMEOUT_SECONDS: '60',
+      ...settings.extraEnv,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.pipe(log);
+  child.stderr!.pipe(log);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://127.0.0.1:${settings.port}`;
+  const ready = role === 'worker' ? /worker polling/ : /broker listening/;
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    const text = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
+    if (ready.test(text)) break;
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${role} did not start (log ${logFile}):\n${text.slice(-3000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    logFile,
+    kill: async () => {
+      child.kill('SIGKILL');
+      await exited;
+    },
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The example operator on every cluster of the run. */
+export function startOperator(readyAfterMs = 500) {
+  return startExampleOperator({ clusters: clusters(), readyAfterMs, resyncMs: 200 });
+}
+
+/** An OSB client for the broker at `url`. */
+export function osbClient(url: string, version = '2.17') {
+  const auth = `Basic ${Buffer.from(`${CREDENTIALS.username}:${CREDENTIALS.password}`).toString('base64')}`;
+  return async (
+    method: string,
+    pathAndQuery: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> => {
+    const response = await fetch(`${url}${pathAndQuery}`, {
+      method,
+      headers: {
+        Authorization: auth,
+        'X-Broker-API-Version': version,
+        ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+        ...headers,
+      },
+      ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+    });
+    const text = await response.text();
+    let parsed: Record<string, unknown> = {};
+    try {
+      parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    } catch {
+      parsed = { raw: text };
+    }
+    return { status: response.status, body: parsed, headers: response.headers };
+  };
+}
