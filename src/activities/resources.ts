@@ -6,7 +6,14 @@
  */
 import type { ClusterClient } from '../kube/clients.js';
 import { getRecord, patchRecordStatus } from '../kube/custom-objects.js';
-import { applyObject, deleteObject, readObject, refOf } from '../kube/objects.js';
+import {
+  applyObject,
+  deleteObject,
+  FIELD_MANAGER,
+  readObject,
+  refOf,
+  releaseFields,
+} from '../kube/objects.js';
 import { LABELS, bindingSecretName, labelValue } from '../resources/names.js';
 import {
   SFSERVICEBINDING,
@@ -57,6 +64,13 @@ const sameRef = (a: AppliedResource, b: AppliedResource) =>
   a.kind === b.kind &&
   a.name === b.name &&
   (a.namespace ?? '') === (b.namespace ?? '');
+
+/**
+ * Each binding writes as its own field manager, so what a bind adds to the instance's objects (a
+ * user in the database resource) belongs to the binding alone: an update of the instance keeps it,
+ * and the unbind can give it up without touching what the instance owns.
+ */
+const bindingFieldManager = (bindingName: string) => `${FIELD_MANAGER}/binding/${bindingName}`;
 
 const describe = (obj: AppliedResource, clusterId: string) =>
   `${obj.kind} ${obj.namespace ? `${obj.namespace}/` : ''}${obj.name} in cluster ${clusterId}`;
@@ -198,15 +212,19 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
             : {}),
         };
         try {
-          await applyObject(loaded.cluster, {
-            ...obj,
-            metadata: {
-              ...obj.metadata,
-              namespace: ns,
-              labels,
-              ...(owners?.length ? { ownerReferences: owners } : {}),
+          await applyObject(
+            loaded.cluster,
+            {
+              ...obj,
+              metadata: {
+                ...obj.metadata,
+                namespace: ns,
+                labels,
+                ...(owners?.length ? { ownerReferences: owners } : {}),
+              },
             },
-          });
+            loaded.binding ? bindingFieldManager(loaded.binding.metadata.name) : FIELD_MANAGER,
+          );
         } catch (err) {
           throw kubeFailure(err, `applying ${describe(ref, loaded.cluster.id)}`);
         }
@@ -277,9 +295,28 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
       return { state, ...(description ? { description } : {}), ...(dashboardUrl ? { dashboardUrl } : {}) };
     },
 
-    /** Deletes what was applied for the target (for a binding: only what its instance does not own). Returns how many remain. */
+    /**
+     * Deletes what was applied for the target and returns how many objects remain. A binding
+     * deletes only the objects it created, and gives up its fields in the instance's objects.
+     */
     async deleteResources(target: Target): Promise<number> {
       const loaded = await load(target);
+      if (loaded.binding) {
+        const instanceResources = loaded.instance.status?.resources ?? [];
+        const manager = bindingFieldManager(loaded.binding.metadata.name);
+        for (const ref of (loaded.binding.status?.resources ?? []).filter((r) =>
+          instanceResources.some((i) => sameRef(i, r)),
+        )) {
+          try {
+            await releaseFields(loaded.cluster, ref, manager);
+          } catch (err) {
+            throw kubeFailure(
+              err,
+              `releasing the fields of binding ${loaded.binding.spec.id} in ${describe(ref, loaded.cluster.id)}`,
+            );
+          }
+        }
+      }
       const remaining = await remainingResources(loaded);
       for (const ref of remaining) {
         try {

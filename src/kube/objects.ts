@@ -24,17 +24,25 @@ const specOf = (ref: AppliedResource) => ({
   metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
 });
 
-/** Server-side applies `obj` (creating or updating it) and returns what the apiserver stored. */
-export async function applyObject(cluster: ClusterClient, obj: KubeObject): Promise<KubeObject> {
+/**
+ * Server-side applies `obj` (creating or updating it) as `fieldManager` and returns what the
+ * apiserver stored. A `resourceVersion` in `obj` is kept: the apply then fails with 409 when the
+ * object changed since it was read (optimistic concurrency for templates that edit a fetched object).
+ */
+export async function applyObject(
+  cluster: ClusterClient,
+  obj: KubeObject,
+  fieldManager: string = FIELD_MANAGER,
+): Promise<KubeObject> {
   // Server-set fields would make the apply conflict or fail; status belongs to the operator.
-  const { name, namespace, labels, annotations, ownerReferences, finalizers } = obj.metadata;
+  const { name, namespace, labels, annotations, ownerReferences, finalizers, resourceVersion } = obj.metadata;
   const { status: _status, metadata: _metadata, ...body } = obj;
-  const metadata = { name, namespace, labels, annotations, ownerReferences, finalizers };
+  const metadata = { name, namespace, labels, annotations, ownerReferences, finalizers, resourceVersion };
   return (await cluster.objects.patch(
     { ...body, metadata } as KubernetesObject,
     undefined,
     undefined,
-    FIELD_MANAGER,
+    fieldManager,
     true,
     PatchStrategy.ServerSideApply,
   )) as KubeObject;
@@ -61,5 +69,28 @@ export async function deleteObject(cluster: ClusterClient, ref: AppliedResource)
   } catch (err) {
     if (isNotFound(err)) return true;
     throw err;
+  }
+}
+
+/**
+ * Gives up every field `fieldManager` owns in an object: applying an object with no fields
+ * removes those only it owned and leaves those others own too.
+ */
+export async function releaseFields(
+  cluster: ClusterClient,
+  ref: AppliedResource,
+  fieldManager: string,
+): Promise<void> {
+  try {
+    await cluster.objects.patch(
+      specOf(ref) as KubernetesObject,
+      undefined,
+      undefined,
+      fieldManager,
+      true,
+      PatchStrategy.ServerSideApply,
+    );
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
   }
 }

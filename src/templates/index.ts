@@ -96,6 +96,36 @@ export async function closeRenderer(): Promise<void> {
   await old?.close();
 }
 
+/**
+ * Mustache has no functions, so it cannot decode a Secret's base64 `data`: for mustache, every
+ * Secret among the sources also shows its data decoded under `stringData` (as Kubernetes accepts
+ * it on writes).
+ */
+function withDecodedSecrets(data: RenderData): RenderData {
+  const view: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(data)) {
+    const secret = value as { kind?: unknown; data?: unknown } | null;
+    const decoded =
+      secret &&
+      typeof secret === 'object' &&
+      secret.kind === 'Secret' &&
+      secret.data &&
+      typeof secret.data === 'object'
+        ? {
+            ...secret,
+            stringData: Object.fromEntries(
+              Object.entries(secret.data as Record<string, string>).map(([k, v]) => [
+                k,
+                Buffer.from(String(v), 'base64').toString('utf8'),
+              ]),
+            ),
+          }
+        : value;
+    Object.defineProperty(view, key, { value: decoded, enumerable: true });
+  }
+  return view;
+}
+
 const engines: Record<TemplateType, Engine> = {
   gotemplate: (name, text, data) => {
     pool ??= new RenderPool(poolLimits);
@@ -104,7 +134,12 @@ const engines: Record<TemplateType, Engine> = {
   },
   mustache: async (name, text, data) => {
     try {
-      return Mustache.render(text, data, {}, { escape: (value: unknown) => String(value) });
+      return Mustache.render(
+        text,
+        withDecodedSecrets(data),
+        {},
+        { escape: (value: unknown) => String(value) },
+      );
     } catch (err) {
       throw new TemplateError(`mustache: ${name}: ${(err as Error).message}`, 'template');
     }

@@ -20,6 +20,26 @@ import { randomUUID } from 'node:crypto';
 const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
 const PLAN_ID = '39d7d4c8-6fe2-4c2a-a5ca-b826937d5a88';
 
+/** The two example plans: the design document's (gotemplate) and its mustache twin. */
+const PLANS = [
+  {
+    name: 'gotemplate (design document)',
+    serviceId: SERVICE_ID,
+    planId: PLAN_ID,
+    prefix: 'sapcp',
+    parameters: { foo: 'bar' } as Record<string, unknown>,
+    uri: true,
+  },
+  {
+    name: 'mustache',
+    serviceId: '7c1a5a2e-6a4b-4c55-9a7e-2d6f5f0f1a01',
+    planId: '2f3c9a8e-0d7b-4a8e-b7a6-5a1c0e9d4b02',
+    prefix: 'mpg',
+    parameters: {} as Record<string, unknown>,
+    uri: false,
+  },
+];
+
 describe('OSB end to end with the PostgreSQL plan of the design document', () => {
   let system: SystemProcess;
   let operator: { stop(): Promise<void> };
@@ -27,7 +47,7 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
   const [master] = clusters();
 
   beforeAll(async () => {
-    await installCatalog('examples/postgresql');
+    await installCatalog('examples/postgresql', 'examples/mustache');
     operator = await startOperator();
     system = await startProcess('all', await systemSettings());
     osb = osbClient(system.url);
@@ -61,28 +81,31 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
     expect(service?.plans.map((p) => p.id)).toContain(PLAN_ID);
   });
 
-  test('provision, bind, unbind, deprovision', async () => {
+  test.each(PLANS)('provision, bind, unbind, deprovision: $name plan', async (p) => {
+    const { serviceId, planId } = p;
     const instanceId = randomUUID();
     const bindingId = randomUUID();
     const instancePath = `/v2/service_instances/${instanceId}`;
 
     // GIVEN a platform that provisions with the parameters the plan's schema requires
     const body = {
-      service_id: SERVICE_ID,
-      plan_id: PLAN_ID,
+      service_id: serviceId,
+      plan_id: planId,
       organization_guid: 'org',
       space_guid: 'space',
-      parameters: { foo: 'bar' },
+      parameters: p.parameters,
     };
     // WHEN it asks synchronously, THEN the async plan answers 422 AsyncRequired
     expect((await osb('PUT', instancePath, body)).body.error).toBe('AsyncRequired');
-    // WHEN parameters fail the plan's schema, THEN 400 names the field
-    const invalid = await osb('PUT', `${instancePath}?accepts_incomplete=true`, {
-      ...body,
-      parameters: { bar: 1 },
-    });
-    expect(invalid.status).toBe(400);
-    expect(String(invalid.body.description)).toMatch(/foo/);
+    if (p.uri) {
+      // WHEN parameters fail the plan's schema, THEN 400 names the field
+      const invalid = await osb('PUT', `${instancePath}?accepts_incomplete=true`, {
+        ...body,
+        parameters: { bar: 1 },
+      });
+      expect(invalid.status).toBe(400);
+      expect(String(invalid.body.description)).toMatch(/foo/);
+    }
 
     const accepted = await osb('PUT', `${instancePath}?accepts_incomplete=true`, body);
     expect(accepted.status).toBe(202);
@@ -111,18 +134,18 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
       version: 'v1',
       plural: 'postgresqls',
       namespace: `sf-${instanceId}`,
-      name: `sapcp-${instanceId}`,
+      name: `${p.prefix}-${instanceId}`,
     });
     expect(
       (pg as { metadata: { ownerReferences: { kind: string }[] } }).metadata.ownerReferences[0]?.kind,
     ).toBe('SFServiceInstance');
     // provisioned again identically: 200
     expect((await osb('PUT', `${instancePath}?accepts_incomplete=true`, body)).status).toBe(200);
-    expect((await osb('GET', instancePath)).body).toMatchObject({ service_id: SERVICE_ID, plan_id: PLAN_ID });
+    expect((await osb('GET', instancePath)).body).toMatchObject({ service_id: serviceId, plan_id: planId });
 
     // bind (synchronous for this plan): the credentials come from the status template
     const bindingPath = `${instancePath}/service_bindings/${bindingId}`;
-    const bound = await osb('PUT', bindingPath, { service_id: SERVICE_ID, plan_id: PLAN_ID });
+    const bound = await osb('PUT', bindingPath, { service_id: serviceId, plan_id: planId });
     expect(bound.status).toBe(201);
     const credentials = bound.body.credentials as Record<string, string>;
     expect(credentials).toMatchObject({
@@ -132,10 +155,12 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
     });
     expect(credentials.password).toMatch(/.{16,}/);
     expect(credentials.hostname).toMatch(/^10\.0\.0\.\d+$/);
-    expect(credentials.uri).toBe(
-      `postgres://${credentials.username}:${credentials.password}@${credentials.hostname}:5432/main?sslmode=require`,
-    );
-    expect((await osb('PUT', bindingPath, { service_id: SERVICE_ID, plan_id: PLAN_ID })).status).toBe(200);
+    if (p.uri) {
+      expect(credentials.uri).toBe(
+        `postgres://${credentials.username}:${credentials.password}@${credentials.hostname}:5432/main?sslmode=require`,
+      );
+    }
+    expect((await osb('PUT', bindingPath, { service_id: serviceId, plan_id: planId })).status).toBe(200);
     expect((await osb('GET', bindingPath)).body.credentials).toEqual(credentials);
 
     // the password is nowhere in workflow history
@@ -151,15 +176,29 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
     }
 
     // unbind, then deprovision
-    const unbound = await osb('DELETE', `${bindingPath}?service_id=${SERVICE_ID}&plan_id=${PLAN_ID}`);
+    // the binding's user is in the operator's resource until the unbind takes it out again
+    const users = async () =>
+      Object.keys(
+        (
+          (await master!.custom.getNamespacedCustomObject({
+            group: 'acid.zalan.do',
+            version: 'v1',
+            plural: 'postgresqls',
+            namespace: `sf-${instanceId}`,
+            name: `${p.prefix}-${instanceId}`,
+          })) as { spec: { users: Record<string, unknown> } }
+        ).spec.users,
+      ).sort();
+    expect(await users()).toEqual([bindingId, 'main'].sort());
+    const unbound = await osb('DELETE', `${bindingPath}?service_id=${serviceId}&plan_id=${planId}`);
     expect(unbound.status).toBe(200);
-    expect((await osb('DELETE', `${bindingPath}?service_id=${SERVICE_ID}&plan_id=${PLAN_ID}`)).status).toBe(
+    expect((await osb('DELETE', `${bindingPath}?service_id=${serviceId}&plan_id=${planId}`)).status).toBe(
       410,
     );
 
     const deleting = await osb(
       'DELETE',
-      `${instancePath}?service_id=${SERVICE_ID}&plan_id=${PLAN_ID}&accepts_incomplete=true`,
+      `${instancePath}?service_id=${serviceId}&plan_id=${planId}&accepts_incomplete=true`,
     );
     expect(deleting.status).toBe(202);
     const gone = await lastOperation(
@@ -176,7 +215,7 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
     });
     const again = await osb(
       'DELETE',
-      `${instancePath}?service_id=${SERVICE_ID}&plan_id=${PLAN_ID}&accepts_incomplete=true`,
+      `${instancePath}?service_id=${serviceId}&plan_id=${planId}&accepts_incomplete=true`,
     );
     expect(again.status).toBe(410);
   });
