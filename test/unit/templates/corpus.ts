@@ -248,7 +248,7 @@ const sprig: [string, string, Record<string, unknown>?][] = [
     '{{ $d := dict "a" 1 }}{{ $_ := set $d "b" 2 }}{{ $_ := unset $d "a" }}{{ hasKey $d "a" }} {{ $d }}',
   ],
   ['keys sortAlpha', '{{ keys .src.m | sortAlpha }}', sources],
-  ['join split', '{{ join "," .src.s }} {{ (split "," "a,b").\_1 }}', sources],
+  ['join split', '{{ join "," .src.s }} {{ (split "," "a,b")._1 }}', sources],
   ['trim replace', '{{ trim "  x  " }}|{{ replace "a" "b" "banana" }}|{{ trimSuffix "-x" "a-x" }}'],
   ['quote squote', '{{ quote "a\\"b" }} {{ squote "x" }}'],
   ['indent nindent', '{{ indent 2 "a\\nb" }}|{{ nindent 2 "c" }}'],
