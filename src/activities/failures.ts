@@ -34,5 +34,8 @@ export function kubeFailure(err: unknown, what: string): Error {
   const message = `${what}: ${apiMessageOf(err)}`;
   if (status !== undefined && TERMINAL_STATUS.has(status))
     return terminal(message, FAILURE_TYPES.invalidObject);
+  // Server-side apply reports an object that does not fit its type's schema as a 500.
+  if (/failed to create typed patch object/.test(message))
+    return terminal(message, FAILURE_TYPES.invalidObject);
   return retryable(status ? `${message} (HTTP ${status})` : message);
 }

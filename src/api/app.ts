@@ -7,7 +7,7 @@ import Koa, { type Context } from 'koa';
 import type { BindingResponse, CatalogSource, ServiceBroker } from '../broker/types.js';
 import type { MaintenanceInfo } from '../resources/types.js';
 import { osbCatalog } from '../osb/catalog.js';
-import { badRequest, concurrencyError, methodNotAllowed, notFound, OsbError } from '../osb/errors.js';
+import { badRequest, concurrencyError, notFound } from '../osb/errors.js';
 import {
   checkBindable,
   checkMaintenanceInfo,
@@ -151,6 +151,11 @@ export function createApp(options: AppOptions): Koa {
     const newPlanId = optionalString(body.plan_id, 'plan_id');
     const current = await broker.getInstance(ctx.params.instance_id!);
     if (!current) throw notFound('The service instance does not exist.');
+    if (current.operation?.state === 'in progress') {
+      throw concurrencyError(
+        `Another operation (${current.operation.type}) is in progress on this instance.`,
+      );
+    }
     const { service, plan } = resolvePlan(catalog, serviceId, newPlanId ?? current.planId);
     requireAsyncSupport(plan, incomplete);
     const currentPlan = catalog.plan(current.planId);
@@ -328,13 +333,8 @@ export function createApp(options: AppOptions): Koa {
 
   for (const router of [health, osb]) {
     app.use(router.routes());
-    app.use(
-      router.allowedMethods({
-        throw: true,
-        methodNotAllowed: () => methodNotAllowed('This method is not allowed on this route.'),
-        notImplemented: () => new OsbError(501, 'This method is not implemented.', 'NotImplemented'),
-      }),
-    );
+    // 405 and 501 keep the Allow header the router sets; the error middleware writes the OSB body.
+    app.use(router.allowedMethods());
   }
   return app;
 }

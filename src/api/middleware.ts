@@ -10,7 +10,9 @@ import {
   badRequest,
   internalError,
   isOsbError,
+  methodNotAllowed,
   notFound,
+  OsbError,
   payloadTooLarge,
   unauthorized,
 } from '../osb/errors.js';
@@ -32,8 +34,16 @@ export function errorHandler(log: Logger) {
   return async (ctx: Context, next: Next): Promise<void> => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined)
-        throw notFound(`No route for ${ctx.method} ${ctx.path}.`);
+      // Routers answer unknown routes and wrong methods without a body: give them the OSB one.
+      if (
+        ctx.status >= 400 &&
+        (ctx.body === undefined || ctx.body === null || typeof ctx.body === 'string')
+      ) {
+        if (ctx.status === 404) throw notFound(`No route for ${ctx.method} ${ctx.path}.`);
+        if (ctx.status === 405) throw methodNotAllowed(`${ctx.method} is not allowed on ${ctx.path}.`);
+        if (ctx.status === 501)
+          throw new OsbError(501, `${ctx.method} is not implemented.`, 'NotImplemented');
+      }
     } catch (err) {
       const osb = isOsbError(err) ? err : undefined;
       const failure = osb ?? internalError();

@@ -96,6 +96,8 @@ export interface BrokerDeps {
 /** What a describe call tells of the latest (or a given) run of an operation workflow. */
 interface RunState {
   readonly runId: string;
+  readonly serviceId?: string;
+  readonly planId?: string;
   readonly running: boolean;
   readonly statusName: string;
   readonly memo?: OperationStatus;
@@ -266,9 +268,20 @@ export class TemporalServiceBroker implements ServiceBroker {
   }
 
   async getInstance(instanceId: string): Promise<InstanceView | undefined> {
-    const record = await this.instanceRecord(instanceId);
-    if (!record) return undefined;
-    const running = await this.runningOperation(instanceWorkflowId(instanceId));
+    const [record, running] = await Promise.all([
+      this.instanceRecord(instanceId),
+      this.runningOperation(instanceWorkflowId(instanceId)),
+    ]);
+    if (!record) {
+      // Provisioning, but not yet recorded: the workflow's search attributes know the ids.
+      if (!running?.memo || !running.serviceId || !running.planId) return undefined;
+      return {
+        instanceId,
+        serviceId: running.serviceId,
+        planId: running.planId,
+        operation: { type: 'provision', state: 'in progress' },
+      };
+    }
     const type = running?.memo?.operation ?? record.status?.operation;
     const state = running ? 'in progress' : (record.status?.state ?? 'in progress');
     return {
@@ -503,7 +516,17 @@ export class TemporalServiceBroker implements ServiceBroker {
     try {
       const info = await this.deps.client.workflow.getHandle(workflowId, runId).describe();
       const memo = info.memo?.[MEMO_KEY] as OperationStatus | undefined;
+      // describe() leaves the typed view empty for values stored without type metadata.
+      const attributes = info.searchAttributes ?? {};
+      const attribute = (name: string): string | undefined => {
+        const value = attributes[name]?.[0];
+        return typeof value === 'string' ? value : undefined;
+      };
+      const serviceId = attribute(OsbServiceId.name);
+      const planId = attribute(OsbPlanId.name);
       return {
+        ...(serviceId ? { serviceId } : {}),
+        ...(planId ? { planId } : {}),
         runId: info.runId,
         running: info.status.name === 'RUNNING',
         statusName: info.status.name,

@@ -52,13 +52,13 @@ export async function bindWorkflow(req: BindingRequest): Promise<OperationStatus
     if (!isStepFailure(err)) throw err;
     report = { state: 'failed', description: failureDescription(err) };
   }
-  const status = op.finish(
+  const status = op.outcome(
     report.state,
     report.description ?? (report.state === 'succeeded' ? 'The binding is created' : 'The binding failed'),
     report.responseSecret ? { responseSecret: report.responseSecret } : {},
   );
   if (target?.binding) await recordBindingStatus(target.binding, status);
-  return status;
+  return op.finish(status);
 }
 
 /** OSB unbind: DELETE /v2/service_instances/:instance_id/service_bindings/:binding_id */
@@ -74,10 +74,10 @@ export async function unbindWorkflow(req: BindingRequest): Promise<OperationStat
     if (!isStepFailure(err)) throw err;
     report = { state: 'failed', description: failureDescription(err) };
   }
-  const status = op.finish(
+  const status = op.outcome(
     report.state,
     report.description ?? (report.state === 'succeeded' ? 'The binding is deleted' : 'The unbind failed'),
   );
   if (report.state !== 'succeeded' && target?.binding) await recordBindingStatus(target.binding, status);
-  return status;
+  return op.finish(status);
 }

@@ -54,13 +54,13 @@ async function outcome(
   succeeded: string,
   extra: Partial<OperationStatus>,
 ): Promise<OperationStatus> {
-  const status = op.finish(
+  const status = op.outcome(
     report.state,
     report.description ?? (report.state === 'succeeded' ? succeeded : 'The operation failed'),
     { ...extra, ...(report.dashboardUrl ? { dashboardUrl: report.dashboardUrl } : {}) },
   );
   if (instance) await recordInstanceStatus(instance, status);
-  return status;
+  return op.finish(status);
 }
 
 /** OSB provision: PUT /v2/service_instances/:instance_id */

@@ -46,8 +46,18 @@ export class Operation {
     return this.status;
   }
 
-  finish(state: OperationState, description?: string, extra: Partial<OperationStatus> = {}): OperationStatus {
-    return this.update({ state, ...(description !== undefined ? { description } : {}), ...extra });
+  /** The outcome, not yet published: record it first, so the memo says done only as the workflow ends. */
+  outcome(
+    state: OperationState,
+    description?: string,
+    extra: Partial<OperationStatus> = {},
+  ): OperationStatus {
+    return { ...this.status, state, ...(description !== undefined ? { description } : {}), ...extra };
+  }
+
+  /** Publishes the outcome in the memo; the workflow returns in the same task, so both land together. */
+  finish(outcome: OperationStatus): OperationStatus {
+    return this.update(outcome);
   }
 }
 

@@ -1,0 +1,432 @@
+/**
+ * The OSB rules, against the real broker, Temporal and apiservers: authentication, versions,
+ * error bodies, idempotency and concurrency, updates, failures classified and described, the
+ * catalog following plan changes, and an operation that survives the death of its worker.
+ */
+import { randomUUID } from 'node:crypto';
+import { SFPLAN, SFSERVICEINSTANCE, type SFServiceInstance } from '../../src/resources/types.js';
+import { getRecord, patchRecord } from '../../src/kube/custom-objects.js';
+import { applyObject } from '../../src/kube/objects.js';
+import { ANNOTATIONS } from '../../src/activities/records.js';
+import { clusters, environment, eventually } from '../support/env.js';
+import {
+  osbClient,
+  startOperator,
+  startProcess,
+  systemSettings,
+  type SystemProcess,
+} from '../support/system.js';
+
+const SERVICE = 'b6f3e0f4-rules-service';
+const plan = (id: string, extra: Record<string, unknown>, provision: string) => ({
+  apiVersion: SFPLAN.apiVersion,
+  kind: SFPLAN.kind,
+  metadata: { name: id, namespace: environment().namespace },
+  spec: {
+    id,
+    name: id,
+    description: `test plan ${id}`,
+    serviceId: SERVICE,
+    bindable: true,
+    planUpdatable: true,
+    manager: { async: true },
+    ...extra,
+    templates: [
+      { action: 'provision', type: 'gotemplate', content: provision },
+      {
+        action: 'sources',
+        type: 'gotemplate',
+        content:
+          'pg:\n  apiVersion: acid.zalan.do/v1\n  kind: postgresql\n  name: db\n  namespace: {{ .instance.metadata.namespace }}\n',
+      },
+      {
+        action: 'status',
+        type: 'gotemplate',
+        content: [
+          '{{- $s := "in progress" }}{{ $d := "" }}',
+          '{{- with .pg.status }}{{ if eq .PostgresClusterStatus "Running" }}{{ $s = "succeeded" }}{{ end }}',
+          '{{- if eq .PostgresClusterStatus "CreateFailed" }}{{ $s = "failed" }}{{ $d = .reason }}{{ end }}{{ end }}',
+          'provision: {state: "{{ $s }}", description: {{ $d | quote }}}',
+          'deprovision: {state: "{{ if .pg }}in progress{{ else }}succeeded{{ end }}"}',
+        ].join('\n'),
+      },
+    ],
+  },
+});
+const pgTemplate = (team: string) =>
+  'apiVersion: acid.zalan.do/v1\nkind: postgresql\nmetadata:\n  name: db\nspec:\n  teamId: ' +
+  team +
+  '\n  users:\n    main: []\n  size: {{ default "s" .instance.spec.parameters.size }}\n';
+
+const PLANS = {
+  ok: 'rules-plan-ok',
+  other: 'rules-plan-other',
+  maintained: 'rules-plan-maintained',
+  failing: 'rules-plan-failing',
+  broken: 'rules-plan-broken',
+  invalid: 'rules-plan-invalid',
+  slow: 'rules-plan-slow',
+};
+
+describe('OSB rules on the real broker', () => {
+  let system: SystemProcess;
+  let operator: { stop(): Promise<void> };
+  let osb: ReturnType<typeof osbClient>;
+  const [master] = clusters();
+
+  beforeAll(async () => {
+    const ns = environment().namespace;
+    await applyObject(master!, {
+      apiVersion: 'osb.servicefabrik.io/v1alpha1',
+      kind: 'SFService',
+      metadata: { name: SERVICE, namespace: ns },
+      spec: { id: SERVICE, name: 'rules', description: 'rules', bindable: true, planUpdatable: true },
+    });
+    await applyObject(master!, plan(PLANS.ok, {}, pgTemplate('ok')));
+    await applyObject(master!, plan(PLANS.other, { update_predecessors: ['nothing'] }, pgTemplate('ok')));
+    await applyObject(
+      master!,
+      plan(PLANS.maintained, { maintenance_info: { version: '2.0.0' } }, pgTemplate('ok')),
+    );
+    await applyObject(master!, plan(PLANS.failing, {}, pgTemplate('fail')));
+    await applyObject(master!, plan(PLANS.broken, {}, 'kind: x\n{{ fail "no such size" }}'));
+    await applyObject(
+      master!,
+      plan(
+        PLANS.invalid,
+        {},
+        'apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\nspec:\n  type: NotAType\n  ports: [{port: 5432}]\n',
+      ),
+    );
+    await applyObject(master!, plan(PLANS.slow, {}, pgTemplate('slow')));
+    operator = await startOperator(1500);
+    system = await startProcess('all', await systemSettings());
+    osb = osbClient(system.url);
+    await eventually('the test catalog', async () => {
+      const res = await osb('GET', '/v2/catalog');
+      const services = res.body.services as { id: string; plans: unknown[] }[];
+      return services.find((s) => s.id === SERVICE)?.plans.length === 7 ? true : undefined;
+    });
+  });
+  afterAll(async () => {
+    await system?.stop();
+    await operator?.stop();
+  });
+
+  const provisionBody = (planId: string, parameters: Record<string, unknown> = {}) => ({
+    service_id: SERVICE,
+    plan_id: planId,
+    organization_guid: 'o',
+    space_guid: 's',
+    parameters,
+  });
+  const until = async (path: string) =>
+    eventually(
+      `${path} to settle`,
+      async () => {
+        const res = await osb('GET', path);
+        return res.body.state === 'in progress' ? undefined : res.body;
+      },
+      60_000,
+    );
+
+  describe('the HTTP contract', () => {
+    test('authentication: 401 with a challenge, never a body of secrets', async () => {
+      const res = await fetch(`${system.url}/v2/catalog`, { headers: { 'X-Broker-API-Version': '2.17' } });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Basic/);
+      expect(await res.json()).toMatchObject({ description: expect.any(String) });
+      const wrong = await fetch(`${system.url}/v2/catalog`, {
+        headers: {
+          'X-Broker-API-Version': '2.17',
+          Authorization: `Basic ${Buffer.from('broker:nope').toString('base64')}`,
+        },
+      });
+      expect(wrong.status).toBe(401);
+    });
+
+    test('X-Broker-API-Version: 412 when missing or below 2.12', async () => {
+      expect((await osbClient(system.url, '')('GET', '/v2/catalog')).status).toBe(412);
+      expect((await osbClient(system.url, '2.11')('GET', '/v2/catalog')).status).toBe(412);
+      expect((await osbClient(system.url, '2.12')('GET', '/v2/catalog')).status).toBe(200);
+    });
+
+    test('unknown routes 404 and wrong methods 405, in the OSB error format', async () => {
+      const missing = await osb('GET', '/v2/nothing');
+      expect(missing.status).toBe(404);
+      expect(missing.body).toMatchObject({ description: expect.any(String) });
+      const wrong = await osb('POST', '/v2/catalog', {});
+      expect(wrong.status).toBe(405);
+      expect(wrong.headers.get('allow')).toMatch(/GET/);
+      expect(wrong.body).toMatchObject({ error: 'MethodNotAllowed' });
+    });
+
+    test('bad bodies: malformed JSON, not an object, too large, missing ids, unknown ids, bad query', async () => {
+      const path = `/v2/service_instances/${randomUUID()}?accepts_incomplete=true`;
+      expect((await osb('PUT', path, '{"service_id":')).status).toBe(400);
+      expect((await osb('PUT', path, '[1]')).status).toBe(400);
+      expect(
+        (await osb('PUT', path, { ...provisionBody(PLANS.ok), pad: 'x'.repeat(2 * 1024 * 1024) })).status,
+      ).toBe(413);
+      const noPlan = await osb('PUT', path, { service_id: SERVICE });
+      expect([noPlan.status, noPlan.body.description]).toEqual([400, 'plan_id is required.']);
+      const unknown = await osb('PUT', path, provisionBody('no-such-plan'));
+      expect(unknown.status).toBe(400);
+      expect(unknown.body.description).toMatch(/no-such-plan/);
+      const foreign = await osb('PUT', path, {
+        ...provisionBody(PLANS.ok),
+        service_id: '24731fb8-7b84-5f57-914f-c3d55d793dd4',
+      });
+      expect(foreign.status).toBe(400);
+      expect(
+        (await osb('PUT', `/v2/service_instances/x?accepts_incomplete=maybe`, provisionBody(PLANS.ok)))
+          .status,
+      ).toBe(400);
+      const body = JSON.stringify((await osb('PUT', path, '{"service_id":')).body);
+      expect(body).not.toMatch(/at .*\.js/);
+    });
+
+    test('identity headers: the request identity is echoed, a malformed originating identity is refused', async () => {
+      const res = await osb('GET', '/v2/catalog', undefined, { 'X-Broker-API-Request-Identity': 'req-123' });
+      expect(res.headers.get('x-broker-api-request-identity')).toBe('req-123');
+      const bad = await osb('GET', '/v2/catalog', undefined, {
+        'X-Broker-API-Originating-Identity': 'cloudfoundry %%%',
+      });
+      expect(bad.status).toBe(400);
+    });
+
+    test('unknown instances and bindings: 404 to read or change, 410 to delete', async () => {
+      const id = randomUUID();
+      expect((await osb('GET', `/v2/service_instances/${id}/last_operation`)).status).toBe(404);
+      expect((await osb('GET', `/v2/service_instances/${id}`)).status).toBe(404);
+      expect((await osb('PATCH', `/v2/service_instances/${id}`, { service_id: SERVICE })).status).toBe(404);
+      expect(
+        (
+          await osb('PUT', `/v2/service_instances/${id}/service_bindings/b`, {
+            service_id: SERVICE,
+            plan_id: PLANS.ok,
+          })
+        ).status,
+      ).toBe(404);
+      expect(
+        (
+          await osb(
+            'DELETE',
+            `/v2/service_instances/${id}?service_id=${SERVICE}&plan_id=${PLANS.ok}&accepts_incomplete=true`,
+          )
+        ).status,
+      ).toBe(410);
+      expect(
+        (
+          await osb(
+            'DELETE',
+            `/v2/service_instances/${id}/service_bindings/b?service_id=${SERVICE}&plan_id=${PLANS.ok}`,
+          )
+        ).status,
+      ).toBe(410);
+    });
+
+    test('maintenance_info that is not the plan’s: 422 MaintenanceInfoConflict', async () => {
+      const res = await osb('PUT', `/v2/service_instances/${randomUUID()}?accepts_incomplete=true`, {
+        ...provisionBody(PLANS.maintained),
+        maintenance_info: { version: '1.0.0' },
+      });
+      expect([res.status, res.body.error]).toEqual([422, 'MaintenanceInfoConflict']);
+    });
+  });
+
+  describe('operations', () => {
+    test('one operation at a time; updates; plan change rules; audit; deprovision', async () => {
+      const id = randomUUID();
+      const path = `/v2/service_instances/${id}`;
+      const identity = Buffer.from(JSON.stringify({ user_id: 'alice' })).toString('base64');
+      const started = await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(PLANS.ok), {
+        'X-Broker-API-Originating-Identity': `cloudfoundry ${identity}`,
+      });
+      expect(started.status).toBe(202);
+      // while it runs: updates and deletes are a ConcurrencyError, GET is 404
+      const patch = await osb('PATCH', `${path}?accepts_incomplete=true`, {
+        service_id: SERVICE,
+        parameters: { size: 'm' },
+      });
+      expect([patch.status, patch.body.error, patch.body.description]).toEqual([
+        422,
+        'ConcurrencyError',
+        expect.any(String),
+      ]);
+      const del = await osb(
+        'DELETE',
+        `${path}?service_id=${SERVICE}&plan_id=${PLANS.ok}&accepts_incomplete=true`,
+      );
+      expect([del.status, del.body.error]).toEqual([422, 'ConcurrencyError']);
+      expect((await osb('GET', path)).status).toBe(404);
+      const last = await osb('GET', `${path}/last_operation`);
+      expect(last.body.state).toBe('in progress');
+      expect(last.headers.get('retry-after')).toBe('2');
+      expect(await until(`${path}/last_operation`)).toMatchObject({ state: 'succeeded' });
+
+      const record = await getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, `sf-${id}`, id);
+      expect(JSON.parse(record!.metadata.annotations![ANNOTATIONS.requestedBy]!)).toEqual({
+        platform: 'cloudfoundry',
+        identity: { user_id: 'alice' },
+      });
+
+      // a plan change the target plan forbids: 400
+      const forbidden = await osb('PATCH', `${path}?accepts_incomplete=true`, {
+        service_id: SERVICE,
+        plan_id: PLANS.other,
+      });
+      expect(forbidden.status).toBe(400);
+      expect(forbidden.body.description).toMatch(/cannot be updated/);
+      // an update with new parameters re-renders the resources
+      const update = await osb('PATCH', `${path}?accepts_incomplete=true`, {
+        service_id: SERVICE,
+        parameters: { size: 'm' },
+      });
+      expect(update.status).toBe(202);
+      expect(String(update.body.operation)).toMatch(/^update:/);
+      expect(
+        await until(`${path}/last_operation?operation=${encodeURIComponent(String(update.body.operation))}`),
+      ).toMatchObject({
+        state: 'succeeded',
+      });
+      const pg = (await master!.custom.getNamespacedCustomObject({
+        group: 'acid.zalan.do',
+        version: 'v1',
+        plural: 'postgresqls',
+        namespace: `sf-${id}`,
+        name: 'db',
+      })) as { spec: { size: string } };
+      expect(pg.spec.size).toBe('m');
+      expect((await osb('GET', path)).body).toMatchObject({ plan_id: PLANS.ok, parameters: { size: 'm' } });
+      // the same update again: nothing to do, 200
+      expect(
+        (
+          await osb('PATCH', `${path}?accepts_incomplete=true`, {
+            service_id: SERVICE,
+            parameters: { size: 'm' },
+          })
+        ).status,
+      ).toBe(200);
+      // the provision's operation string still answers from its own run
+      expect(
+        (
+          await osb(
+            'GET',
+            `${path}/last_operation?operation=${encodeURIComponent(String(started.body.operation))}`,
+          )
+        ).body,
+      ).toMatchObject({ state: 'succeeded' });
+
+      const deleting = await osb(
+        'DELETE',
+        `${path}?service_id=${SERVICE}&plan_id=${PLANS.ok}&accepts_incomplete=true`,
+      );
+      expect(deleting.status).toBe(202);
+      const repeat = await osb(
+        'DELETE',
+        `${path}?service_id=${SERVICE}&plan_id=${PLANS.ok}&accepts_incomplete=true`,
+      );
+      expect([repeat.status, repeat.body.operation]).toEqual([202, deleting.body.operation]);
+      expect(
+        await until(
+          `${path}/last_operation?operation=${encodeURIComponent(String(deleting.body.operation))}`,
+        ),
+      ).toMatchObject({
+        state: 'succeeded',
+      });
+    });
+
+    test.each([
+      [PLANS.failing, /fail/],
+      [
+        PLANS.broken,
+        /The provision template of plan rules-plan-broken failed: template: provision:2:3: executing "provision" at <fail "no such size">: error calling fail: no such size/,
+      ],
+      [PLANS.invalid, /applying Service .*svc in cluster 1: .*Unsupported value: "NotAType"/],
+    ])('a provision with plan %s fails with a human description', async (planId, description) => {
+      const id = randomUUID();
+      const path = `/v2/service_instances/${id}`;
+      expect((await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(planId))).status).toBe(202);
+      const result = await until(`${path}/last_operation`);
+      expect(result.state).toBe('failed');
+      expect(String(result.description)).toMatch(description);
+      expect(String(result.description)).not.toMatch(/\n\s+at /);
+      const record = await getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, `sf-${id}`, id);
+      expect(record?.status).toMatchObject({ state: 'failed' });
+      // orphan mitigation: the platform deletes what failed, and that works
+      const del = await osb(
+        'DELETE',
+        `${path}?service_id=${SERVICE}&plan_id=${planId}&accepts_incomplete=true`,
+      );
+      expect(del.status).toBe(202);
+      expect(
+        await until(`${path}/last_operation?operation=${encodeURIComponent(String(del.body.operation))}`),
+      ).toMatchObject({
+        state: 'succeeded',
+      });
+    });
+  });
+
+  test('a change of an SFPlan shows in the next catalog call', async () => {
+    await patchRecord(master!, SFPLAN, environment().namespace, PLANS.ok, {
+      spec: { description: 'changed just now' },
+    });
+    await eventually(
+      'the changed description',
+      async () => {
+        const services = (await osb('GET', '/v2/catalog')).body.services as {
+          id: string;
+          plans: { id: string; description: string }[];
+        }[];
+        const p = services.find((s) => s.id === SERVICE)?.plans.find((x) => x.id === PLANS.ok);
+        return p?.description === 'changed just now' ? true : undefined;
+      },
+      5000,
+    );
+  });
+
+  test('durability: the worker dies after the resources are applied; a new one finishes without duplicates', async () => {
+    const settings = await systemSettings();
+    const broker = await startProcess('broker', settings);
+    let worker = await startProcess('worker', settings);
+    try {
+      const client = osbClient(broker.url);
+      const id = randomUUID();
+      const path = `/v2/service_instances/${id}`;
+      expect((await client('PUT', `${path}?accepts_incomplete=true`, provisionBody(PLANS.slow))).status).toBe(
+        202,
+      );
+      const list = async () =>
+        (
+          (await master!.custom.listNamespacedCustomObject({
+            group: 'acid.zalan.do',
+            version: 'v1',
+            plural: 'postgresqls',
+            namespace: `sf-${id}`,
+          })) as { items: { status?: { PostgresClusterStatus?: string } }[] }
+        ).items;
+      await eventually('the postgresql to be applied', async () =>
+        (await list()).length > 0 ? true : undefined,
+      );
+      await worker.kill();
+      // with no worker, last_operation still answers from workflow state
+      expect((await client('GET', `${path}/last_operation`)).body.state).toBe('in progress');
+      worker = await startProcess('worker', settings);
+      expect(
+        await eventually(
+          'the provision to finish',
+          async () => {
+            const res = await client('GET', `${path}/last_operation`);
+            return res.body.state === 'in progress' ? undefined : res.body;
+          },
+          60_000,
+        ),
+      ).toMatchObject({ state: 'succeeded' });
+      expect(await list()).toHaveLength(1);
+    } finally {
+      await worker.stop();
+      await broker.stop();
+    }
+  });
+});
