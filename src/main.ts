@@ -21,7 +21,8 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const config = loadConfig(role);
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  // We stop the worker ourselves on SIGINT/SIGTERM, after the broker.
+  Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
   const master = clusterClientFromFile(MASTER_CLUSTER_ID, config.masterKubeconfig);
   const log = jsonLogger(role, (process.env.INTEROP_LOG_LEVEL as 'info') || 'info');
   const stops: (() => Promise<void>)[] = [];

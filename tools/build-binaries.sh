@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real servers the tests and the dev stack run: the Temporal CLI (dev server), etcd,
-# kube-apiserver and kube-controller-manager. Everything comes from the Go module proxy.
+# kube-apiserver and kube-controller-manager, and helm for the chart checks. Everything comes
+# from the Go module proxy.
 # Binaries are cached outside the repo, keyed by version, and reused:
 #   ${INTEROP_CACHE_DIR:-$HOME/.cache/interoperator}/bin/<name>-<version>/<name>
 # An existing binary named by TEMPORAL_CLI, ETCD_BIN, KUBE_APISERVER_BIN or
@@ -52,7 +53,21 @@ build_kube() {
   rm -rf "$out" && mv "$out.tmp" "$out"
 }
 
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(temporal etcd kube)
+HELM_VERSION=v3.22.0
+
+# Helm, for the chart's lint and render checks (its go.mod has no replace directives).
+build_helm() {
+  local out="$cache/bin/helm-$HELM_VERSION"
+  if [ -n "${INTEROP_HELM:-}" ] || [ -x "$out/helm" ]; then return 0; fi
+  log "building helm $HELM_VERSION (first run only)"
+  mkdir -p "$out.tmp"
+  (cd "$cache" && GOBIN="$out.tmp" go install -ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" \
+      "helm.sh/helm/v3/cmd/helm@$HELM_VERSION") >"$cache/logs/helm.log" 2>&1 \
+    || { log "helm build failed; see $cache/logs/helm.log"; tail -20 "$cache/logs/helm.log" >&2; return 1; }
+  rm -rf "$out" && mv "$out.tmp" "$out"
+}
+
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(temporal etcd kube helm)
 pids=()
 for t in "${targets[@]}"; do "build_$t" & pids+=($!); done
 rc=0; for p in "${pids[@]}"; do wait "$p" || rc=1; done

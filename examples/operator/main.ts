@@ -1,15 +1,50 @@
 #!/usr/bin/env node
-/** Runs the example operator: `node dist/examples/operator/main.js [--kubeconfig PATH ...]` (default: KUBECONFIG or in-cluster). */
+/**
+ * Runs the example operator until SIGINT or SIGTERM:
+ *
+ *   node dist/examples/operator/main.js [--kubeconfig PATH ...] [--ready-after-ms N]
+ *
+ * One `--kubeconfig` per cluster to reconcile in; without any, the default kubeconfig (KUBECONFIG,
+ * ~/.kube/config, or the in-cluster service account). The CRD in examples/operator/crds must be
+ * installed in each cluster.
+ */
+import { parseArgs } from 'node:util';
 import { clusterClientFromFile } from '../../src/kube/clients.js';
 import { startExampleOperator } from './operator.js';
 
-const files = process.argv.flatMap((arg, i, all) =>
-  arg === '--kubeconfig' && all[i + 1] ? [all[i + 1]!] : [],
-);
-const clusters = (files.length ? files : [undefined]).map((file, i) =>
-  clusterClientFromFile(String(i + 1), file),
-);
-const operator = await startExampleOperator({ clusters, log: (m) => console.log(m) });
-const stop = () => void operator.stop().then(() => process.exit(0));
-process.once('SIGINT', stop);
-process.once('SIGTERM', stop);
+const { values } = parseArgs({
+  options: {
+    kubeconfig: { type: 'string', multiple: true, default: [] },
+    'ready-after-ms': { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+if (values.help) {
+  console.log('usage: main.js [--kubeconfig PATH ...] [--ready-after-ms N]');
+  process.exit(0);
+}
+const files: (string | undefined)[] = values.kubeconfig.length > 0 ? values.kubeconfig : [undefined];
+const clusters = files.map((file, i) => clusterClientFromFile(String(i + 1), file));
+const readyAfter = values['ready-after-ms'];
+const operator = await startExampleOperator({
+  clusters,
+  ...(readyAfter !== undefined ? { readyAfterMs: Number(readyAfter) } : {}),
+  log: (message) => console.log(`${new Date().toISOString()} ${message}`),
+});
+console.log(`example operator running in ${clusters.length} cluster(s)`);
+
+let stopping = false;
+const stop = (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  console.log(`${signal}: stopping`);
+  void operator.stop().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+};
+process.once('SIGINT', () => stop('SIGINT'));
+process.once('SIGTERM', () => stop('SIGTERM'));

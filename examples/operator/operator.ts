@@ -1,174 +1,562 @@
 /**
  * An example operator that reconciles `acid.zalan.do/v1` `postgresql` resources the way Zalando's
- * postgres-operator appears from outside, so the design document's PostgreSQL plan runs end to
- * end without it: `Creating` at first, then after `readyAfterMs` a credentials Secret per user
- * (`<user>.<cluster>.credentials.postgresql.acid.zalan.do`), a Service with a cluster IP, and
- * `PostgresClusterStatus: Running`. A spec change goes through `Updating` the same way. Users
- * removed from the spec lose their Secret. Everything it creates is owned by the postgresql, so
- * the garbage collector removes it with its owner (no finalizers needed).
+ * postgres-operator appears from outside, so the design document's PostgreSQL plan runs end to end
+ * without it. It runs no database: it only produces the objects and the status that the plan's
+ * `sources` and `status` templates read.
  *
- * For tests: `spec.teamId: fail` or the annotation `example-operator/fail: "true"` ends in
- * `CreateFailed` with a `reason`.
+ * For each postgresql of each cluster (all namespaces):
+ * - a new postgresql is `Creating`, a changed one (new `metadata.generation`) `Updating`;
+ * - `readyAfterMs` after the operator first saw that generation, it ensures one credentials Secret
+ *   per user of `spec.users` (`<user>.<cluster>.credentials.postgresql.acid.zalan.do`, with `username`
+ *   and a random `password` that is generated once and never replaced), deletes the Secrets of users
+ *   no longer listed, ensures a ClusterIP Service named like the postgresql (port 5432), and then sets
+ *   `status.PostgresClusterStatus: Running` with `status.observedGeneration`;
+ * - a postgresql with `spec.teamId: fail` or the annotation `example-operator/fail: "true"` ends in
+ *   `CreateFailed` (`UpdateFailed` after a change) with `status.reason` instead, for tests.
  *
- * Level-based: every `resyncMs` it lists the postgresqls of each cluster and converges each one.
+ * Deletion needs no finalizer: every Secret and Service carries an ownerReference to its postgresql,
+ * so the garbage collector (kube-controller-manager) removes them with it. For tests that want to see
+ * a postgresql "being deleted", the annotation `example-operator/slow-delete: "<ms>"` ("true" means
+ * 3000) makes the operator hold the finalizer `example-operator/slow-delete` for that long after the
+ * deletion was requested.
+ *
+ * Level-based, like a controller-runtime controller: per cluster, reflectors (list + watch) keep
+ * caches of the postgresqls and of the Secrets and Services labelled `application: spilo`; any change
+ * to a postgresql or to one of its objects queues the postgresql's key, and a reconcile reads only
+ * the caches and the clock, then converges. Running it twice changes nothing. Every `resyncMs` all
+ * known postgresqls are queued again, so nothing depends on having seen a particular event.
  */
 import { randomBytes } from 'node:crypto';
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { setMaxListeners } from 'node:events';
+import { PatchStrategy, setHeaderOptions, type V1Secret, type V1Service } from '@kubernetes/client-node';
 import type { ClusterClient } from '../../src/kube/clients.js';
-import { isAlreadyExists, isNotFound } from '../../src/kube/errors.js';
+import { apiMessageOf, isAlreadyExists, isNotFound, statusCodeOf } from '../../src/kube/errors.js';
+import { Reflector, type ReflectorList } from './reflector.js';
 
 export interface ExampleOperatorOptions {
+  /** The clusters to reconcile in; each gets its own watches. */
   readonly clusters: readonly ClusterClient[];
-  /** Delay from creation (or a spec change) to Running. @default 1000 */
+  /** Delay from the operator first seeing a generation of a postgresql to Running. @default 1000 */
   readonly readyAfterMs?: number;
-  /** @default 250 */
+  /**
+   * Period after which every known postgresql is reconciled again from the caches (no API reads,
+   * writes only where something differs). @default 30000
+   */
   readonly resyncMs?: number;
+  /** Receives one line per state change and per failure. @default no logging */
   readonly log?: (message: string) => void;
 }
 
+/** A running example operator. */
+export interface ExampleOperator {
+  /** Stops watching and reconciling; resolves when in-flight work is done. */
+  stop(): Promise<void>;
+}
+
+/** The API of the resource, as the real operator's CRD defines it. */
+export const POSTGRESQL = {
+  group: 'acid.zalan.do',
+  version: 'v1',
+  apiVersion: 'acid.zalan.do/v1',
+  kind: 'postgresql',
+  plural: 'postgresqls',
+} as const;
+
+/** Annotation that makes the operator fail the postgresql (as does `spec.teamId: fail`). */
+export const FAIL_ANNOTATION = 'example-operator/fail';
+/** Annotation whose value (milliseconds, or "true") makes deletion wait that long. */
+export const SLOW_DELETE_ANNOTATION = 'example-operator/slow-delete';
+/** The finalizer held for slow deletes. */
+export const SLOW_DELETE_FINALIZER = 'example-operator/slow-delete';
+
+/** Name of the credentials Secret of `user` of the postgresql `cluster`, as the real operator names it. */
+export const credentialsSecretName = (user: string, cluster: string): string =>
+  `${user.replace(/_/g, '-')}.${cluster}.credentials.postgresql.acid.zalan.do`;
+
+/** The PostgreSQL role name of a user: characters other than letters, digits and `_` become `_`. */
+export const roleName = (user: string): string => user.replace(/[^a-zA-Z0-9_]/g, '_');
+
 interface Postgresql {
+  apiVersion?: string;
+  kind?: string;
   metadata: {
     name: string;
     namespace: string;
     uid: string;
+    resourceVersion?: string;
     generation?: number;
     deletionTimestamp?: string;
     annotations?: Record<string, string>;
+    finalizers?: string[];
   };
-  spec?: { teamId?: string; users?: Record<string, unknown> };
+  spec?: { teamId?: unknown; users?: unknown };
   status?: { PostgresClusterStatus?: string; observedGeneration?: number; reason?: string };
 }
 
-const API = { group: 'acid.zalan.do', version: 'v1', plural: 'postgresqls' };
-const secretName = (user: string, cluster: string) =>
-  `${user}.${cluster}.credentials.postgresql.acid.zalan.do`;
+interface Owned {
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    ownerReferences?: { uid: string; kind: string }[];
+  };
+}
 
-export async function startExampleOperator(
-  options: ExampleOperatorOptions,
-): Promise<{ stop(): Promise<void> }> {
-  const readyAfter = options.readyAfterMs ?? 1000;
+/** Labels of the objects the real operator creates for a cluster. */
+const OWNED_SELECTOR = 'application=spilo,cluster-name';
+const DEFAULT_SLOW_DELETE_MS = 3000;
+
+export async function startExampleOperator(options: ExampleOperatorOptions): Promise<ExampleOperator> {
   const log = options.log ?? (() => undefined);
-  /** When each postgresql generation was first seen, by uid. */
-  const seen = new Map<string, { generation: number; at: number }>();
-  let stopped = false;
+  const abort = new AbortController();
+  // Every reflector and every open watch listens for the stop.
+  setMaxListeners(0, abort.signal);
+  const controllers = options.clusters.map(
+    (cluster) =>
+      new ClusterController(cluster, {
+        readyAfterMs: options.readyAfterMs ?? 1000,
+        resyncMs: options.resyncMs ?? 30_000,
+        log,
+        signal: abort.signal,
+      }),
+  );
+  const runs = controllers.map((c) => c.run());
+  return {
+    stop: async () => {
+      abort.abort();
+      await Promise.all(runs);
+    },
+  };
+}
 
-  async function setStatus(
-    cluster: ClusterClient,
-    pg: Postgresql,
-    status: Record<string, unknown>,
-  ): Promise<void> {
-    await cluster.custom.patchNamespacedCustomObjectStatus(
-      { ...API, namespace: pg.metadata.namespace, name: pg.metadata.name, body: { status } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+interface Seen {
+  readonly uid: string;
+  readonly generation: number;
+  readonly since: number;
+  deletingSince?: number;
+}
+
+interface ControllerSettings {
+  readonly readyAfterMs: number;
+  readonly resyncMs: number;
+  readonly log: (message: string) => void;
+  readonly signal: AbortSignal;
+}
+
+/** The operator for one cluster: three reflectors, a work queue of keys, and timers. */
+class ClusterController {
+  private readonly postgresqls: Reflector<Postgresql>;
+  private readonly secrets: Reflector<Owned>;
+  private readonly services: Reflector<Owned>;
+  /** Keys being reconciled; `again` asks for another pass after the current one. */
+  private readonly queue = new Map<string, { again: boolean }>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  /** When the current generation (and the deletion) of each postgresql was first seen, by key. */
+  private readonly seen = new Map<string, Seen>();
+  private readonly failures = new Map<string, number>();
+
+  constructor(
+    private readonly cluster: ClusterClient,
+    private readonly settings: ControllerSettings,
+  ) {
+    const common = {
+      kubeConfig: cluster.kubeConfig,
+      signal: settings.signal,
+      log: settings.log,
+    };
+    this.postgresqls = new Reflector<Postgresql>({
+      ...common,
+      name: `postgresqls in cluster ${cluster.id}`,
+      path: `/apis/${POSTGRESQL.group}/${POSTGRESQL.version}/${POSTGRESQL.plural}`,
+      list: async () =>
+        (await cluster.custom.listClusterCustomObject({
+          group: POSTGRESQL.group,
+          version: POSTGRESQL.version,
+          plural: POSTGRESQL.plural,
+        })) as ReflectorList<Postgresql>,
+      onChange: (key) => this.enqueue(key),
+    });
+    // A change to an owned object (a deletion included) queues its postgresql.
+    const enqueueOwner = (current: Owned | undefined, previous: Owned | undefined) => {
+      const obj = current ?? previous;
+      const cluster = obj?.metadata?.labels?.['cluster-name'];
+      if (obj?.metadata?.namespace && cluster) this.enqueue(`${obj.metadata.namespace}/${cluster}`);
+    };
+    this.secrets = new Reflector<Owned>({
+      ...common,
+      name: `secrets in cluster ${cluster.id}`,
+      path: '/api/v1/secrets',
+      labelSelector: OWNED_SELECTOR,
+      list: () =>
+        cluster.core.listSecretForAllNamespaces({ labelSelector: OWNED_SELECTOR }) as Promise<
+          ReflectorList<Owned>
+        >,
+      onChange: (_key, current, previous) => enqueueOwner(current, previous),
+    });
+    this.services = new Reflector<Owned>({
+      ...common,
+      name: `services in cluster ${cluster.id}`,
+      path: '/api/v1/services',
+      labelSelector: OWNED_SELECTOR,
+      list: () =>
+        cluster.core.listServiceForAllNamespaces({ labelSelector: OWNED_SELECTOR }) as Promise<
+          ReflectorList<Owned>
+        >,
+      onChange: (_key, current, previous) => enqueueOwner(current, previous),
+    });
   }
 
-  async function converge(cluster: ClusterClient, pg: Postgresql): Promise<void> {
-    const { name, namespace, uid } = pg.metadata;
-    if (pg.metadata.deletionTimestamp) return;
-    const generation = pg.metadata.generation ?? 1;
-    const first = seen.get(uid);
-    if (!first || first.generation !== generation) seen.set(uid, { generation, at: Date.now() });
-    const done = pg.status?.observedGeneration === generation;
-    if (done) return;
-    const since = seen.get(uid)!.at;
-    if (Date.now() - since < readyAfter) {
-      const pending = pg.status?.observedGeneration ? 'Updating' : 'Creating';
-      if (pg.status?.PostgresClusterStatus !== pending)
-        await setStatus(cluster, pg, { PostgresClusterStatus: pending });
+  async run(): Promise<void> {
+    const { signal, resyncMs } = this.settings;
+    const reflectors = [this.postgresqls, this.secrets, this.services].map((r) => r.run());
+    const resync = setInterval(() => {
+      for (const key of this.postgresqls.store.keys()) this.enqueue(key);
+    }, resyncMs);
+    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    clearInterval(resync);
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    await Promise.all(reflectors);
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+  }
+
+  // ---- the work queue ------------------------------------------------------------------------
+
+  private enqueue(key: string): void {
+    if (this.settings.signal.aborted) return;
+    const pending = this.queue.get(key);
+    if (pending) {
+      pending.again = true;
       return;
     }
-    if (pg.spec?.teamId === 'fail' || pg.metadata.annotations?.['example-operator/fail'] === 'true') {
-      await setStatus(cluster, pg, {
-        PostgresClusterStatus: 'CreateFailed',
-        reason: 'the example operator was told to fail this cluster',
+    const entry = { again: false };
+    this.queue.set(key, entry);
+    const work = (async () => {
+      // Let a burst of events (a relist, a status patch and its echo) coalesce into one pass.
+      await Promise.resolve();
+      do {
+        entry.again = false;
+        await this.reconcileSafely(key);
+      } while (entry.again && !this.settings.signal.aborted);
+      this.queue.delete(key);
+    })();
+    this.inFlight.add(work);
+    void work.finally(() => this.inFlight.delete(work));
+  }
+
+  /** Queues `key` again after `ms`, keeping an earlier timer when there is one. */
+  private requeueAfter(key: string, ms: number): void {
+    if (this.settings.signal.aborted) return;
+    const at = Date.now() + ms;
+    const current = this.timers.get(key);
+    if (current && current.at <= at) return;
+    if (current) clearTimeout(current.timer);
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(key);
+        this.enqueue(key);
+      },
+      Math.max(0, ms),
+    );
+    this.timers.set(key, { at, timer });
+  }
+
+  private async reconcileSafely(key: string): Promise<void> {
+    try {
+      await this.reconcile(key);
+      this.failures.delete(key);
+    } catch (err) {
+      if (this.settings.signal.aborted) return;
+      // NotFound: the postgresql or its namespace went while we worked; the watch reports it.
+      if (isNotFound(err)) return;
+      const n = this.failures.get(key) ?? 0;
+      this.failures.set(key, n + 1);
+      const delay = Math.min(10_000, 200 * 2 ** n);
+      this.settings.log(
+        `postgresql ${key} in cluster ${this.cluster.id}: ${apiMessageOf(err)}; retrying in ${delay} ms`,
+      );
+      this.requeueAfter(key, delay);
+    }
+  }
+
+  // ---- reconcile -----------------------------------------------------------------------------
+
+  private async reconcile(key: string): Promise<void> {
+    const pg = this.postgresqls.store.get(key);
+    if (!pg) {
+      // Gone: the garbage collector removes what it owned. Forget our bookkeeping.
+      this.seen.delete(key);
+      const timer = this.timers.get(key);
+      if (timer) clearTimeout(timer.timer);
+      this.timers.delete(key);
+      this.failures.delete(key);
+      return;
+    }
+    if (pg.metadata.deletionTimestamp) return this.reconcileDeletion(key, pg);
+    if (slowDeleteMs(pg) !== undefined && !pg.metadata.finalizers?.includes(SLOW_DELETE_FINALIZER)) {
+      return this.setFinalizers(pg, [...(pg.metadata.finalizers ?? []), SLOW_DELETE_FINALIZER]);
+    }
+
+    const generation = pg.metadata.generation ?? 1;
+    const status = pg.status ?? {};
+    if (status.observedGeneration === generation) {
+      // Settled for this generation; keep a Running postgresql's objects in place (level-based).
+      if (status.PostgresClusterStatus === 'Running') await this.ensureObjects(pg);
+      return;
+    }
+
+    const since = this.firstSeen(key, pg).since;
+    const updating = status.observedGeneration !== undefined;
+    const wait = since + this.settings.readyAfterMs - Date.now();
+    if (wait > 0) {
+      const phase = updating ? 'Updating' : 'Creating';
+      if (status.PostgresClusterStatus !== phase) {
+        await this.patchStatus(pg, { PostgresClusterStatus: phase, reason: null });
+        this.settings.log(`postgresql ${key} in cluster ${this.cluster.id}: ${phase}`);
+      }
+      this.requeueAfter(key, wait);
+      return;
+    }
+
+    const failure = failureOf(pg);
+    if (failure) {
+      const phase = updating ? 'UpdateFailed' : 'CreateFailed';
+      await this.patchStatus(pg, {
+        PostgresClusterStatus: phase,
+        reason: failure,
         observedGeneration: generation,
       });
-      log(`postgresql ${namespace}/${name} in cluster ${cluster.id}: CreateFailed`);
+      this.settings.log(`postgresql ${key} in cluster ${this.cluster.id}: ${phase}: ${failure}`);
       return;
     }
+
+    let problem: string | undefined;
+    try {
+      problem = await this.ensureObjects(pg);
+    } catch (err) {
+      // The apiserver refuses the objects (422): nothing to retry until the spec changes.
+      if (statusCodeOf(err) !== 422) throw err;
+      const phase = updating ? 'UpdateFailed' : 'CreateFailed';
+      const reason = plainReason(apiMessageOf(err));
+      await this.patchStatus(pg, { PostgresClusterStatus: phase, reason, observedGeneration: generation });
+      this.settings.log(`postgresql ${key} in cluster ${this.cluster.id}: ${phase}: ${reason}`);
+      return;
+    }
+    if (problem) {
+      this.settings.log(`postgresql ${key} in cluster ${this.cluster.id}: ${problem}`);
+      this.requeueAfter(key, 1000);
+      return;
+    }
+    await this.patchStatus(pg, {
+      PostgresClusterStatus: 'Running',
+      reason: null,
+      observedGeneration: generation,
+    });
+    this.settings.log(`postgresql ${key} in cluster ${this.cluster.id}: Running`);
+  }
+
+  /**
+   * Ensures the Secrets of the listed users and the Service, and deletes the Secrets of users no
+   * longer listed. Returns why it cannot finish yet (an object of that name still belongs to an
+   * earlier postgresql of the same name, which the garbage collector is about to remove).
+   */
+  private async ensureObjects(pg: Postgresql): Promise<string | undefined> {
+    const { name, namespace, uid } = pg.metadata;
     const owner = {
-      apiVersion: 'acid.zalan.do/v1',
-      kind: 'postgresql',
+      apiVersion: POSTGRESQL.apiVersion,
+      kind: POSTGRESQL.kind,
       name,
       uid,
       controller: true,
       blockOwnerDeletion: true,
     };
-    const labels = { application: 'spilo', 'cluster-name': name, team: pg.spec?.teamId ?? '' };
-    const users = Object.keys(pg.spec?.users ?? {});
+    const teamId = typeof pg.spec?.teamId === 'string' ? pg.spec.teamId : '';
+    const labels = { application: 'spilo', 'cluster-name': name, team: teamId };
+    const users = usersOf(pg);
+    const wanted = new Set(users.map((user) => credentialsSecretName(user, name)));
+    const problems: string[] = [];
+
+    // Owned by another postgresql of this name (deleted, not yet collected) and not by this one.
+    const foreign = (obj: Owned | undefined) => {
+      const owners = obj?.metadata?.ownerReferences ?? [];
+      return (
+        owners.some((o) => o.kind === POSTGRESQL.kind && o.uid !== uid) && !owners.some((o) => o.uid === uid)
+      );
+    };
+
     for (const user of users) {
+      const secretName = credentialsSecretName(user, name);
+      const cached = this.secrets.store.get(`${namespace}/${secretName}`);
+      if (cached) {
+        if (foreign(cached)) problems.push(`Secret ${secretName} still belongs to an earlier postgresql`);
+        continue;
+      }
+      const body: V1Secret = {
+        metadata: { name: secretName, namespace, labels, ownerReferences: [owner] },
+        type: 'Opaque',
+        // Generated once: an existing Secret is never replaced, so its password never changes.
+        stringData: { username: roleName(user), password: randomBytes(24).toString('base64url') },
+      };
       try {
-        await cluster.core.createNamespacedSecret({
-          namespace,
-          body: {
-            metadata: { name: secretName(user, name), namespace, labels, ownerReferences: [owner] },
-            type: 'Opaque',
-            stringData: {
-              username: user.replace(/[^a-zA-Z0-9_]/g, '_'),
-              password: randomBytes(24).toString('base64url'),
-            },
-          },
-        });
+        await this.cluster.core.createNamespacedSecret({ namespace, body });
+        this.settings.log(
+          `postgresql ${namespace}/${name} in cluster ${this.cluster.id}: created Secret ${secretName}`,
+        );
       } catch (err) {
         if (!isAlreadyExists(err)) throw err;
+        // Our cache is behind; the existing Secret stays as it is. Check whose it is.
+        const existing = await this.cluster.core.readNamespacedSecret({ namespace, name: secretName });
+        if (foreign(existing as Owned))
+          problems.push(`Secret ${secretName} still belongs to an earlier postgresql`);
       }
     }
-    const secrets = await cluster.core.listNamespacedSecret({
-      namespace,
-      labelSelector: `cluster-name=${name}`,
-    });
-    for (const secret of secrets.items) {
-      const user = secret.metadata?.name?.split('.')[0];
-      if (user && !users.includes(user)) {
+
+    const suffix = `.${name}.credentials.postgresql.acid.zalan.do`;
+    const unwanted = [...this.secrets.store]
+      .filter(
+        ([key, secret]) =>
+          key.startsWith(`${namespace}/`) && secret.metadata?.labels?.['cluster-name'] === name,
+      )
+      .map(([, secret]) => secret.metadata?.name ?? '')
+      .filter((secretName) => secretName.endsWith(suffix) && !wanted.has(secretName));
+    if (unwanted.length > 0) {
+      // Deleting loses a password for good: decide on the postgresql as it is now, not as cached.
+      const fresh = (await this.cluster.custom.getNamespacedCustomObject({
+        group: POSTGRESQL.group,
+        version: POSTGRESQL.version,
+        plural: POSTGRESQL.plural,
+        namespace,
+        name,
+      })) as Postgresql;
+      const stillWanted = new Set(usersOf(fresh).map((user) => credentialsSecretName(user, name)));
+      for (const secretName of unwanted) {
+        if (fresh.metadata.uid !== uid || stillWanted.has(secretName)) continue;
         try {
-          await cluster.core.deleteNamespacedSecret({ namespace, name: secret.metadata!.name! });
+          await this.cluster.core.deleteNamespacedSecret({ namespace, name: secretName });
+          this.settings.log(
+            `postgresql ${namespace}/${name} in cluster ${this.cluster.id}: deleted Secret ${secretName}`,
+          );
         } catch (err) {
           if (!isNotFound(err)) throw err;
         }
       }
     }
-    try {
-      await cluster.core.createNamespacedService({
-        namespace,
-        body: {
-          metadata: { name, namespace, labels, ownerReferences: [owner] },
-          spec: { type: 'ClusterIP', ports: [{ name: 'postgresql', port: 5432, targetPort: 5432 }] },
-        },
-      });
-    } catch (err) {
-      if (!isAlreadyExists(err)) throw err;
+
+    const service = this.services.store.get(`${namespace}/${name}`);
+    if (service) {
+      if (foreign(service)) problems.push(`Service ${name} still belongs to an earlier postgresql`);
+    } else {
+      const body: V1Service = {
+        metadata: { name, namespace, labels, ownerReferences: [owner] },
+        spec: { type: 'ClusterIP', ports: [{ name: 'postgresql', port: 5432, targetPort: 5432 }] },
+      };
+      try {
+        await this.cluster.core.createNamespacedService({ namespace, body });
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+        const existing = await this.cluster.core.readNamespacedService({ namespace, name });
+        if (foreign(existing as Owned))
+          problems.push(`Service ${name} still belongs to an earlier postgresql`);
+      }
     }
-    await setStatus(cluster, pg, { PostgresClusterStatus: 'Running', observedGeneration: generation });
-    log(`postgresql ${namespace}/${name} in cluster ${cluster.id}: Running`);
+    return problems.length > 0 ? `waiting: ${problems.join('; ')}` : undefined;
   }
 
-  async function resync(cluster: ClusterClient): Promise<void> {
-    const list = (await cluster.custom.listClusterCustomObject(API)) as { items: Postgresql[] };
-    await Promise.all(
-      list.items.map((pg) =>
-        converge(cluster, pg).catch((err: unknown) => {
-          if (!isNotFound(err))
-            log(`postgresql ${pg.metadata.namespace}/${pg.metadata.name}: ${String(err)}`);
-        }),
-      ),
+  /** Holds the slow-delete finalizer for its time, then lets the deletion finish. */
+  private async reconcileDeletion(key: string, pg: Postgresql): Promise<void> {
+    if (!pg.metadata.finalizers?.includes(SLOW_DELETE_FINALIZER)) return;
+    const seen = this.firstSeen(key, pg);
+    seen.deletingSince ??= Date.now();
+    const wait = seen.deletingSince + (slowDeleteMs(pg) ?? 0) - Date.now();
+    if (wait > 0) {
+      this.requeueAfter(key, wait);
+      return;
+    }
+    await this.setFinalizers(
+      pg,
+      pg.metadata.finalizers.filter((f) => f !== SLOW_DELETE_FINALIZER),
+    );
+    this.settings.log(`postgresql ${key} in cluster ${this.cluster.id}: released the slow-delete finalizer`);
+  }
+
+  /** When this generation of the postgresql was first seen (a new uid or generation starts again). */
+  private firstSeen(key: string, pg: Postgresql): Seen {
+    const generation = pg.metadata.generation ?? 1;
+    const current = this.seen.get(key);
+    if (current && current.uid === pg.metadata.uid && current.generation === generation) return current;
+    const fresh: Seen = { uid: pg.metadata.uid, generation, since: Date.now() };
+    this.seen.set(key, fresh);
+    return fresh;
+  }
+
+  /** Sets the finalizers, guarded by the resourceVersion we read (409 means: read again, retry). */
+  private async setFinalizers(pg: Postgresql, finalizers: string[]): Promise<void> {
+    await this.cluster.custom.patchNamespacedCustomObject(
+      {
+        group: POSTGRESQL.group,
+        version: POSTGRESQL.version,
+        plural: POSTGRESQL.plural,
+        namespace: pg.metadata.namespace,
+        name: pg.metadata.name,
+        body: { metadata: { finalizers, resourceVersion: pg.metadata.resourceVersion } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
   }
 
-  const loops = options.clusters.map(async (cluster) => {
-    while (!stopped) {
-      try {
-        await resync(cluster);
-      } catch (err) {
-        log(`cluster ${cluster.id}: resync failed: ${String(err)}`);
-      }
-      await new Promise((r) => setTimeout(r, options.resyncMs ?? 250));
-    }
-  });
-  return {
-    stop: async () => {
-      stopped = true;
-      await Promise.all(loops);
-    },
-  };
+  private async patchStatus(pg: Postgresql, status: Record<string, unknown>): Promise<void> {
+    await this.cluster.custom.patchNamespacedCustomObjectStatus(
+      {
+        group: POSTGRESQL.group,
+        version: POSTGRESQL.version,
+        plural: POSTGRESQL.plural,
+        namespace: pg.metadata.namespace,
+        name: pg.metadata.name,
+        body: { status },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  }
+}
+
+/** The users of `spec.users` (a map of user name to roles); anything else counts as none. */
+function usersOf(pg: Postgresql): string[] {
+  const users = pg.spec?.users;
+  if (typeof users !== 'object' || users === null || Array.isArray(users)) return [];
+  return Object.keys(users).sort();
+}
+
+/** Why the test hooks want this postgresql to fail, or undefined. */
+function failureOf(pg: Postgresql): string | undefined {
+  if (pg.spec?.teamId === 'fail') return 'the example operator was told to fail this cluster (team fail)';
+  if (pg.metadata.annotations?.[FAIL_ANNOTATION] === 'true') {
+    return `the example operator was told to fail this cluster (annotation ${FAIL_ANNOTATION})`;
+  }
+  return undefined;
+}
+
+/**
+ * A reason that stays one plain YAML scalar: the design document's status template writes
+ * `description: {{ .postgresql.status.reason }}` unquoted, so quotes, `: ` and `#` would break it.
+ */
+export function plainReason(text: string): string {
+  return text
+    .replace(/[\r\n\t]+/g, ' ')
+    .replace(/["'`]/g, '')
+    .replace(/:(\s|$)/g, ' -$1')
+    .replace(/\s#/g, ' ')
+    .replace(/^[-?:,[\]{}#&*!|>%@\s]+/, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/** How long a deletion is held, or undefined when the postgresql does not ask for it. */
+function slowDeleteMs(pg: Postgresql): number | undefined {
+  const value = pg.metadata.annotations?.[SLOW_DELETE_ANNOTATION];
+  if (value === undefined || value === 'false') return undefined;
+  if (value === 'true' || value === '') return DEFAULT_SLOW_DELETE_MS;
+  const ms = Number(value);
+  return Number.isFinite(ms) && ms >= 0 ? ms : DEFAULT_SLOW_DELETE_MS;
 }

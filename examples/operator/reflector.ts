@@ -32,8 +32,8 @@ export interface ReflectorOptions<T extends Reflectable> {
   readonly labelSelector?: string;
   /** Lists the collection (with the same scope and selector as the watch). */
   readonly list: () => Promise<ReflectorList<T>>;
-  /** Called with the key and the new object, or undefined when the object is gone. */
-  readonly onChange: (key: string, current: T | undefined) => void;
+  /** Called with the key, the new object (undefined when it is gone) and the one it replaces. */
+  readonly onChange: (key: string, current: T | undefined, previous: T | undefined) => void;
   /** Stops the reflector. */
   readonly signal: AbortSignal;
   readonly log?: (message: string) => void;
@@ -129,13 +129,13 @@ export class Reflector<T extends Reflectable> {
       const old = this.store.get(key);
       this.store.set(key, item);
       if (!old || old.metadata?.resourceVersion !== item.metadata?.resourceVersion) {
-        this.options.onChange(key, item);
+        this.options.onChange(key, item, old);
       }
     }
-    for (const key of [...this.store.keys()]) {
+    for (const [key, old] of [...this.store]) {
       if (!seen.has(key)) {
         this.store.delete(key);
-        this.options.onChange(key, undefined);
+        this.options.onChange(key, undefined, old);
       }
     }
     this.markSynced();
@@ -183,12 +183,13 @@ export class Reflector<T extends Reflectable> {
         if (version) last = version;
         if (type === 'BOOKMARK') return;
         const key = keyOf(item);
+        const previous = this.store.get(key);
         if (type === 'DELETED') {
           this.store.delete(key);
-          this.options.onChange(key, undefined);
+          this.options.onChange(key, undefined, previous ?? item);
         } else if (type === 'ADDED' || type === 'MODIFIED') {
           this.store.set(key, item);
-          this.options.onChange(key, item);
+          this.options.onChange(key, item, previous);
         }
       };
       this.watch

@@ -101,8 +101,17 @@ export function createApp(options: AppOptions): Koa {
   osb.use(basicAuth(options.credentials), osbHeaders);
 
   /** GET /v2/catalog */
+  let catalogCache: { key: string; json: string } | undefined;
   osb.get('/catalog', (ctx) => {
-    ctx.body = osbCatalog(catalog.services(), catalog.plans());
+    // Rebuilt only when a service or plan changed (their resourceVersions say so).
+    const services = catalog.services();
+    const plans = catalog.plans();
+    const key = [...services, ...plans]
+      .map((o) => `${o.metadata.uid}@${o.metadata.resourceVersion}`)
+      .join(',');
+    if (catalogCache?.key !== key) catalogCache = { key, json: JSON.stringify(osbCatalog(services, plans)) };
+    ctx.type = 'application/json';
+    ctx.body = catalogCache.json;
   });
 
   /** PUT /v2/service_instances/:instance_id (provision) */

@@ -135,7 +135,12 @@ const toLastOperation = (status: OperationStatus): LastOperation => ({
   ...(status.state === 'in progress' ? { retryAfterSeconds: RETRY_AFTER_SECONDS } : {}),
 });
 
+/** How many settled runs the broker remembers: a closed run never changes, so last_operation needs no call. */
+const SETTLED_CACHE_SIZE = 10_000;
+
 export class TemporalServiceBroker implements ServiceBroker {
+  private readonly settledRuns = new Map<string, RunState>();
+
   constructor(private readonly deps: BrokerDeps) {}
 
   // ------------------------------------------------------------------ instances
@@ -513,6 +518,18 @@ export class TemporalServiceBroker implements ServiceBroker {
   }
 
   private async describe(workflowId: string, runId?: string): Promise<RunState | undefined> {
+    const cached = runId ? this.settledRuns.get(`${workflowId}/${runId}`) : undefined;
+    if (cached) return cached;
+    const run = await this.describeRun(workflowId, runId);
+    if (run && runId && !run.running) {
+      if (this.settledRuns.size >= SETTLED_CACHE_SIZE)
+        this.settledRuns.delete(this.settledRuns.keys().next().value!);
+      this.settledRuns.set(`${workflowId}/${runId}`, run);
+    }
+    return run;
+  }
+
+  private async describeRun(workflowId: string, runId?: string): Promise<RunState | undefined> {
     try {
       const info = await this.deps.client.workflow.getHandle(workflowId, runId).describe();
       const memo = info.memo?.[MEMO_KEY] as OperationStatus | undefined;

@@ -64,7 +64,8 @@ async function main(): Promise<void> {
     temporalUiPort: Number(process.env.INTEROP_TEMPORAL_UI_PORT ?? 8233),
     temporalDbFile: path.join(workDir, 'temporal.sqlite'),
   });
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  // We stop the worker ourselves on SIGINT/SIGTERM, after the broker.
+  Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
   const stops: (() => Promise<void>)[] = [() => env.stop()];
   let stopping = false;
   const stop = async () => {

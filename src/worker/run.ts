@@ -47,7 +47,7 @@ export async function startWorker(
   return {
     done,
     shutdown: async () => {
-      worker.shutdown();
+      if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;
     },
   };

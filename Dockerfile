@@ -1,0 +1,47 @@
+# syntax=docker/dockerfile:1
+# The inter-operator's image. The Helm chart runs `node dist/src/main.js broker` and
+# `node dist/src/main.js worker`; docker-compose.yml also runs the example operator
+# (`node dist/examples/operator/main.js`) from it. Configuration: INTEROP_* environment variables
+# (src/config.ts).
+
+# 1. The gotemplate renderer: Go's text/template + sprig compiled to WebAssembly (dist/wasm).
+FROM golang:1.26 AS wasm
+WORKDIR /app
+COPY tools/build-wasm.sh tools/
+COPY src/templates/gotemplate/go src/templates/gotemplate/go
+RUN bash tools/build-wasm.sh
+
+# 2. The TypeScript build, with every dependency.
+FROM node:20 AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY tools tools
+COPY src src
+COPY examples examples
+COPY --from=wasm /app/dist/wasm dist/wasm
+# `npm run build` first runs tools/build-wasm.sh, which skips the Go build when the renderer is
+# newer than its sources: it is (touched), so this stage needs no Go toolchain.
+RUN touch dist/wasm/* && npm run build
+
+# 3. The runtime: production dependencies and the compiled code only.
+FROM node:20-slim AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist/src dist/src
+COPY --from=build /app/dist/examples dist/examples
+COPY --from=build /app/dist/wasm/gotemplate.wasm /app/dist/wasm/wasm_exec.js dist/wasm/
+# The renderer's worker thread is plain JavaScript loaded from the source tree (src/templates/gotemplate/pool.ts).
+COPY src/templates/gotemplate/worker.mjs src/templates/gotemplate/
+# CRDs and the example catalog, for installing them from the image (docker-compose.yml does).
+COPY charts/interoperator/crds charts/interoperator/crds
+COPY examples/operator/crds examples/operator/crds
+COPY examples/postgresql examples/postgresql
+# The `node` user of the base image, by number so that Kubernetes can check runAsNonRoot.
+USER 1000:1000
+EXPOSE 8080
+ENTRYPOINT ["node"]
+CMD ["dist/src/main.js", "all"]

@@ -1,0 +1,264 @@
+/**
+ * Provision benchmark, in one run on this machine: provision-to-succeeded latency (p50/p99) and
+ * throughput for N instances of a plan whose single resource is ready at once; beside it the two
+ * limits under us, measured in the same run (the apiserver's raw create throughput for as many
+ * objects, and a trivial workflow with as many activities on the same Temporal server); then the
+ * latency of catalog and last_operation at 100 concurrent clients.
+ *
+ *   npm run build && node dist/bench/provision.js [instances]
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { applyObject } from '../src/kube/objects.js';
+import { startLocalEnvironment } from '../src/local/environment.js';
+import { freePort } from '../src/local/processes.js';
+import { generatePayloadKey } from '../src/temporal/codec.js';
+
+const INSTANCES = Number(process.argv[2] ?? 200);
+const CONCURRENCY = 50;
+const LATENCY_SAMPLES = 30;
+/** Activities of one provision of a plan that is ready at once: record, schedule, replicate, apply, check, record outcome. */
+const ACTIVITIES_PER_PROVISION = 6;
+const SERVICE = 'bench-service';
+const PLAN = 'bench-plan';
+const auth = `Basic ${Buffer.from('bench:bench').toString('base64')}`;
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+};
+
+/** Runs `task` `count` times, `concurrency` at a time; returns the seconds it took. */
+async function pool(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) await task(next++);
+    }),
+  );
+  return (performance.now() - started) / 1000;
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const workDir = mkdtempSync(path.join(os.tmpdir(), 'interop-bench-'));
+  const env = await startLocalEnvironment({ workDir, sisters: 0 });
+  const stops: (() => Promise<void>)[] = [() => env.stop()];
+  try {
+    const ns = env.info.namespace;
+    await applyObject(env.master, {
+      apiVersion: 'osb.servicefabrik.io/v1alpha1',
+      kind: 'SFService',
+      metadata: { name: SERVICE, namespace: ns },
+      spec: { id: SERVICE, name: 'bench', description: 'bench', bindable: false },
+    });
+    await applyObject(env.master, {
+      apiVersion: 'osb.servicefabrik.io/v1alpha1',
+      kind: 'SFPlan',
+      metadata: { name: PLAN, namespace: ns },
+      spec: {
+        id: PLAN,
+        name: 'ready-at-once',
+        description: 'one ConfigMap, ready as soon as it exists',
+        serviceId: SERVICE,
+        manager: { async: true },
+        templates: [
+          {
+            action: 'provision',
+            type: 'gotemplate',
+            content: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n',
+          },
+          {
+            action: 'sources',
+            type: 'gotemplate',
+            content:
+              'cm: {apiVersion: v1, kind: ConfigMap, name: cm, namespace: {{ .instance.metadata.namespace }}}',
+          },
+          {
+            action: 'status',
+            type: 'gotemplate',
+            content: 'provision: {state: {{ if .cm }}succeeded{{ else }}in progress{{ end }}}\n',
+          },
+        ],
+      },
+    });
+
+    // ---- the inter-operator, as it runs in production: one process with broker and worker
+    const port = await freePort();
+    // Broker and worker in their own processes, as the Helm chart deploys them.
+    const payloadKeys = generatePayloadKey();
+    for (const role of ['worker', 'broker']) {
+      const child = spawn(
+        process.execPath,
+        [fileURLToPath(new URL('../src/main.js', import.meta.url)), role],
+        {
+          env: {
+            ...process.env,
+            INTEROP_TEMPORAL_ADDRESS: env.info.temporal.address,
+            INTEROP_MASTER_KUBECONFIG: env.info.clusters[0]!.kubeconfigPath,
+            INTEROP_PAYLOAD_KEYS: payloadKeys,
+            INTEROP_BROKER_USERNAME: 'bench',
+            INTEROP_BROKER_PASSWORD: 'bench',
+            INTEROP_PORT: String(port),
+            INTEROP_LOG_LEVEL: 'warn',
+          },
+          stdio: ['ignore', 'inherit', 'inherit'],
+        },
+      );
+      stops.push(async () => {
+        child.kill('SIGTERM');
+        await new Promise((r) => child.once('exit', r));
+      });
+    }
+    const url = `http://127.0.0.1:${port}`;
+    const osb = (method: string, p: string, body?: unknown) =>
+      fetch(`${url}${p}`, {
+        method,
+        headers: { Authorization: auth, 'X-Broker-API-Version': '2.17', 'Content-Type': 'application/json' },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+    for (;;) {
+      try {
+        const res = await osb('GET', '/v2/catalog');
+        const text = await res.text();
+        if (res.ok && text.includes(PLAN)) break;
+      } catch {
+        // not up yet
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+
+    // warm-up: the worker's first workflow tasks, the render threads
+    const operations = new Map<string, string>();
+    /** Polls every `pollMs`: fast when measuring latency, platform-like under load. */
+    const provisionOne = async (id: string, pollMs = 25) => {
+      const started = performance.now();
+      const res = await osb('PUT', `/v2/service_instances/${id}?accepts_incomplete=true`, {
+        service_id: SERVICE,
+        plan_id: PLAN,
+        organization_guid: 'o',
+        space_guid: 's',
+      });
+      if (res.status !== 202) throw new Error(`provision answered ${res.status}: ${await res.text()}`);
+      // Platforms poll with the operation they were given.
+      const operation = encodeURIComponent(((await res.json()) as { operation: string }).operation);
+      operations.set(id, operation);
+      for (;;) {
+        const path = `/v2/service_instances/${id}/last_operation?operation=${operation}`;
+        const last = (await (await osb('GET', path)).json()) as { state: string };
+        if (last.state === 'succeeded') return performance.now() - started;
+        if (last.state === 'failed') throw new Error(`provision of ${id} failed`);
+        await new Promise((r) => setTimeout(r, pollMs));
+      }
+    };
+    for (let i = 0; i < 5; i += 1) await provisionOne(`warm-${i}`);
+
+    // ---- provision-to-succeeded: one at a time (latency), then CONCURRENCY at a time (throughput)
+    const latencies: number[] = [];
+    for (let i = 0; i < LATENCY_SAMPLES; i += 1) latencies.push(await provisionOne(randomUUID()));
+    const loaded: number[] = [];
+    const ids = Array.from({ length: INSTANCES }, () => randomUUID());
+    const provisionSeconds = await pool(INSTANCES, CONCURRENCY, async (i) => {
+      loaded.push(await provisionOne(ids[i]!, 500));
+    });
+    const provisionRate = INSTANCES / provisionSeconds;
+
+    // ---- limit 1: the apiserver creating as many objects
+    await env.master.core.createNamespace({ body: { metadata: { name: 'bench-raw' } } });
+    const rawSeconds = await pool(INSTANCES, CONCURRENCY, async (i) => {
+      await env.master.core.createNamespacedConfigMap({
+        namespace: 'bench-raw',
+        body: { metadata: { name: `cm-${i}` }, data: { a: 'b' } },
+      });
+    });
+    const rawRate = INSTANCES / rawSeconds;
+
+    // ---- limit 2: a trivial workflow with as many activities, same Temporal server
+    const connection = await NativeConnection.connect({ address: env.info.temporal.address });
+    const worker = await Worker.create({
+      connection,
+      taskQueue: 'bench-trivial',
+      workflowsPath: fileURLToPath(new URL('./workflows.js', import.meta.url)),
+      activities: { nothing: async () => undefined },
+    });
+    const clientConnection = await Connection.connect({ address: env.info.temporal.address });
+    const client = new Client({ connection: clientConnection });
+    let trivialSeconds = 0;
+    await worker.runUntil(async () => {
+      for (let i = 0; i < 5; i += 1) {
+        await client.workflow.execute('trivialWorkflow', {
+          taskQueue: 'bench-trivial',
+          workflowId: `warm-${i}`,
+          args: [ACTIVITIES_PER_PROVISION],
+        });
+      }
+      trivialSeconds = await pool(INSTANCES, CONCURRENCY, async (i) => {
+        await client.workflow.execute('trivialWorkflow', {
+          taskQueue: 'bench-trivial',
+          workflowId: `trivial-${i}-${randomUUID()}`,
+          args: [ACTIVITIES_PER_PROVISION],
+        });
+      });
+    });
+    await clientConnection.close();
+    await connection.close();
+    const trivialRate = INSTANCES / trivialSeconds;
+
+    // ---- reads at 100 concurrent clients
+    const readLatency = async (p: string) => {
+      const samples: number[] = [];
+      await pool(2000, 100, async () => {
+        const started = performance.now();
+        const res = await osb('GET', p);
+        await res.arrayBuffer();
+        samples.push(performance.now() - started);
+      });
+      return samples;
+    };
+    const catalog = await readLatency('/v2/catalog');
+    const first = ids[0]!;
+    const lastOperation = await readLatency(
+      `/v2/service_instances/${first}/last_operation?operation=${operations.get(first)}`,
+    );
+    const lastOperationLatest = await readLatency(`/v2/service_instances/${first}/last_operation`);
+
+    const ms = (v: number) => `${v.toFixed(1)} ms`;
+    console.log(
+      `\nProvision benchmark: ${INSTANCES} instances, ${CONCURRENCY} at a time, one machine (${os.cpus().length} cores)`,
+    );
+    console.log(
+      `  provision-to-succeeded   p50 ${ms(percentile(latencies, 50))}   p99 ${ms(percentile(latencies, 99))}   (one at a time, ${LATENCY_SAMPLES} instances)`,
+    );
+    console.log(
+      `  under load               p50 ${ms(percentile(loaded, 50))}   p99 ${ms(percentile(loaded, 99))}   (${CONCURRENCY} at a time: mostly queueing)`,
+    );
+    console.log(`  provision throughput     ${provisionRate.toFixed(1)} instances/s`);
+    console.log(
+      `  apiserver raw creates    ${rawRate.toFixed(1)} objects/s        (provision/raw ${(provisionRate / rawRate).toFixed(2)})`,
+    );
+    console.log(
+      `  trivial workflow (${ACTIVITIES_PER_PROVISION} activities) ${trivialRate.toFixed(1)} workflows/s   (provision/trivial ${(provisionRate / trivialRate).toFixed(2)})`,
+    );
+    console.log(
+      `  catalog, 100 clients     p50 ${ms(percentile(catalog, 50))}   p99 ${ms(percentile(catalog, 99))}`,
+    );
+    console.log(
+      `  last_operation, 100 cl.  p50 ${ms(percentile(lastOperation, 50))}   p99 ${ms(percentile(lastOperation, 99))}   (?operation= of a finished provision, as platforms poll)`,
+    );
+    console.log(
+      `  last_operation, latest   p50 ${ms(percentile(lastOperationLatest, 50))}   p99 ${ms(percentile(lastOperationLatest, 99))}   (no ?operation=: one describe call each)`,
+    );
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+await main();
