@@ -125,6 +125,23 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
     );
     expect(done).toMatchObject({ status: 200, state: 'succeeded' });
 
+    // operators find every operation of the instance in the Temporal UI by its search attributes
+    const temporal0 = await temporalClient();
+    try {
+      // Raw visibility: the memo is encrypted, and this client (like the UI) has no key.
+      const found = await eventually('the provision in visibility', async () => {
+        const { executions } = await temporal0.client.workflowService.listWorkflowExecutions({
+          namespace: 'default',
+          query: `OsbInstanceId = "${instanceId}" AND OsbPlanId = "${planId}" AND OsbClusterId = "1"`,
+        });
+        const types = executions.map((e) => e.type?.name);
+        return types.length > 0 ? types : undefined;
+      });
+      expect(found).toEqual(['provisionWorkflow']);
+    } finally {
+      await temporal0.close();
+    }
+
     // the record users see tells the truth
     const record = await getRecord(master!, SFSERVICEINSTANCE, `sf-${instanceId}`, instanceId);
     expect(record?.status).toMatchObject({ state: 'succeeded', operation: 'provision' });
@@ -174,6 +191,34 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
     } finally {
       await temporal.close();
     }
+
+    // once the provision's history is gone, last_operation answers from the record
+    const temporal1 = await temporalClient();
+    try {
+      // The latest run of the instance's workflow id: the provision (raw calls: this client has no key).
+      const workflowId = instanceWorkflowId(instanceId);
+      await temporal1.client.workflowService.deleteWorkflowExecution({
+        namespace: 'default',
+        workflowExecution: { workflowId },
+      });
+      await eventually('the history to be gone', async () => {
+        try {
+          await temporal1.client.workflowService.describeWorkflowExecution({
+            namespace: 'default',
+            execution: { workflowId },
+          });
+          return undefined;
+        } catch {
+          return true;
+        }
+      });
+    } finally {
+      await temporal1.close();
+    }
+    expect((await osb('GET', `${instancePath}/last_operation`)).body).toEqual({
+      state: 'succeeded',
+      description: 'The instance is provisioned',
+    });
 
     // unbind, then deprovision
     // the binding's user is in the operator's resource until the unbind takes it out again

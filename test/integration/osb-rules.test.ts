@@ -30,7 +30,6 @@ const plan = (id: string, extra: Record<string, unknown>, provision: string) => 
     bindable: true,
     planUpdatable: true,
     manager: { async: true },
-    ...extra,
     templates: [
       { action: 'provision', type: 'gotemplate', content: provision },
       {
@@ -51,6 +50,7 @@ const plan = (id: string, extra: Record<string, unknown>, provision: string) => 
         ].join('\n'),
       },
     ],
+    ...extra,
   },
 });
 const pgTemplate = (team: string) =>
@@ -66,6 +66,7 @@ const PLANS = {
   broken: 'rules-plan-broken',
   invalid: 'rules-plan-invalid',
   slow: 'rules-plan-slow',
+  never: 'rules-plan-never',
 };
 
 describe('OSB rules on the real broker', () => {
@@ -82,7 +83,38 @@ describe('OSB rules on the real broker', () => {
       metadata: { name: SERVICE, namespace: ns },
       spec: { id: SERVICE, name: 'rules', description: 'rules', bindable: true, planUpdatable: true },
     });
-    await applyObject(master!, plan(PLANS.ok, {}, pgTemplate('ok')));
+    await applyObject(
+      master!,
+      plan(
+        PLANS.ok,
+        {
+          manager: {
+            async: true,
+            dashboardUrlTemplate: 'https://dashboard.example/{{instance.metadata.name}}',
+          },
+        },
+        pgTemplate('ok'),
+      ),
+    );
+    // synchronous, and the operator never reports success: only a time limit ends it
+    await applyObject(
+      master!,
+      plan(
+        PLANS.never,
+        {
+          manager: { async: false },
+          templates: [
+            {
+              action: 'provision',
+              type: 'gotemplate',
+              content: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n',
+            },
+            { action: 'status', type: 'gotemplate', content: 'provision: {state: in progress}\n' },
+          ],
+        },
+        '',
+      ),
+    );
     await applyObject(master!, plan(PLANS.other, { update_predecessors: ['nothing'] }, pgTemplate('ok')));
     await applyObject(
       master!,
@@ -105,7 +137,7 @@ describe('OSB rules on the real broker', () => {
     await eventually('the test catalog', async () => {
       const res = await osb('GET', '/v2/catalog');
       const services = res.body.services as { id: string; plans: unknown[] }[];
-      return services.find((s) => s.id === SERVICE)?.plans.length === 7 ? true : undefined;
+      return services.find((s) => s.id === SERVICE)?.plans.length === 8 ? true : undefined;
     });
   });
   afterAll(async () => {
@@ -244,6 +276,7 @@ describe('OSB rules on the real broker', () => {
         'X-Broker-API-Originating-Identity': `cloudfoundry ${identity}`,
       });
       expect(started.status).toBe(202);
+      expect(started.body.dashboard_url).toBe(`https://dashboard.example/${id}`);
       // while it runs: updates and deletes are a ConcurrencyError, GET is 404
       const patch = await osb('PATCH', `${path}?accepts_incomplete=true`, {
         service_id: SERVICE,
@@ -366,6 +399,30 @@ describe('OSB rules on the real broker', () => {
         state: 'succeeded',
       });
     });
+  });
+
+  test('a synchronous request that runs out of time answers 504 and leaves nothing behind', async () => {
+    const quick = await startProcess('all', await systemSettings({ INTEROP_SYNC_TIMEOUT_SECONDS: '2' }));
+    try {
+      const client = osbClient(quick.url);
+      const id = randomUUID();
+      const res = await client('PUT', `/v2/service_instances/${id}`, provisionBody(PLANS.never));
+      expect(res.status).toBe(504);
+      expect(res.body.description).toBe('The provision did not finish within 2 s and was rolled back.');
+      await eventually('the instance namespace to be gone', async () => {
+        try {
+          await master!.core.readNamespace({ name: `sf-${id}` });
+          return undefined;
+        } catch {
+          return true;
+        }
+      });
+      expect(await client('GET', `/v2/service_instances/${id}/last_operation`)).toMatchObject({
+        body: { state: 'failed', description: 'The provision was cancelled and rolled back.' },
+      });
+    } finally {
+      await quick.stop();
+    }
   });
 
   test('a change of an SFPlan shows in the next catalog call', async () => {
