@@ -1,135 +1,188 @@
 /**
- * The OSB middleware: one error handler first (typed errors become responses, everything else a
- * 500 without details; the log gets the real error), then authentication, the API version and the
- * identity headers, and a size-limited JSON body reader.
+ * The OSB middleware, in the order the app registers it: the one error handler (every error
+ * becomes an OSB error body here and nowhere else; it also writes the access log), the request
+ * identity echo, then, on /v2 routes, Basic authentication, the API version and the originating
+ * identity.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { RequestMeta } from '../broker/types.js';
 import {
-  badRequest,
+  OsbError,
   internalError,
   isOsbError,
   methodNotAllowed,
   notFound,
-  OsbError,
-  payloadTooLarge,
+  notImplemented,
   unauthorized,
 } from '../osb/errors.js';
+import { parseOriginatingIdentity } from '../osb/requests.js';
 import { parseApiVersion, type ApiVersion } from '../osb/version.js';
 
+/** Where the API writes what happened. Fields are written as they are: never pass secrets. */
 export interface Logger {
   info(message: string, fields?: Record<string, unknown>): void;
   warn(message: string, fields?: Record<string, unknown>): void;
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
+/** A logger that drops everything. */
+export const silentLogger: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** What the /v2 middleware leaves in `ctx.state` for the routes. */
 export interface OsbState {
-  meta: RequestMeta;
+  /** The request's `X-Broker-API-Version`. */
   version: ApiVersion;
+  /** Who asked, for the service layer. */
+  meta: RequestMeta;
 }
 
-/** Turns errors into OSB error bodies; unknown errors are logged and answered with a generic 500. */
+/** One Basic-auth credential the broker accepts. */
+export interface Credentials {
+  readonly username: string;
+  readonly password: string;
+}
+
+/** Paths under the OSB API, which need authentication and the version header. */
+export const isOsbPath = (path: string): boolean => path === '/v2' || path.startsWith('/v2/');
+
+const REQUEST_IDENTITY = 'X-Broker-API-Request-Identity';
+
+/** An error from koa or a library (http-errors) that is safe to show: a 4xx with `expose`. */
+function exposedClientError(err: unknown): OsbError | undefined {
+  if (!err || typeof err !== 'object') return undefined;
+  const e = err as { status?: unknown; statusCode?: unknown; expose?: unknown; message?: unknown };
+  const status = typeof e.status === 'number' ? e.status : e.statusCode;
+  if (typeof status !== 'number' || status < 400 || status > 499 || e.expose !== true) return undefined;
+  const description = typeof e.message === 'string' && e.message ? e.message : 'The request is invalid.';
+  return new OsbError(status, description, status === 400 ? 'BadRequest' : undefined);
+}
+
+/** The OSB error for a router answer without a body (unknown route, wrong method). */
+function routerError(ctx: Context): OsbError | undefined {
+  if (ctx.body !== undefined && ctx.body !== null) return undefined;
+  switch (ctx.status) {
+    case 404:
+      return notFound(`There is no route ${ctx.method} ${ctx.path}.`);
+    case 405:
+      return methodNotAllowed(
+        `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}.`,
+      );
+    case 501:
+      return notImplemented(`${ctx.method} is not implemented by this broker.`);
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The one error handler, registered first. OsbErrors become their status and
+ * `{error?, description}` body (410 is `{}`, as the spec expects); errors safe to show (4xx with
+ * `expose`) keep their status and message; anything else is a 500 with a generic description.
+ * Unknown errors and every 5xx are emitted as the app's `error` event, which does the logging: the
+ * client never sees a stack. Once the answer is settled, each /v2 request gets one access-log line
+ * (method, path, status, duration, request identity).
+ */
 export function errorHandler(log: Logger) {
   return async (ctx: Context, next: Next): Promise<void> => {
+    const started = performance.now();
     try {
       await next();
-      // Routers answer unknown routes and wrong methods without a body: give them the OSB one.
-      if (
-        ctx.status >= 400 &&
-        (ctx.body === undefined || ctx.body === null || typeof ctx.body === 'string')
-      ) {
-        if (ctx.status === 404) throw notFound(`No route for ${ctx.method} ${ctx.path}.`);
-        if (ctx.status === 405) throw methodNotAllowed(`${ctx.method} is not allowed on ${ctx.path}.`);
-        if (ctx.status === 501)
-          throw new OsbError(501, `${ctx.method} is not implemented.`, 'NotImplemented');
-      }
+      const routed = routerError(ctx);
+      if (routed) throw routed;
     } catch (err) {
-      const osb = isOsbError(err) ? err : undefined;
-      const failure = osb ?? internalError();
-      if (!osb) {
-        log.error('request failed', {
-          method: ctx.method,
-          path: ctx.path,
-          error: err instanceof Error ? err.message : String(err),
-        });
-      }
+      const failure = isOsbError(err) ? err : (exposedClientError(err) ?? internalError());
       ctx.status = failure.status;
-      ctx.body = failure.toBody();
-      if (failure.status === 401) ctx.set('WWW-Authenticate', 'Basic realm="interoperator"');
+      ctx.body = failure.status === 410 ? {} : failure.toBody();
+      if (failure.status === 401) ctx.set('WWW-Authenticate', 'Basic realm="interoperator", charset="UTF-8"');
+      if (failure.status >= 500) ctx.app.emit('error', err, ctx);
+    }
+    if (isOsbPath(ctx.path)) {
+      const requestIdentity = ctx.get(REQUEST_IDENTITY);
+      log.info('osb request', {
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        durationMs: Math.round(performance.now() - started),
+        ...(requestIdentity ? { requestIdentity } : {}),
+      });
     }
   };
 }
 
-const digest = (text: string) => createHash('sha256').update(text).digest();
+/** Echoes `X-Broker-API-Request-Identity` on every response, errors included. */
+export async function echoRequestIdentity(ctx: Context, next: Next): Promise<void> {
+  const requestIdentity = ctx.get(REQUEST_IDENTITY);
+  if (requestIdentity) ctx.set(REQUEST_IDENTITY, requestIdentity);
+  await next();
+}
 
-/** Basic authentication, compared in constant time against every configured credential (rotation). */
-export function basicAuth(credentials: () => readonly { username: string; password: string }[]) {
+const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+
+/** The user and password of an `Authorization: Basic` header, if it is one. */
+function basicCredentials(header: string): { username: string; password: string } | undefined {
+  const match = /^Basic[ \t]+([A-Za-z0-9+/]+={0,2})[ \t]*$/i.exec(header);
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return undefined;
+  return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+/**
+ * HTTP Basic authentication against every accepted credential (several while one is rotated). The
+ * comparison is in constant time: SHA-256 digests compared with `timingSafeEqual`, every
+ * credential checked, user and password both. Credentials with an empty user or password never
+ * match, so a missing configuration locks the API rather than opening it.
+ *
+ * @throws OsbError 401 (the error handler adds `WWW-Authenticate`).
+ */
+export function basicAuth(credentials: () => Credentials | readonly Credentials[]) {
   return async (ctx: Context, next: Next): Promise<void> => {
-    const header = ctx.get('Authorization');
-    const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
-    const given = digest(match ? Buffer.from(match[1]!, 'base64').toString('utf8') : '\u0000');
-    let ok = false;
-    for (const c of credentials()) {
-      if (timingSafeEqual(given, digest(`${c.username}:${c.password}`))) ok = true;
+    const given = basicCredentials(ctx.get('Authorization'));
+    const user = digest(given?.username ?? '');
+    const password = digest(given?.password ?? '');
+    const configured = credentials();
+    let matched = 0;
+    for (const c of Array.isArray(configured) ? configured : [configured as Credentials]) {
+      const usable = c.username !== '' && c.password !== '' ? 1 : 0;
+      // `&` rather than `&&`: both comparisons run whatever the first one says.
+      matched |=
+        usable &
+        Number(timingSafeEqual(user, digest(c.username))) &
+        Number(timingSafeEqual(password, digest(c.password)));
     }
-    if (!ok) throw unauthorized();
+    if (!given || matched !== 1) throw unauthorized();
     await next();
   };
 }
 
-/** X-Broker-API-Version (412 when missing or too old) and the identity headers. */
+/**
+ * `X-Broker-API-Version` (412 when missing, malformed or unsupported) and
+ * `X-Broker-API-Originating-Identity` (400 when malformed), into `ctx.state`.
+ */
 export async function osbHeaders(ctx: Context, next: Next): Promise<void> {
   const version = parseApiVersion(ctx.get('X-Broker-API-Version') || undefined);
-  const requestIdentity = ctx.get('X-Broker-API-Request-Identity');
-  if (requestIdentity) ctx.set('X-Broker-API-Request-Identity', requestIdentity);
-  const identity = ctx.get('X-Broker-API-Originating-Identity');
-  let originatingIdentity: RequestMeta['originatingIdentity'];
-  if (identity) {
-    const match = /^\s*(\S+)\s+([A-Za-z0-9+/=]+)\s*$/.exec(identity);
-    let value: unknown;
-    try {
-      value = match ? JSON.parse(Buffer.from(match[2]!, 'base64').toString('utf8')) : undefined;
-    } catch {
-      value = undefined;
-    }
-    if (!match || value === null || typeof value !== 'object') {
-      throw badRequest(
-        'X-Broker-API-Originating-Identity must be "<platform> <base64-encoded JSON object>".',
-      );
-    }
-    originatingIdentity = { platform: match[1]!, value };
-  }
+  const originatingIdentity = parseOriginatingIdentity(
+    ctx.get('X-Broker-API-Originating-Identity') || undefined,
+  );
+  const requestIdentity = ctx.get(REQUEST_IDENTITY);
   const state = ctx.state as OsbState;
   state.version = version;
   state.meta = {
-    apiVersion: `${version.major}.${version.minor}`,
+    apiVersion: version.text,
     ...(originatingIdentity ? { originatingIdentity } : {}),
     ...(requestIdentity ? { requestIdentity } : {}),
   };
   await next();
 }
 
-/** Reads a JSON object body of at most `maxBytes`; an empty body is `{}`. */
-export async function readJsonObject(ctx: Context, maxBytes: number): Promise<Record<string, unknown>> {
-  const declared = Number(ctx.get('Content-Length') || 0);
-  if (declared > maxBytes) throw payloadTooLarge(`The request body is over ${maxBytes} bytes.`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) throw payloadTooLarge(`The request body is over ${maxBytes} bytes.`);
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (!text.trim()) return {};
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw badRequest('The request body is not valid JSON.');
-  }
-  if (!body || typeof body !== 'object' || Array.isArray(body))
-    throw badRequest('The request body must be a JSON object.');
-  return body as Record<string, unknown>;
+/** Runs `middleware` on /v2 paths only. */
+export function onOsbPaths(...middleware: ((ctx: Context, next: Next) => Promise<void>)[]) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    if (!isOsbPath(ctx.path)) return next();
+    const run = async (i: number): Promise<void> =>
+      i < middleware.length ? middleware[i]!(ctx, () => run(i + 1)) : next();
+    return run(0);
+  };
 }

@@ -48,6 +48,15 @@ export const preconditionFailed = (description: string): OsbError =>
   new OsbError(412, description, 'PreconditionFailed');
 export const payloadTooLarge = (description: string): OsbError =>
   new OsbError(413, description, 'PayloadTooLarge');
+/** 422 for a change the broker does not support (OSB names no `error` code for it). */
+export const unprocessableEntity = (description: string, code = 'UnprocessableEntity'): OsbError =>
+  new OsbError(422, description, code);
+/**
+ * 400 for a plan change the catalog does not allow (`plan_updateable`, `update_predecessors`): the
+ * product's rule (the OSB spec would also allow 422); the request is wrong for this catalog.
+ */
+export const planChangeNotSupported = (description: string): OsbError =>
+  new OsbError(400, description, 'PlanChangeNotSupported');
 export const asyncRequired = (
   description = 'This service plan requires client support for asynchronous service operations.',
 ): OsbError => new OsbError(422, description, 'AsyncRequired');
@@ -67,4 +76,21 @@ export const internalError = (
 export const unavailable = (description: string): OsbError =>
   new OsbError(503, description, 'ServiceUnavailable');
 
-export const isOsbError = (err: unknown): err is OsbError => err instanceof OsbError;
+export const notImplemented = (description: string): OsbError =>
+  new OsbError(501, description, 'NotImplemented');
+
+/**
+ * Whether `err` is an OsbError. Classified by `name` and shape as well as by class, because jest and
+ * the workflow sandbox can load two copies of this module, and `instanceof` fails across copies.
+ */
+export const isOsbError = (err: unknown): err is OsbError => {
+  if (err instanceof OsbError) return true;
+  if (!err || typeof err !== 'object') return false;
+  const e = err as Partial<OsbError>;
+  return (
+    e.name === 'OsbError' &&
+    typeof e.status === 'number' &&
+    typeof e.description === 'string' &&
+    typeof e.toBody === 'function'
+  );
+};

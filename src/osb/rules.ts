@@ -1,65 +1,198 @@
 /**
- * The OSB request rules that depend on the catalog: which plan a request names, whether it must
- * run asynchronously, what plan changes and maintenance versions are allowed. Pure: each rule
- * throws the OsbError the spec asks for, or returns.
+ * The OSB request rules that depend on the catalog: which service and plan a request names,
+ * whether it must run asynchronously, which plan changes, context updates and maintenance versions
+ * are allowed, and what a binding needs. Pure: each rule returns, or throws the OsbError the spec
+ * asks for.
  */
 import type { MaintenanceInfo, SFPlan, SFService } from '../resources/types.js';
-import { asyncRequired, badRequest, maintenanceInfoConflict } from './errors.js';
+import type { CatalogLookup } from './catalog.js';
+import {
+  asyncRequired,
+  badRequest,
+  maintenanceInfoConflict,
+  planChangeNotSupported,
+  requiresApp,
+  OsbError,
+} from './errors.js';
+import { FEATURES, supports, type ApiVersion } from './version.js';
 
-export interface CatalogLookup {
-  plan(planId: string): SFPlan | undefined;
-  service(serviceId: string): SFService | undefined;
+export type { CatalogLookup } from './catalog.js';
+
+/**
+ * The service a request names.
+ *
+ * @throws OsbError 400 when the catalog has no service with this id.
+ */
+export function resolveService(catalog: CatalogLookup, serviceId: string): SFService {
+  const service = catalog.service(serviceId);
+  if (!service) throw badRequest(`service_id ${serviceId} is not a service of this broker's catalog.`);
+  return service;
 }
 
-/** The service and plan a request names; 400 when unknown or when the plan is not the service's. */
+/**
+ * The service and plan a request names.
+ *
+ * @throws OsbError 400 when either id is not in the catalog, or when the plan belongs to another
+ *   service.
+ */
 export function resolvePlan(
   catalog: CatalogLookup,
   serviceId: string,
   planId: string,
 ): { service: SFService; plan: SFPlan } {
-  const service = catalog.service(serviceId);
-  if (!service) throw badRequest(`Unknown service_id ${serviceId}: it is not in the catalog.`);
+  const service = resolveService(catalog, serviceId);
   const plan = catalog.plan(planId);
-  if (!plan) throw badRequest(`Unknown plan_id ${planId}: it is not in the catalog.`);
+  if (!plan) throw badRequest(`plan_id ${planId} is not a plan of this broker's catalog.`);
   if (plan.spec.serviceId !== service.spec.id) {
-    throw badRequest(`Plan ${planId} does not belong to service ${serviceId}.`);
+    throw badRequest(
+      `plan_id ${planId} (plan ${plan.spec.name}) does not belong to service_id ${serviceId} (service ${service.spec.name}).`,
+    );
   }
   return { service, plan };
 }
 
-/** 422 AsyncRequired when the plan runs instance operations asynchronously and the platform can't wait. */
+/**
+ * Provision, update and deprovision of a plan with `manager.async` answer 202 only, so the platform
+ * must accept an incomplete answer.
+ *
+ * @throws OsbError 422 `AsyncRequired` when it does not.
+ */
 export function requireAsyncSupport(plan: SFPlan, acceptsIncomplete: boolean): void {
-  if (plan.spec.manager?.async && !acceptsIncomplete) throw asyncRequired();
-}
-
-/** 422 MaintenanceInfoConflict when the request's maintenance version is not the plan's. */
-export function checkMaintenanceInfo(plan: SFPlan, requested: MaintenanceInfo | undefined): void {
-  const version = requested?.version;
-  if (!version) return; // `{}` counts as not provided
-  const current = plan.spec.maintenance_info?.version;
-  if (current !== version) {
-    throw maintenanceInfoConflict(
-      current
-        ? `The maintenance_info.version ${version} does not match the plan's current version ${current}.`
-        : `The plan has no maintenance_info; maintenance_info.version ${version} cannot be applied.`,
+  if (plan.spec.manager?.async === true && !acceptsIncomplete) {
+    throw asyncRequired(
+      `Plan ${plan.spec.name} runs provision, update and deprovision asynchronously; send accepts_incomplete=true.`,
     );
   }
 }
 
-/** Whether an instance may move from plan `from` to plan `to` (400 with the reason when not). */
-export function checkPlanChange(service: SFService, from: SFPlan, to: SFPlan): void {
-  if (from.spec.id === to.spec.id) return;
-  const updatable = from.spec.planUpdatable ?? service.spec.planUpdatable ?? false;
-  if (!updatable)
-    throw badRequest(`Plan ${from.spec.name} does not allow changing the plan of its instances.`);
+/**
+ * Whether a bind or unbind may be answered asynchronously, which is what the service layer gets as
+ * `acceptsIncomplete`.
+ *
+ * - Before 2.14 bindings are synchronous only: the answer is `false` whatever the query says, and
+ *   the service layer must finish within the request (spec §9.6: finish in sync mode rather than
+ *   fail a platform that cannot poll bindings).
+ * - From 2.14, a plan with `manager.asyncBinding` needs `accepts_incomplete=true`.
+ *
+ * @throws OsbError 422 `AsyncRequired` for an async-binding plan at 2.14+ without accepts_incomplete.
+ */
+export function bindingAcceptsIncomplete(
+  plan: SFPlan,
+  acceptsIncomplete: boolean,
+  version: ApiVersion,
+): boolean {
+  if (!supports(version, FEATURES.asyncBindings)) return false;
+  if (plan.spec.manager?.asyncBinding === true && !acceptsIncomplete) {
+    throw asyncRequired(
+      `Plan ${plan.spec.name} creates and deletes bindings asynchronously; send accepts_incomplete=true.`,
+    );
+  }
+  return acceptsIncomplete;
+}
+
+/**
+ * A requested `maintenance_info.version` must be the plan's current one. A request without a
+ * version (`maintenance_info: {}` included) is not a conflict.
+ *
+ * @throws OsbError 422 `MaintenanceInfoConflict` when the versions differ or the plan has none.
+ */
+export function checkMaintenanceInfo(plan: SFPlan, requested: MaintenanceInfo | undefined): void {
+  const version = requested?.version;
+  if (version === undefined || version === '') return;
+  const current = plan.spec.maintenance_info?.version;
+  if (current === version) return;
+  throw maintenanceInfoConflict(
+    current === undefined
+      ? `Plan ${plan.spec.name} has no maintenance_info; maintenance_info.version ${version} cannot be applied.`
+      : `maintenance_info.version ${version} is not the current version ${current} of plan ${plan.spec.name}; fetch the catalog again.`,
+  );
+}
+
+/**
+ * Whether an instance may move from plan `from` (its current plan; `undefined` when that plan has
+ * left the catalog) to plan `to`. The current plan's `planUpdatable` (`plan_updateable`) overrides
+ * the service's; the target plan's `update_predecessors`, when set, lists the plans it accepts
+ * instances from.
+ *
+ * @throws OsbError 400 `PlanChangeNotSupported` with the reason.
+ */
+export function checkPlanChange(service: SFService, from: SFPlan | undefined, to: SFPlan): void {
+  if (from?.spec.id === to.spec.id) return;
+  const updatable = from?.spec.planUpdatable ?? service.spec.planUpdatable ?? false;
+  if (!updatable) {
+    throw planChangeNotSupported(
+      from
+        ? `Plan ${from.spec.name} does not allow changing the plan of its instances (plan_updateable is false).`
+        : `Service ${service.spec.name} does not allow changing the plan of its instances (plan_updateable is false).`,
+    );
+  }
   const predecessors = to.spec.update_predecessors;
-  if (predecessors && !predecessors.includes(from.spec.id)) {
-    throw badRequest(`Instances of plan ${from.spec.name} cannot be updated to plan ${to.spec.name}.`);
+  if (predecessors && !(from && predecessors.includes(from.spec.id))) {
+    throw planChangeNotSupported(
+      `Instances of plan ${from?.spec.name ?? 'unknown'} cannot be updated to plan ${to.spec.name}; it accepts instances of ${
+        predecessors.length > 0 ? predecessors.join(', ') : 'no other plan'
+      } only.`,
+    );
   }
 }
 
-/** Whether the plan's instances can be bound (the plan's setting overrides the service's). */
+/** What an update request asks to change, as far as the context-update rule cares. */
+export interface UpdateChanges {
+  /** The request names a plan other than the instance's. */
+  readonly planChange: boolean;
+  readonly parameters: boolean;
+  readonly maintenanceInfo: boolean;
+  readonly context: boolean;
+}
+
+/**
+ * An update that changes only the context needs `allow_context_updates` on the service.
+ *
+ * @throws OsbError 400 `ContextUpdateNotSupported` when the service does not allow it.
+ */
+export function checkContextUpdate(service: SFService, changes: UpdateChanges): void {
+  const contextOnly =
+    changes.context && !changes.planChange && !changes.parameters && !changes.maintenanceInfo;
+  if (contextOnly && service.spec.allowContextUpdates !== true) {
+    throw new OsbError(
+      400,
+      `Service ${service.spec.name} does not allow updates that change only the context (allow_context_updates is false).`,
+      'ContextUpdateNotSupported',
+    );
+  }
+}
+
+/**
+ * Instances of the plan can be bound: the plan's `bindable` overrides the service's.
+ *
+ * @throws OsbError 400 when the plan is not bindable.
+ */
 export function checkBindable(service: SFService, plan: SFPlan): void {
-  if (!(plan.spec.bindable ?? service.spec.bindable))
-    throw badRequest(`Plan ${plan.spec.name} is not bindable.`);
+  if (!(plan.spec.bindable ?? service.spec.bindable)) {
+    throw badRequest(`Plan ${plan.spec.name} of service ${service.spec.name} is not bindable.`);
+  }
+}
+
+/**
+ * A plan whose `manager.requiresApp` is true binds applications only, so the bind request must name
+ * one (`bind_resource.app_guid`, or the deprecated `app_guid`).
+ *
+ * @throws OsbError 422 `RequiresApp` when it names none.
+ */
+export function checkRequiresApp(plan: SFPlan, appGuid: string | undefined): void {
+  if (plan.spec.manager?.requiresApp === true && !appGuid) throw requiresApp();
+}
+
+/**
+ * Binding rotation (`predecessor_binding_id`) needs a `binding_rotatable` plan, and no plan of this
+ * broker is.
+ *
+ * @throws OsbError 400 when the request asks for a rotation.
+ */
+export function checkBindingRotation(plan: SFPlan, predecessorBindingId: string | undefined): void {
+  if (predecessorBindingId !== undefined) {
+    throw badRequest(
+      `Plan ${plan.spec.name} is not binding_rotatable; predecessor_binding_id cannot be used.`,
+    );
+  }
 }

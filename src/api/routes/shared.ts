@@ -1,0 +1,34 @@
+/** What the OSB routes share: their dependencies and small helpers over the koa context. */
+import type { RouterContext } from '@koa/router';
+import type { CatalogSource, ServiceBroker } from '../../broker/types.js';
+import { catalogLookup, type CatalogLookup } from '../../osb/catalog.js';
+import type { Reply } from '../../osb/responses.js';
+import type { OsbState } from '../middleware.js';
+
+/** The services the routes call. */
+export interface RouteDeps {
+  readonly broker: ServiceBroker;
+  readonly catalog: CatalogSource;
+  /** Largest request body accepted, in bytes. */
+  readonly maxBodyBytes: number;
+}
+
+/** The koa context of an OSB route. */
+export type OsbContext = RouterContext<OsbState>;
+
+/** The lookup over the catalog as it is now (the source may change between requests). */
+export const lookup = (catalog: CatalogSource): CatalogLookup =>
+  catalogLookup(catalog.services(), catalog.plans());
+
+/** A decoded path parameter; the router only matches non-empty segments. */
+export function param(ctx: OsbContext, name: 'instance_id' | 'binding_id'): string {
+  const value = ctx.params[name];
+  if (value === undefined) throw new Error(`The route has no :${name} parameter.`);
+  return value;
+}
+
+/** Sets the status and the JSON body. */
+export function send(ctx: OsbContext, reply: Reply): void {
+  ctx.status = reply.status;
+  ctx.body = reply.body;
+}

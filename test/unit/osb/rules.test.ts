@@ -1,0 +1,274 @@
+/** The OSB request rules over the catalog. Pure and table-driven. */
+import { catalogLookup } from '../../../src/osb/catalog.js';
+import type { OsbError } from '../../../src/osb/errors.js';
+import {
+  bindingAcceptsIncomplete,
+  checkBindable,
+  checkBindingRotation,
+  checkContextUpdate,
+  checkMaintenanceInfo,
+  checkPlanChange,
+  checkRequiresApp,
+  requireAsyncSupport,
+  resolvePlan,
+  resolveService,
+  type UpdateChanges,
+} from '../../../src/osb/rules.js';
+import { parseApiVersion } from '../../../src/osb/version.js';
+import type { SFPlan, SFService } from '../../../src/resources/types.js';
+
+const service = (spec: Partial<SFService['spec']> = {}): SFService => ({
+  apiVersion: 'osb.servicefabrik.io/v1alpha1',
+  kind: 'SFService',
+  metadata: { name: 's-1' },
+  spec: { id: 's-1', name: 'pg', description: 'd', bindable: true, ...spec },
+});
+const plan = (id: string, spec: Partial<SFPlan['spec']> = {}): SFPlan => ({
+  apiVersion: 'osb.servicefabrik.io/v1alpha1',
+  kind: 'SFPlan',
+  metadata: { name: id },
+  spec: { id, name: id, description: 'd', serviceId: 's-1', templates: [], ...spec },
+});
+
+/** The body of the OsbError `fn` throws, with its status; `undefined` when it returns. */
+const outcome = (fn: () => unknown): [number, unknown] | undefined => {
+  try {
+    fn();
+    return undefined;
+  } catch (err) {
+    return [(err as OsbError).status, (err as OsbError).toBody()];
+  }
+};
+
+describe('resolveService and resolvePlan', () => {
+  const lookup = catalogLookup(
+    [service(), { ...service(), spec: { ...service().spec, id: 's-2', name: 'other' } }],
+    [plan('p-1'), plan('p-2', { serviceId: 's-2' })],
+  );
+
+  test('GIVEN ids of the catalog THEN the service and plan', () => {
+    expect(resolvePlan(lookup, 's-1', 'p-1')).toEqual({ service: service(), plan: plan('p-1') });
+    expect(resolveService(lookup, 's-2').spec.name).toBe('other');
+  });
+
+  test.each([
+    ['an unknown service', 'nope', 'p-1', "service_id nope is not a service of this broker's catalog."],
+    ['an unknown plan', 's-1', 'nope', "plan_id nope is not a plan of this broker's catalog."],
+    [
+      'a plan of another service',
+      's-1',
+      'p-2',
+      'plan_id p-2 (plan p-2) does not belong to service_id s-1 (service pg).',
+    ],
+  ])('GIVEN %s THEN 400', (_n, serviceId, planId, description) => {
+    expect(outcome(() => resolvePlan(lookup, serviceId, planId))).toEqual([
+      400,
+      { error: 'BadRequest', description },
+    ]);
+  });
+});
+
+describe('requireAsyncSupport', () => {
+  test.each([
+    [{ async: true }, false, 422],
+    [{ async: true }, true, undefined],
+    [{ async: false }, false, undefined],
+    [undefined, false, undefined],
+  ])('GIVEN manager %p and accepts_incomplete %s THEN %p', (manager, accepts, status) => {
+    const p = plan('p-1', manager ? { manager } : {});
+    expect(outcome(() => requireAsyncSupport(p, accepts))?.[0]).toBe(status);
+  });
+
+  test('GIVEN an async plan without accepts_incomplete THEN AsyncRequired that names the plan', () => {
+    expect(outcome(() => requireAsyncSupport(plan('big', { manager: { async: true } }), false))).toEqual([
+      422,
+      {
+        error: 'AsyncRequired',
+        description:
+          'Plan big runs provision, update and deprovision asynchronously; send accepts_incomplete=true.',
+      },
+    ]);
+  });
+});
+
+describe('bindingAcceptsIncomplete', () => {
+  const asyncBinding = plan('ab', { manager: { asyncBinding: true } });
+  const syncBinding = plan('sb');
+  test.each([
+    ['2.17', asyncBinding, true, true],
+    ['2.14', asyncBinding, true, true],
+    ['2.17', syncBinding, true, true],
+    ['2.17', syncBinding, false, false],
+    ['2.13', asyncBinding, true, false],
+    ['2.13', asyncBinding, false, false],
+    ['2.12', syncBinding, true, false],
+  ])(
+    'GIVEN version %s, plan %s and accepts_incomplete %s THEN the service layer gets %s',
+    (version, p, accepts, expected) => {
+      expect(bindingAcceptsIncomplete(p, accepts, parseApiVersion(version))).toBe(expected);
+    },
+  );
+
+  test('GIVEN an async-binding plan at 2.14+ without accepts_incomplete THEN 422 AsyncRequired', () => {
+    expect(outcome(() => bindingAcceptsIncomplete(asyncBinding, false, parseApiVersion('2.14')))).toEqual([
+      422,
+      {
+        error: 'AsyncRequired',
+        description: 'Plan ab creates and deletes bindings asynchronously; send accepts_incomplete=true.',
+      },
+    ]);
+  });
+});
+
+describe('checkMaintenanceInfo', () => {
+  const maintained = plan('m', { maintenance_info: { version: '2.0.0' } });
+  test.each([
+    ['no maintenance_info', maintained, undefined, undefined],
+    ['an empty version', maintained, { version: '' }, undefined],
+    ['the plan’s version', maintained, { version: '2.0.0' }, undefined],
+    [
+      'another version',
+      maintained,
+      { version: '1.0.0' },
+      'maintenance_info.version 1.0.0 is not the current version 2.0.0 of plan m; fetch the catalog again.',
+    ],
+    [
+      'a version for a plan without one',
+      plan('p'),
+      { version: '1.0.0' },
+      'Plan p has no maintenance_info; maintenance_info.version 1.0.0 cannot be applied.',
+    ],
+  ])('GIVEN %s THEN %p', (_n, p, requested, description) => {
+    expect(outcome(() => checkMaintenanceInfo(p, requested))).toEqual(
+      description ? [422, { error: 'MaintenanceInfoConflict', description }] : undefined,
+    );
+  });
+});
+
+describe('checkPlanChange', () => {
+  const s = (planUpdatable?: boolean) => service(planUpdatable === undefined ? {} : { planUpdatable });
+  test.each([
+    ['the same plan', s(false), plan('a'), plan('a'), undefined],
+    ['a service that allows it', s(true), plan('a'), plan('b'), undefined],
+    [
+      'a service that says nothing (default false)',
+      s(),
+      plan('a'),
+      plan('b'),
+      'Plan a does not allow changing the plan of its instances (plan_updateable is false).',
+    ],
+    [
+      'a plan that allows it in a service that does not',
+      s(false),
+      plan('a', { planUpdatable: true }),
+      plan('b'),
+      undefined,
+    ],
+    [
+      'a plan that forbids it in a service that allows it',
+      s(true),
+      plan('a', { planUpdatable: false }),
+      plan('b'),
+      'Plan a does not allow changing the plan of its instances (plan_updateable is false).',
+    ],
+    [
+      'a target that lists the current plan',
+      s(true),
+      plan('a'),
+      plan('b', { update_predecessors: ['a'] }),
+      undefined,
+    ],
+    [
+      'a target that lists other plans',
+      s(true),
+      plan('a'),
+      plan('b', { update_predecessors: ['x', 'y'] }),
+      'Instances of plan a cannot be updated to plan b; it accepts instances of x, y only.',
+    ],
+    [
+      'a target that lists none',
+      s(true),
+      plan('a'),
+      plan('b', { update_predecessors: [] }),
+      'Instances of plan a cannot be updated to plan b; it accepts instances of no other plan only.',
+    ],
+    ['a current plan gone from the catalog, service allows', s(true), undefined, plan('b'), undefined],
+    [
+      'a current plan gone from the catalog, service forbids',
+      s(false),
+      undefined,
+      plan('b'),
+      'Service pg does not allow changing the plan of its instances (plan_updateable is false).',
+    ],
+  ])('GIVEN %s THEN %p', (_n, svc, from, to, description) => {
+    expect(outcome(() => checkPlanChange(svc, from, to))).toEqual(
+      description ? [400, { error: 'PlanChangeNotSupported', description }] : undefined,
+    );
+  });
+});
+
+describe('checkContextUpdate', () => {
+  const none: UpdateChanges = {
+    planChange: false,
+    parameters: false,
+    maintenanceInfo: false,
+    context: false,
+  };
+  test.each([
+    ['only the context, not allowed', false, { ...none, context: true }, 400],
+    ['only the context, allowed', true, { ...none, context: true }, undefined],
+    ['the context with parameters', false, { ...none, context: true, parameters: true }, undefined],
+    ['the context with a plan change', false, { ...none, context: true, planChange: true }, undefined],
+    [
+      'the context with maintenance_info',
+      false,
+      { ...none, context: true, maintenanceInfo: true },
+      undefined,
+    ],
+    ['nothing at all', false, none, undefined],
+  ])('GIVEN %s THEN %p', (_n, allow, changes, status) => {
+    expect(outcome(() => checkContextUpdate(service({ allowContextUpdates: allow }), changes))?.[0]).toBe(
+      status,
+    );
+  });
+});
+
+describe('binding rules', () => {
+  test.each([
+    ['a bindable service, plan silent', service({ bindable: true }), plan('p'), undefined],
+    [
+      'a bindable service, plan not bindable',
+      service({ bindable: true }),
+      plan('p', { bindable: false }),
+      400,
+    ],
+    [
+      'a non-bindable service, plan bindable',
+      service({ bindable: false }),
+      plan('p', { bindable: true }),
+      undefined,
+    ],
+    ['a non-bindable service, plan silent', service({ bindable: false }), plan('p'), 400],
+  ])('checkBindable: GIVEN %s THEN %p', (_n, svc, p, status) => {
+    expect(outcome(() => checkBindable(svc, p))?.[0]).toBe(status);
+  });
+
+  test.each([
+    [{ requiresApp: true }, undefined, 422],
+    [{ requiresApp: true }, 'app-1', undefined],
+    [{}, undefined, undefined],
+  ])('checkRequiresApp: GIVEN manager %p and app_guid %p THEN %p', (manager, appGuid, status) => {
+    expect(outcome(() => checkRequiresApp(plan('p', { manager }), appGuid))?.[0]).toBe(status);
+  });
+
+  test('checkBindingRotation: GIVEN a predecessor THEN 400; none THEN fine', () => {
+    expect(outcome(() => checkBindingRotation(plan('p'), 'b-0'))).toEqual([
+      400,
+      {
+        error: 'BadRequest',
+        description: 'Plan p is not binding_rotatable; predecessor_binding_id cannot be used.',
+      },
+    ]);
+    expect(outcome(() => checkBindingRotation(plan('p'), undefined))).toBeUndefined();
+  });
+});
