@@ -1,20 +1,35 @@
 #!/usr/bin/env bash
-# Builds the gotemplate renderer (Go's text/template + sprig, src/templates/gotemplate/go) twice
-# from the same code: as WebAssembly for the broker, and natively for the differential tests and
-# the render benchmark. Output in dist/wasm/; skipped when newer than every Go source.
+# Builds the gotemplate renderer (Go's text/template + sprig, src/templates/gotemplate/go) as
+# WebAssembly into dist/wasm/gotemplate.wasm, with Go's wasm_exec.js beside it.
+#
+# Quick when nothing changed: skipped (without needing Go) while the output is newer than every Go
+# source; otherwise Go's own module and build caches (~/go/pkg/mod, ~/.cache/go-build) make a
+# rebuild take seconds.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 src="$root/src/templates/gotemplate/go"
 out="$root/dist/wasm"
-mkdir -p "$out"
+wasm="$out/gotemplate.wasm"
+
+if [ -f "$wasm" ] && [ -f "$out/wasm_exec.js" ] &&
+  [ -z "$(find "$src" -type f \( -name '*.go' -o -name go.mod -o -name go.sum \) -newer "$wasm" -print -quit)" ]; then
+  exit 0
+fi
+
 case ":$PATH:" in *:/usr/local/go/bin:*) ;; *) export PATH="$PATH:/usr/local/go/bin" ;; esac
+command -v go >/dev/null || {
+  echo "build-wasm: the Go toolchain (go) is needed to build $wasm" >&2
+  exit 1
+}
 
-newest=$(find "$src" -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) -newer "$out/gotemplate.wasm" 2>/dev/null | head -1 || true)
-if [ -f "$out/gotemplate.wasm" ] && [ -f "$out/render-native" ] && [ -z "$newest" ]; then exit 0; fi
-
+mkdir -p "$out"
 goroot="$(go env GOROOT)"
-exec_js="$goroot/lib/wasm/wasm_exec.js"
+exec_js="$goroot/lib/wasm/wasm_exec.js" # Go 1.24 and later
 [ -f "$exec_js" ] || exec_js="$goroot/misc/wasm/wasm_exec.js"
-cp "$exec_js" "$out/wasm_exec.js"
-(cd "$src" && GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o "$out/gotemplate.wasm.tmp" . && mv "$out/gotemplate.wasm.tmp" "$out/gotemplate.wasm")
-(cd "$src" && go build -trimpath -o "$out/render-native" ./cmd/render-native)
+(cd "$src" && GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o "$wasm.tmp" .)
+cp "$exec_js" "$out/wasm_exec.js.tmp"
+mv "$out/wasm_exec.js.tmp" "$out/wasm_exec.js"
+mv "$wasm.tmp" "$wasm"
+# The native renderer of earlier builds now lives in the test cache (bench/render-native.ts).
+rm -f "$out/render-native"
+echo "build-wasm: built $wasm"

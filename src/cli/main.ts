@@ -1,50 +1,99 @@
 #!/usr/bin/env node
 /**
- * The service owner's command: `interoperator template render TEMPLATE_FILE DATA_FILE
- * [--type gotemplate|mustache] [--action NAME]`. Renders one template over a JSON or YAML data file
- * (top-level keys `instance`, `plan`, `service`, `binding` and any source objects) and prints the
- * output byte for byte; on error prints it on stderr and exits 1.
+ * The service owner's command line.
+ *
+ *   interoperator template render TEMPLATE_FILE DATA_FILE [--type gotemplate|mustache] [--action NAME]
+ *
+ * renders one template over a JSON or YAML data file (top-level keys `instance`, `plan`,
+ * `service`, `binding` and any source objects) exactly as the broker does, and prints the output
+ * byte for byte on stdout. A failed render prints its error on stderr and exits 1; a wrong command
+ * line prints the usage and exits 2.
  */
 import { readFileSync } from 'node:fs';
-import { TEMPLATE_ACTIONS, type TemplateAction, type TemplateType } from '../resources/types.js';
+import type { TemplateAction, TemplateType } from '../resources/types.js';
 import { closeRenderer, parseDataFile, renderTemplate } from '../templates/index.js';
 
-const USAGE = `usage: interoperator template render TEMPLATE_FILE DATA_FILE [--type gotemplate|mustache] [--action ${TEMPLATE_ACTIONS.join('|')}]`;
+const USAGE = `usage: interoperator template render TEMPLATE_FILE DATA_FILE [--type gotemplate|mustache] [--action NAME]
 
-async function main(argv: string[]): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
+Renders TEMPLATE_FILE over DATA_FILE as the inter-operator renders plan templates, and prints the
+output on stdout; a failed render prints its error on stderr and exits 1.
+
+  DATA_FILE        JSON or YAML object: instance, plan, service, binding and source objects by key
+  --type TYPE      gotemplate (default) or mustache
+  --action NAME    the action the template serves, as errors name it (default: provision)
+  -h, --help       this help
+`;
+
+/** Exit statuses: 0 rendered, 1 the render failed, 2 the command line is wrong. */
+const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+type Exit = (typeof EXIT)[keyof typeof EXIT];
+
+interface Command {
+  readonly templateFile: string;
+  readonly dataFile: string;
+  readonly type: TemplateType;
+  readonly action: string;
+}
+
+/** The render command, `--help`, or what is wrong with the command line. */
+function parseArgs(argv: readonly string[]): Command | 'help' | { readonly error: string } {
+  const positional: string[] = [];
+  const options = new Map<string, string>();
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i]!;
+    if (arg === '--help' || arg === '-h') return 'help';
+    const option = /^--(type|action)(?:=(.*))?$/.exec(arg);
+    if (option) {
+      const value = option[2] ?? argv[++i];
+      if (value === undefined || value === '') return { error: `--${option[1]} needs a value` };
+      options.set(option[1]!, value);
+    } else if (arg.startsWith('-') && arg !== '-') {
+      return { error: `unknown option ${arg}` };
+    } else {
+      positional.push(arg);
+    }
   }
-  const option = (name: string) => {
-    const i = argv.indexOf(name);
-    if (i < 0) return undefined;
-    const value = argv[i + 1];
-    argv.splice(i, 2);
-    return value;
-  };
-  const type = (option('--type') ?? 'gotemplate') as TemplateType;
-  const action = (option('--action') ?? 'provision') as TemplateAction;
-  const [group, command, templateFile, dataFile, ...rest] = argv;
-  if (group !== 'template' || command !== 'render' || !templateFile || !dataFile || rest.length > 0) {
-    process.stderr.write(`${USAGE}\n`);
-    return 2;
+  const [group, command, templateFile, dataFile, ...rest] = positional;
+  if (group !== 'template' || command !== 'render') {
+    return {
+      error: positional.length ? `unknown command ${positional.slice(0, 2).join(' ')}` : 'no command',
+    };
   }
-  if (type !== 'gotemplate' && type !== 'mustache') {
-    process.stderr.write(`--type must be gotemplate or mustache\n${USAGE}\n`);
-    return 2;
+  if (!templateFile || !dataFile || rest.length > 0)
+    return { error: 'template render needs TEMPLATE_FILE DATA_FILE' };
+  const type = options.get('type') ?? 'gotemplate';
+  if (type !== 'gotemplate' && type !== 'mustache') return { error: '--type must be gotemplate or mustache' };
+  return { templateFile, dataFile, type, action: options.get('action') ?? 'provision' };
+}
+
+function read(file: string, what: string): string {
+  try {
+    return readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read the ${what} ${file}: ${(err as Error).message}`);
+  }
+}
+
+async function main(argv: readonly string[]): Promise<Exit> {
+  const parsed = parseArgs(argv);
+  if (parsed === 'help') {
+    process.stdout.write(USAGE);
+    return EXIT.ok;
+  }
+  if ('error' in parsed) {
+    process.stderr.write(`interoperator: ${parsed.error}\n${USAGE}`);
+    return EXIT.usage;
   }
   try {
-    const content = readFileSync(templateFile, 'utf8');
-    const data = parseDataFile(readFileSync(dataFile, 'utf8'));
-    if (!data || typeof data !== 'object' || Array.isArray(data))
-      throw new Error('the data file must hold an object');
-    const output = await renderTemplate({ action, type, content }, action, data as Record<string, unknown>);
-    process.stdout.write(output);
-    return 0;
+    const content = read(parsed.templateFile, 'template file');
+    const data = parseDataFile(read(parsed.dataFile, 'data file'));
+    // The action only names the template in errors; any name is fine here.
+    const action = parsed.action as TemplateAction;
+    process.stdout.write(await renderTemplate({ action, type: parsed.type, content }, action, data));
+    return EXIT.ok;
   } catch (err) {
     process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
+    return EXIT.failed;
   } finally {
     await closeRenderer();
   }

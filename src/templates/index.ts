@@ -1,18 +1,29 @@
 /**
- * One rendering API for the templates of an SFPlan: gotemplate (Go's own text/template + sprig,
- * compiled to WebAssembly and run in worker threads), mustache, and room for helm. No Kubernetes
- * or Temporal here: activities and the render command call it.
+ * One rendering API for the templates of an SFPlan. `gotemplate` runs Go's own text/template with
+ * sprig and the inter-operator's functions, compiled to WebAssembly; `mustache` runs the mustache
+ * package; both in a small pool of worker threads, with time, size and memory limits. `helm` comes
+ * later. No Kubernetes or Temporal here: activities and the render command call it.
+ *
+ * See docs/templates.md.
  */
-import Mustache from 'mustache';
-import { parse, parseAllDocuments } from 'yaml';
-import type { KubeObject, PlanTemplate, SFPlan, TemplateAction, TemplateType } from '../resources/types.js';
+import { parse } from 'yaml';
+import type { KubeObject, PlanTemplate, SFPlan, TemplateAction } from '../resources/types.js';
+import { parseObjects, parseValues } from './documents.js';
 import { TemplateError } from './errors.js';
-import { DEFAULT_LIMITS, RenderPool, type PoolLimits } from './gotemplate/pool.js';
+import { DEFAULT_LIMITS, RenderPool, type RendererLimits, type RenderLimits } from './gotemplate/pool.js';
+import { templateText, URL_LIMITS, type UrlLimits } from './source.js';
 
+export { parseObjects, parseValues, splitDocuments } from './documents.js';
 export { TemplateError, type TemplateErrorReason } from './errors.js';
-export { DEFAULT_LIMITS, type PoolLimits } from './gotemplate/pool.js';
+export { DEFAULT_LIMITS, type RendererLimits, type RenderLimits } from './gotemplate/pool.js';
+export { clearTemplateCache, templateText, URL_LIMITS, type UrlLimits } from './source.js';
 
-/** What templates see: the records, the plan and service, and the fetched source objects by name. */
+/**
+ * What templates see: the records (`instance`, `binding`), the catalog entries (`plan`, `service`)
+ * and the source objects fetched for the `sources` template, by their key. It travels as JSON
+ * text, written when the render starts, so it must be JSON data and must not change until the
+ * render settles; numbers are typed as in the original (docs/templates.md).
+ */
 export interface RenderData {
   readonly instance?: unknown;
   readonly binding?: unknown;
@@ -21,204 +32,137 @@ export interface RenderData {
   readonly [source: string]: unknown;
 }
 
+/** Options of one render. */
+export interface RenderOptions extends RenderLimits {
+  /** Limits of a template fetched from its `url`. @default URL_LIMITS */
+  readonly url?: Partial<UrlLimits>;
+}
+
 /** The plan's template for an action, if it has one. */
 export function findTemplate(plan: SFPlan, action: TemplateAction): PlanTemplate | undefined {
-  return plan.spec.templates.find((t) => t.action === action);
+  return plan.spec.templates?.find((t) => t.action === action);
 }
 
-// ------------------------------------------------------------------ template text
-
-/** Templates fetched from a `url`: at most this big, this slow, and kept this long. */
-const URL_LIMITS = { maxBytes: 1024 * 1024, timeoutMs: 10_000, ttlMs: 5 * 60_000 };
-const urlCache = new Map<string, { text: string; expires: number }>();
-
-async function fetchTemplate(url: string): Promise<string> {
-  const cached = urlCache.get(url);
-  if (cached && cached.expires > Date.now()) return cached.text;
-  if (!/^https?:\/\//i.test(url)) throw new TemplateError(`template url ${url} is not http(s)`, 'source');
-  let response: Response;
-  try {
-    response = await fetch(url, { signal: AbortSignal.timeout(URL_LIMITS.timeoutMs), redirect: 'follow' });
-  } catch (err) {
-    throw new TemplateError(`fetching template ${url} failed: ${(err as Error).message}`, 'source');
-  }
-  if (!response.ok)
-    throw new TemplateError(`fetching template ${url} failed: HTTP ${response.status}`, 'source');
-  const length = Number(response.headers.get('content-length') ?? 0);
-  if (length > URL_LIMITS.maxBytes)
-    throw new TemplateError(`template ${url} is over ${URL_LIMITS.maxBytes} bytes`, 'source');
-  const reader = response.body?.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const chunk = reader ? await reader.read() : { done: true as const, value: undefined };
-    if (chunk.done) break;
-    size += chunk.value.byteLength;
-    if (size > URL_LIMITS.maxBytes) {
-      await reader?.cancel();
-      throw new TemplateError(`template ${url} is over ${URL_LIMITS.maxBytes} bytes`, 'source');
-    }
-    chunks.push(chunk.value);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  urlCache.set(url, { text, expires: Date.now() + URL_LIMITS.ttlMs });
-  return text;
-}
-
-/** The template's text, from `content`, base64 `contentEncoded` or `url`. */
-export async function templateText(template: PlanTemplate): Promise<string> {
-  if (template.content !== undefined) return template.content;
-  if (template.contentEncoded !== undefined)
-    return Buffer.from(template.contentEncoded, 'base64').toString('utf8');
-  if (template.url !== undefined) return fetchTemplate(template.url);
-  throw new TemplateError(`the ${template.action} template has no content, contentEncoded or url`, 'source');
-}
-
-// ------------------------------------------------------------------ engines
-
-type Engine = (name: string, text: string, data: RenderData) => Promise<string>;
+// ------------------------------------------------------------------ the render threads
 
 let pool: RenderPool | undefined;
-let poolLimits: PoolLimits = DEFAULT_LIMITS;
+let limits: RendererLimits = DEFAULT_LIMITS;
+const threads = (): RenderPool => (pool ??= new RenderPool(limits));
 
-/** Sets the gotemplate limits (before the first render, or the pool restarts with them). */
-export async function configureRenderer(limits: Partial<PoolLimits>): Promise<void> {
-  poolLimits = { ...poolLimits, ...limits };
-  const old = pool;
-  pool = undefined;
-  await old?.close();
+/**
+ * Sets the renderer's limits (pool size, time, sizes, memory), at start-up: it stops the render
+ * threads as {@link closeRenderer} does, and the next render starts threads with the new limits.
+ */
+export async function configureRenderer(changes: Partial<RendererLimits>): Promise<void> {
+  limits = { ...limits, ...changes };
+  await closeRenderer();
 }
 
-/** Stops the render threads (at shutdown; the next render starts them again). */
+/**
+ * Stops the render threads, failing renders still queued or running. Idle threads never keep the
+ * process alive, so calling this is optional; the next render starts threads again.
+ */
 export async function closeRenderer(): Promise<void> {
   const old = pool;
   pool = undefined;
   await old?.close();
 }
 
-/**
- * Mustache has no functions, so it cannot decode a Secret's base64 `data`: for mustache, every
- * Secret among the sources also shows its data decoded under `stringData` (as Kubernetes accepts
- * it on writes).
- */
-function withDecodedSecrets(data: RenderData): RenderData {
-  const view: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(data)) {
-    const secret = value as { kind?: unknown; data?: unknown } | null;
-    const decoded =
-      secret &&
-      typeof secret === 'object' &&
-      secret.kind === 'Secret' &&
-      secret.data &&
-      typeof secret.data === 'object'
-        ? {
-            ...secret,
-            stringData: Object.fromEntries(
-              Object.entries(secret.data as Record<string, string>).map(([k, v]) => [
-                k,
-                Buffer.from(String(v), 'base64').toString('utf8'),
-              ]),
-            ),
-          }
-        : value;
-    Object.defineProperty(view, key, { value: decoded, enumerable: true });
-  }
-  return view;
-}
+// ------------------------------------------------------------------ engines
 
-const engines: Record<TemplateType, Engine> = {
-  gotemplate: (name, text, data) => {
-    pool ??= new RenderPool(poolLimits);
-    // JSON text end to end: keys like __proto__ stay data and never touch a JavaScript prototype.
-    return pool.render(name, text, JSON.stringify(data));
-  },
-  mustache: async (name, text, data) => {
-    try {
-      return Mustache.render(
-        text,
-        withDecodedSecrets(data),
-        {},
-        { escape: (value: unknown) => String(value) },
-      );
-    } catch (err) {
-      throw new TemplateError(`mustache: ${name}: ${(err as Error).message}`, 'template');
-    }
-  },
+/** Renders one template over the data; `name` is what errors call the template (the action). */
+type Engine = (
+  template: PlanTemplate,
+  name: string,
+  data: RenderData,
+  options: RenderOptions,
+) => Promise<string>;
+
+const inThreads =
+  (engine: 'gotemplate' | 'mustache'): Engine =>
+  (template, name, data, options) => {
+    // Inline content goes straight to the pool: a burst of renders costs the caller little.
+    if (template.content) return threads().render(engine, name, template.content, data, options);
+    return templateText(template, { ...URL_LIMITS, ...options.url }).then((text) =>
+      threads().render(engine, name, text, data, options),
+    );
+  };
+
+/** The engines by template type (lower case: the original accepts `GoTemplate`, `HELM`, ...). */
+const ENGINES: Readonly<Record<string, Engine>> = {
+  gotemplate: inThreads('gotemplate'),
+  mustache: inThreads('mustache'),
+  // The chart at `url` rendered with values from the gotemplate in `content`: a later issue.
   helm: () =>
     Promise.reject(new TemplateError('templates of type helm are not supported yet', 'unsupported')),
 };
 
-/** Renders a template of a plan for an action; returns the text. */
-export async function renderTemplate(
+/**
+ * Renders a plan's template for an action and returns its text, byte for byte as the engine wrote
+ * it. Fails with a {@link TemplateError}.
+ */
+export function renderTemplate(
   template: PlanTemplate,
   action: TemplateAction,
   data: RenderData,
+  options: RenderOptions = {},
 ): Promise<string> {
-  const engine = engines[template.type];
-  if (!engine) throw new TemplateError(`unknown template type ${String(template.type)}`, 'unsupported');
-  return engine(action, await templateText(template), data);
-}
-
-// ------------------------------------------------------------------ output
-
-/** Splits multi-document YAML on `---` lines, as the original inter-operator does; empty documents are dropped. */
-export function splitDocuments(text: string): string[] {
-  return text
-    .split(/^---[ \t]*(?:#.*)?$/m)
-    .map((doc) => doc)
-    .filter((doc) => doc.replace(/^\s*#.*$/gm, '').trim() !== '');
-}
-
-function parseYaml(doc: string, action: string): unknown {
-  try {
-    return parse(doc, { maxAliasCount: 100 });
-  } catch (err) {
-    throw new TemplateError(
-      `the ${action} template rendered invalid YAML: ${(err as Error).message}`,
-      'template',
+  const type = String(template.type ?? '').toLowerCase();
+  const engine = Object.hasOwn(ENGINES, type) ? ENGINES[type] : undefined;
+  if (!engine) {
+    return Promise.reject(
+      new TemplateError(`unknown template type ${JSON.stringify(template.type)}`, 'unsupported'),
     );
+  }
+  try {
+    return engine(template, action, data, options);
+  } catch (err) {
+    return Promise.reject(err instanceof Error ? err : new TemplateError(String(err)));
   }
 }
 
-/** Renders a template and returns the Kubernetes objects it describes. */
+/**
+ * Renders a `provision`, `bind` or `unbind` template and returns the Kubernetes objects it
+ * describes (multi-document YAML split on `---` lines, empty documents dropped).
+ */
 export async function renderObjects(
   template: PlanTemplate,
   action: TemplateAction,
   data: RenderData,
+  options?: RenderOptions,
 ): Promise<KubeObject[]> {
-  const text = await renderTemplate(template, action, data);
-  return splitDocuments(text).map((doc, i) => {
-    const obj = parseYaml(doc, action);
-    if (!obj || typeof obj !== 'object' || Array.isArray(obj)) {
-      throw new TemplateError(
-        `the ${action} template's document ${i + 1} is not a Kubernetes object`,
-        'template',
-      );
-    }
-    const { apiVersion, kind, metadata } = obj as Partial<KubeObject>;
-    if (typeof apiVersion !== 'string' || typeof kind !== 'string' || typeof metadata?.name !== 'string') {
-      throw new TemplateError(
-        `the ${action} template's document ${i + 1} lacks apiVersion, kind or metadata.name`,
-        'template',
-      );
-    }
-    return obj as KubeObject;
-  });
+  return parseObjects(await renderTemplate(template, action, data, options), action);
 }
 
-/** Renders a template (status, sources, clusterSelector) and returns the value its YAML describes. */
+/**
+ * Renders a `status`, `sources` or `clusterSelector` template and returns the value its YAML
+ * describes, as plain data (`{}` when empty).
+ */
 export async function renderValues(
   template: PlanTemplate,
   action: TemplateAction,
   data: RenderData,
+  options?: RenderOptions,
 ): Promise<unknown> {
-  return parseYaml(await renderTemplate(template, action, data), action) ?? {};
+  return parseValues(await renderTemplate(template, action, data, options), action);
 }
 
-/** Same as parseAllDocuments, exported for the render command's data files. */
-export const parseDataFile = (text: string): unknown => {
-  const docs = parseAllDocuments(text);
-  if (docs.length !== 1)
-    throw new TemplateError('the data file must hold exactly one YAML or JSON document', 'source');
-  return docs[0]!.toJS();
-};
+/**
+ * Reads the data file of the render command: one JSON or YAML document holding an object whose
+ * keys are `instance`, `plan`, `service`, `binding` and source objects.
+ */
+export function parseDataFile(text: string): RenderData {
+  let data: unknown;
+  try {
+    data = parse(text, { maxAliasCount: 100 }) as unknown;
+  } catch (err) {
+    throw new TemplateError(`the data file is not JSON or YAML: ${(err as Error).message}`, 'source');
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    throw new TemplateError(
+      'the data file must hold an object (keys instance, plan, service, binding, ...)',
+      'source',
+    );
+  }
+  return data as RenderData;
+}

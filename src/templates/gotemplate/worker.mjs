@@ -1,29 +1,231 @@
-// One render thread: loads Go's text/template (+ sprig) compiled to WebAssembly once, then renders
-// the jobs its pool sends. Plain JavaScript because worker threads cannot load TypeScript; the
-// pool (pool.ts) kills and replaces this thread when a render runs past its time limit.
-import { readFileSync } from 'node:fs';
+// One render thread of the pool (pool.ts). It runs Go's text/template + sprig, compiled to
+// WebAssembly and instantiated once per thread, and mustache, so that no template ever runs on the
+// caller's event loop. Plain JavaScript because worker threads cannot load TypeScript; loaded from
+// the source tree both under jest and from dist/.
+//
+// workerData: { wasmExecFile: Go's wasm_exec.js, goMemLimit: GOMEMLIMIT for the Go runtime }
+// In:  first { module: WebAssembly.Module } (compiled once by the pool, with its memory capped),
+//      then { id, engine: 'gotemplate' | 'mustache', name, template, data: JSON text, maxOutput }
+// Out: { ready: true } once, then per job { id, output } or { id, error, reason },
+//      with memoryBytes (the WebAssembly memory) and exited (the Go runtime is gone: retire me).
+import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
+import Mustache from 'mustache';
 
-const { wasmFile, wasmExecFile } = workerData;
+const { wasmExecFile, goMemLimit } = workerData;
+
+// Below the event loop's priority: on Linux a thread's nice value is its own, so where render
+// threads and the event loop compete for the cores, the event loop (HTTP, Temporal heartbeats) wins.
+try {
+  os.setPriority(os.constants.priority.PRIORITY_BELOW_NORMAL);
+} catch {
+  // Not permitted here: renders simply run at the normal priority.
+}
+
+// What the Go runtime writes to stdout/stderr (a fatal error and its goroutine dump) must never reach
+// the process's own output (the render command prints templates on stdout): keep its start for the
+// error message instead. wasm_exec.js uses globalThis.fs when it exists.
+let goOutput = '';
+const enosys = () => Object.assign(new Error('not implemented'), { code: 'ENOSYS' });
+const goFs = {
+  constants: {
+    O_WRONLY: -1,
+    O_RDWR: -1,
+    O_CREAT: -1,
+    O_TRUNC: -1,
+    O_APPEND: -1,
+    O_EXCL: -1,
+    O_DIRECTORY: -1,
+  },
+  writeSync(_fd, buf) {
+    if (goOutput.length < 4096) goOutput += Buffer.from(buf).toString('utf8');
+    return buf.length;
+  },
+  write(fd, buf, offset, length, position, callback) {
+    if (offset !== 0 || length !== buf.length || position !== null) callback(enosys());
+    else callback(null, goFs.writeSync(fd, buf));
+  },
+};
+globalThis.fs = new Proxy(goFs, {
+  get: (target, prop) =>
+    prop in target
+      ? target[prop]
+      : (...args) => {
+          const callback = args.at(-1);
+          if (typeof callback === 'function') callback(enosys());
+        },
+});
+
 await import(pathToFileURL(wasmExecFile).href);
+const { module } = await new Promise((resolve) => parentPort.once('message', resolve));
 const go = new globalThis.Go();
-const { instance } = await WebAssembly.instantiate(readFileSync(wasmFile), go.importObject);
+go.env = { GOMEMLIMIT: goMemLimit };
+go.exit = () => {}; // wasm_exec.js would print "exit code: 2"; renderGo reports why Go stopped.
+const instance = await WebAssembly.instantiate(module, go.importObject);
 void go.run(instance);
-if (typeof globalThis.interopRender !== 'function')
-  throw new Error('the gotemplate module did not register interopRender');
+if (typeof globalThis.interopRender !== 'function') {
+  throw new Error('the gotemplate WebAssembly module did not register interopRender');
+}
 
-parentPort.on('message', (job) => {
-  let reply;
+function renderGo(job) {
+  const result = globalThis.interopRender(job.name, job.template, job.data, job.maxOutput);
+  if (go.exited || !result) {
+    const fatal = /^fatal error: .*$/m.exec(goOutput)?.[0] ?? goOutput.split('\n')[0];
+    return /out of memory/.test(goOutput)
+      ? { error: `template: ${job.name}: the render ran out of memory`, reason: 'out-of-memory' }
+      : {
+          error: `template: ${job.name}: the Go runtime stopped: ${fatal || 'no reason given'}`,
+          reason: 'template',
+        };
+  }
+  return result.error === undefined
+    ? { output: result.output }
+    : { error: result.error, reason: result.reason };
+}
+
+// ---------------------------------------------------------------------------------------------
+// mustache
+
+/** How values print in mustache: like JavaScript's String(), for the data-only view below too. */
+function text(value) {
+  if (value === NULL_VIEW) return '';
+  if (Array.isArray(value))
+    return Array.prototype.map.call(value, (v) => (v == null ? '' : text(v))).join(',');
+  if (value !== null && typeof value === 'object') return '[object Object]';
+  return String(value);
+}
+
+const toPrimitive = {
+  value() {
+    return text(this);
+  },
+};
+
+/**
+ * The data as mustache sees it: objects and arrays without a prototype, so a template reaches only
+ * the data (never `constructor`, `toString` or `__proto__` of Object.prototype), and `__proto__` keys
+ * stay plain data. JSON.parse already made them own properties.
+ */
+function view(value) {
+  if (value === null || typeof value !== 'object') return value;
+  let copy;
+  if (Array.isArray(value)) {
+    copy = value.map(view);
+  } else {
+    copy = Object.create(null);
+    for (const key of Object.keys(value)) copy[key] = view(value[key]);
+  }
+  Object.setPrototypeOf(copy, null);
+  Object.defineProperty(copy, Symbol.toPrimitive, toPrimitive);
+  return copy;
+}
+
+/** A Secret among the data also shows its `data` decoded under `stringData` (mustache has no b64dec). */
+function withDecodedSecrets(data) {
+  for (const key of Object.keys(data)) {
+    const secret = data[key];
+    if (secret?.kind !== 'Secret' || secret.data === null || typeof secret.data !== 'object') continue;
+    const stringData = Object.create(null);
+    for (const name of Object.keys(secret.data)) {
+      if (typeof secret.data[name] === 'string') {
+        stringData[name] = Buffer.from(secret.data[name], 'base64').toString('utf8');
+      }
+    }
+    secret.stringData = stringData;
+  }
+  return data;
+}
+
+/** Stands for a null item of a list as a context: mustache reads properties of every context. */
+const NULL_VIEW = Object.freeze(Object.create(null));
+
+/**
+ * mustache's lookup cache, kept in a Map: mustache's own is a plain object, which names such as
+ * `hasOwnProperty` or `__proto__` in a template would break.
+ */
+function lookupCache(view) {
+  const cache = new Map([['.', view]]);
+  return new Proxy(Object.create(null), {
+    get: (_, name) =>
+      name === 'hasOwnProperty' ? (key) => key !== 'hasOwnProperty' && cache.has(key) : cache.get(name),
+    set: (_, name, value) => {
+      if (name !== 'hasOwnProperty') cache.set(name, value);
+      return true;
+    },
+  });
+}
+
+class SafeContext extends Mustache.Context {
+  constructor(view, parent) {
+    super(view ?? NULL_VIEW, parent);
+    this.cache = lookupCache(this.view);
+  }
+
+  push(view) {
+    return new SafeContext(view, this);
+  }
+}
+
+// One writer per thread with a bounded template cache: nothing global is changed.
+const writer = new Mustache.Writer();
+writer.templateCache = {
+  _cache: new Map(),
+  set(key, tokens) {
+    if (this._cache.size >= 64) this._cache.clear();
+    this._cache.set(key, tokens);
+  },
+  get(key) {
+    return this._cache.get(key);
+  },
+  clear() {
+    this._cache.clear();
+  },
+};
+
+function renderMustache(job) {
+  let output;
   try {
-    const result = globalThis.interopRender(job.name, job.template, job.data, job.maxOutput);
-    reply = { id: job.id, output: result.output, error: result.error };
+    const data = JSON.parse(job.data);
+    output = writer.render(
+      job.template,
+      new SafeContext(view(withDecodedSecrets(data))),
+      {},
+      { escape: text },
+    );
   } catch (err) {
-    reply = {
-      id: job.id,
-      error: `template: ${job.name}: ${err instanceof Error ? err.message : String(err)}`,
+    return {
+      error: `mustache: ${job.name}: ${err instanceof Error ? err.message : String(err)}`,
+      reason: 'template',
     };
   }
-  parentPort.postMessage(reply);
+  if (job.maxOutput > 0 && Buffer.byteLength(output) > job.maxOutput) {
+    return {
+      error: `mustache: ${job.name}: output exceeds the limit of ${job.maxOutput} bytes`,
+      reason: 'output-too-large',
+    };
+  }
+  return { output };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+parentPort.on('message', (job) => {
+  goOutput = '';
+  let reply;
+  try {
+    reply = job.engine === 'mustache' ? renderMustache(job) : renderGo(job);
+  } catch (err) {
+    reply = {
+      error: `template: ${job.name}: ${err instanceof Error ? err.message : String(err)}`,
+      reason: 'template',
+    };
+  }
+  parentPort.postMessage({
+    id: job.id,
+    ...reply,
+    memoryBytes: instance.exports.mem.buffer.byteLength,
+    exited: go.exited === true,
+  });
 });
 parentPort.postMessage({ ready: true });

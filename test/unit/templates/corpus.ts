@@ -53,6 +53,12 @@ const svc = (lb = false) => ({
   spec: { clusterIP: '10.0.0.12', ports: [{ name: 'postgresql', port: 5432, targetPort: 5432 }] },
   status: lb ? { loadBalancer: { ingress: [{ ip: '1.2.3.4' }] } } : {},
 });
+/** A clusterSelector template in the original's style: a Kubernetes label selector. */
+const clusterSelector = `{{- $planId := "" }}
+{{- with .plan.spec.id }} {{ $planId = . }} {{ end }}
+{{- $lb := false }}
+{{- with .plan.spec.context.enableLoadBalancers }} {{ $lb = . }} {{ end }}
+plan={{ $planId }},tier in (shared, dedicated){{ if $lb }},region notin (on-prem){{ end }}`;
 const lbPlan = {
   ...plan,
   spec: { ...plan.spec, context: { ...plan.spec.context, enableLoadBalancers: true } },
@@ -73,7 +79,17 @@ const designDocument: Case[] = [
   { name: 'bind: no postgresql', template: text('bind'), data: { instance, binding, plan } },
   { name: 'unbind', template: text('unbind'), data: { instance, binding, plan, postgresql: pg() } },
   {
-    name: 'clusterSelector',
+    name: 'clusterSelector: label selector',
+    template: clusterSelector,
+    data: { instance, plan },
+  },
+  {
+    name: 'clusterSelector: load balancers need a region',
+    template: clusterSelector,
+    data: { instance, plan: lbPlan },
+  },
+  {
+    name: 'clusterSelector: as YAML',
     template:
       '{{- with .plan.spec.context }}clusterId: {{ default "1" .clusterId }}\nlabels: {{ toJson (dict "region" "eu") }}{{ end }}',
     data: { plan },
@@ -276,9 +292,140 @@ const sprig: [string, string, Record<string, unknown>?][] = [
   ['typeOf kindOf', '{{ typeOf .src.n }} {{ kindOf .plan.n }} {{ typeOf .src.m }}', { ...sources, ...sf }],
 ];
 
+const numbers = {
+  small: 0.1,
+  huge: 1e21,
+  tiny: 1.5e-7,
+  negZero: -0,
+  // Beyond 2^53: JavaScript already rounds it, on both sides alike.
+  unsafe: Number('9007199254740993'),
+  whole: 1.0,
+  exp: 123456789,
+  half: 0.5,
+};
+const numberCases: [string, string, Record<string, unknown>][] = Object.keys(numbers).flatMap(
+  (key): [string, string, Record<string, unknown>][] => [
+    [
+      `number ${key} as a source`,
+      `{{ .src.${key} }} {{ printf "%T %v" .src.${key} .src.${key} }}`,
+      { src: numbers },
+    ],
+    [
+      `number ${key} in the plan`,
+      `{{ .plan.${key} }} {{ printf "%T %v" .plan.${key} .plan.${key} }}`,
+      { plan: numbers },
+    ],
+  ],
+);
+
+const more: [string, string, Record<string, unknown>?][] = [
+  // define, template, block
+  ['define and template', '{{ define "x" }}[{{ . }}]{{ end }}{{ template "x" "a" }}{{ template "x" 2 }}'],
+  ['block default', '{{ block "b" .src.str }}<{{ . }}>{{ end }}', sources],
+  ['template undefined', '{{ template "nope" }}'],
+  [
+    'recursive template',
+    '{{ define "r" }}{{ if . }}{{ . }}{{ template "r" (sub . 1) }}{{ end }}{{ end }}{{ template "r" 3 }}',
+  ],
+  // syntax
+  ['comment', 'a{{/* comment */}}b'],
+  ['raw string', '{{ `a"b\\c` }}'],
+  ['parenthesised pipeline', '{{ (printf "%s-%s" "a" "b") | upper }}'],
+  ['chained pipes', '{{ "x" | printf "%s%s" "y" | quote | upper }}'],
+  ['crlf template', 'a: {{ 1 }}\r\nb: {{- " 2" }}\r\n'],
+  ['unicode', '{{ "héllo wörld ✓" | upper }} {{ len "✓" }}'],
+  ['unterminated action', 'a {{ .x'],
+  ['unexpected token', '{{ 1 2 }}'],
+  ['bad variable', '{{ $x = 1 }}'],
+  ['range over int (Go 1.22)', '{{ range 3 }}{{ . }}{{ end }}'],
+  ['else with (Go 1.23)', '{{ with .src.missing }}a{{ else with .src.str }}{{ . }}{{ end }}', sources],
+  ['with assignment', '{{ with $x := .src.str }}{{ $x }}{{ end }}', sources],
+  ['range with dollar', '{{ range .src.s }}{{ $.src.n }}{{ end }}', sources],
+  [
+    'range over map of maps',
+    '{{ range $k, $v := .src }}{{ $k }};{{ end }}',
+    { src: { b: { x: 1 }, a: { y: 2 } } },
+  ],
+  ['range over sf map', '{{ range $k, $v := .plan }}{{ $k }}={{ $v }};{{ end }}', sf],
+  // comparisons that fail
+  ['eq incompatible', '{{ eq .src.n "42" }}', sources],
+  ['lt string int', '{{ lt "a" 1 }}'],
+  ['eq many', '{{ eq .src.n 1 2 42 }} {{ eq .src.str "a" "b" }}', sources],
+  ['eq int64 float64 mixed', '{{ eq .src.n .plan.n }}', { ...sources, ...sf }],
+  ['lt int64 float64 mixed', '{{ lt .src.f .plan.n }}', { ...sources, ...sf }],
+  ['and short circuit', '{{ and false (fail "never") }} {{ or true (fail "never") }}'],
+  ['not missing', '{{ not .missing }}'],
+  // builtins that fail
+  ['len of nil', '{{ len .src.nil }}', sources],
+  ['len of int', '{{ len 3 }}'],
+  ['call non-function', '{{ call .src.n }}', sources],
+  ['index of int', '{{ index 3 1 }}'],
+  ['index nested', '{{ index .src.m "c" "d" 1 }}', sources],
+  ['slice', '{{ slice .src.str 0 5 }} {{ slice .src.s 1 }}', sources],
+  ['slice out of range', '{{ slice .src.s 2 9 }}', sources],
+  ['printf extra and missing', '{{ printf "%d" 1 2 }} {{ printf "%d %d" 1 }}'],
+  ['print println', '{{ print 1 "a" 2 }}|{{ println "x" 3 }}|'],
+  ['nil function argument', '{{ upper nil }}'],
+  // the inter-operator's functions at their edges
+  ['b64dec partial', '{{ b64dec "YWJj!" }}'],
+  ['b64dec invalid utf-8', '{{ b64dec "/w==" | len }}'],
+  ['b64dec unpadded', '{{ b64dec "YQ" }}'],
+  ['unmarshalJSON array', '{{ unmarshalJSON "[1]" }}'],
+  ['marshalJSON not a map', '{{ marshalJSON "x" }}'],
+  ['marshalJSON sources', '{{ marshalJSON .src }}', { src: { n: 1, f: 1.5, s: ['a'] } }],
+  ['toToml list', '{{ toToml .src.s }}', sources],
+  ['toToml numbers', '{{ toToml .src }}', { src: { n: 1, f: 1.5, big: 1000000 } }],
+  [
+    'toYaml scalars',
+    '{{ toYaml "yes" }}|{{ toYaml "on" }}|{{ toYaml "a: b" }}|{{ toYaml "1.0" }}|{{ toYaml "" }}',
+  ],
+  ['toYaml multiline', '{{ toYaml (dict "k" "line1\\nline2" "q" "it\'s \\"x\\"") }}'],
+  ['toYaml nil', '{{ toYaml nil }}|{{ toYaml .missing }}'],
+  ['toYaml big numbers', '{{ toYaml .plan }}|{{ toYaml .src }}', { plan: numbers, src: numbers }],
+  ['toJson nil', '{{ toJson nil }}|{{ toJson .src.html }}', sources],
+  ['fromYaml list', '{{ fromYaml "- a\\n- b" }}'],
+  ['fromJson numbers', '{{ (fromJson "{\\"n\\": 1000000}").n }}'],
+  [
+    'fromYaml numbers',
+    '{{ $m := fromYaml "n: 1000000\\nf: 0.5" }}{{ $m.n }} {{ printf "%T" $m.n }} {{ $m.f }}',
+  ],
+  ['mustToJson error', '{{ mustToJson .src }}', sources],
+  // sprig corners
+  ['adler32sum', '{{ adler32sum "0a1b2c" }} {{ printf "in-%s" (adler32sum "0a1b2c") }}'],
+  ['sha1sum b32enc', '{{ sha1sum "x" }} {{ b32enc "x" }} {{ b32dec "PA======" }}'],
+  ['dig', '{{ dig "m" "c" "d" "none" .src }}', sources],
+  ['pick omit', '{{ pick .src.m "a" }} {{ omit .src.m "a" "c" }}', sources],
+  [
+    'has compact reverse',
+    '{{ has "y" .src.s }} {{ compact (list "" "a" nil "b") }} {{ reverse .src.s }}',
+    sources,
+  ],
+  ['case conversions', '{{ snakecase "FooBar" }} {{ camelcase "foo_bar" }} {{ kebabcase "FooBar" }}'],
+  ['round floor ceil', '{{ round 2.567 2 }} {{ floor 2.5 }} {{ ceil 2.1 }} {{ addf 1.5 2 }}'],
+  ['seq until untilStep', '{{ seq 3 }} {{ until 2 }} {{ untilStep 0 10 4 }}'],
+  ['required', '{{ required "a value is required" .missing }}'],
+  [
+    'empty default on sf float zero',
+    '{{ default 5 .plan.zero }} {{ empty .plan.zero }}',
+    { plan: { zero: 0 } },
+  ],
+  ['regexFind semver', '{{ regexFind "[0-9]+" "ab12cd" }} {{ (semver "1.2.3").Minor }}'],
+  ['toStrings sortAlpha numbers', '{{ toStrings (list 3 1 2) | sortAlpha }}'],
+  ['int of sf float', '{{ int .plan.big }} {{ int64 .plan.f }} {{ float64 .src.n }}', { ...sources, ...sf }],
+  ['printf %d of sf float', '{{ printf "%d" .plan.big }}', sf],
+  ['include is not sprig', '{{ include "x" . }}'],
+  [
+    'proto keys are data',
+    '{{ index .src "__proto__" }} {{ index .src "constructor" }}',
+    {
+      src: JSON.parse('{"__proto__": "p", "constructor": "c"}') as Record<string, unknown>,
+    },
+  ],
+];
+
 export const CORPUS: Case[] = [
   ...designDocument,
-  ...[...corners, ...printfCases, ...sprig].map(([name, template, data]) => ({
+  ...[...corners, ...printfCases, ...sprig, ...numberCases, ...more].map(([name, template, data]) => ({
     name,
     template,
     data: data ?? {},

@@ -1,6 +1,7 @@
 /**
- * The rendering API over Go's own text/template (WebAssembly) and mustache: the design
- * document's templates, Go's number typing, errors in Go's words, and the limits.
+ * The rendering API over Go's own text/template (WebAssembly in worker threads): the design
+ * document's templates, Go's number typing, errors in Go's words, the limits, and data that tries
+ * to reach JavaScript prototypes.
  */
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
@@ -13,13 +14,23 @@ import {
   renderObjects,
   renderTemplate,
   renderValues,
-  splitDocuments,
   TemplateError,
+  type RenderData,
 } from '../../../src/templates/index.js';
 
 const plan = parse(readFileSync('examples/postgresql/sfplan.yaml', 'utf8')) as SFPlan;
 const template = (action: PlanTemplate['action']) => findTemplate(plan, action)!;
 const go = (content: string): PlanTemplate => ({ action: 'status', type: 'gotemplate', content });
+const render = (content: string, data: RenderData = {}, options = {}) =>
+  renderTemplate(go(content), 'status', data, options);
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => {
+      throw new Error('the render succeeded');
+    },
+    (err: unknown) => err as TemplateError,
+  );
+
 const instance = { metadata: { name: 'abc', namespace: 'sf-abc' }, spec: { planId: plan.spec.id } };
 const postgresql = (status?: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   apiVersion: 'acid.zalan.do/v1',
@@ -44,7 +55,8 @@ describe('the design document’s PostgreSQL templates', () => {
   });
 
   test('provision renders one postgresql with the plan’s context (numbers as Go prints them)', async () => {
-    const [pg] = await renderObjects(template('provision'), 'provision', { instance, plan });
+    const [pg, ...rest] = await renderObjects(template('provision'), 'provision', { instance, plan });
+    expect(rest).toEqual([]);
     expect(pg).toMatchObject({
       kind: 'postgresql',
       metadata: { name: 'sapcp-abc' },
@@ -59,41 +71,42 @@ describe('the design document’s PostgreSQL templates', () => {
   });
 
   test.each([
-    [undefined, 'in progress'],
-    [{ PostgresClusterStatus: 'Creating' }, 'in progress'],
-    [{ PostgresClusterStatus: 'Running' }, 'succeeded'],
-    [{ PostgresClusterStatus: 'CreateFailed' }, 'failed'],
-    [{ PostgresClusterStatus: 'UpdateFailed' }, 'failed'],
-  ])('status with operator status %j says provision %s', async (status, state) => {
+    ['gone', undefined, 'in progress'],
+    ['no status yet', {}, 'in progress'],
+    ['Creating', { PostgresClusterStatus: 'Creating' }, 'in progress'],
+    ['Running', { PostgresClusterStatus: 'Running' }, 'succeeded'],
+    ['CreateFailed', { PostgresClusterStatus: 'CreateFailed', reason: 'no disk' }, 'failed'],
+    ['UpdateFailed', { PostgresClusterStatus: 'UpdateFailed' }, 'failed'],
+  ])('status of a postgresql that is %s says provision %s', async (_, status, state) => {
     const values = (await renderValues(template('status'), 'status', {
       instance,
       plan,
-      postgresql: postgresql(status),
-    })) as { provision: { state: string } };
+      ...(status ? { postgresql: postgresql(status) } : {}),
+    })) as { provision: { state: string; description: string } };
     expect(values.provision.state).toBe(state);
+    expect(values.provision.description).toBe((status as { reason?: string } | undefined)?.reason ?? '');
   });
 
-  test('deprovision is in progress while the postgresql exists (even being deleted) and succeeded once gone', async () => {
-    const state = async (data: Record<string, unknown>) =>
-      (
-        (await renderValues(template('status'), 'status', { instance, plan, ...data })) as {
-          deprovision: { state: string };
-        }
-      ).deprovision.state;
-    expect(await state({ postgresql: postgresql({ PostgresClusterStatus: 'Running' }) })).toBe('in progress');
-    expect(
-      await state({
-        postgresql: postgresql(
-          { PostgresClusterStatus: 'Running' },
-          { deletionTimestamp: '2026-01-01T00:00:00Z' },
-        ),
-      }),
-    ).toBe('in progress');
-    expect(await state({})).toBe('succeeded');
+  test.each([
+    ['running', postgresql({ PostgresClusterStatus: 'Running' }), 'in progress'],
+    [
+      'being deleted',
+      postgresql({ PostgresClusterStatus: 'Running' }, { deletionTimestamp: '2026-01-01T00:00:00Z' }),
+      'in progress',
+    ],
+    ['gone', undefined, 'succeeded'],
+  ])('status of a postgresql that is %s says deprovision %s', async (_, pg, state) => {
+    const values = (await renderValues(template('status'), 'status', {
+      instance,
+      plan,
+      ...(pg ? { postgresql: pg } : {}),
+    })) as { deprovision: { state: string } };
+    expect(values.deprovision.state).toBe(state);
   });
 
   test('bind succeeds with credentials once the secret and service exist', async () => {
     const secret = {
+      kind: 'Secret',
       data: {
         username: Buffer.from('u1').toString('base64'),
         password: Buffer.from('p@ss').toString('base64'),
@@ -134,119 +147,211 @@ describe('the design document’s PostgreSQL templates', () => {
 });
 
 describe('Go semantics', () => {
-  test('SF resources hold float64 numbers, sources int64, as in the original', async () => {
-    const out = await renderTemplate(
-      go('{{ .plan.n }} {{ .pg.n }} {{ printf "%T %T" .plan.n .pg.n }}'),
-      'status',
-      {
-        plan: { n: 1000000 },
-        pg: { n: 1000000 },
-      },
-    );
+  test('the SF resources hold float64 numbers, the sources int64, as in the original', async () => {
+    const out = await render('{{ .plan.n }} {{ .pg.n }} {{ printf "%T %T" .plan.n .pg.n }}', {
+      plan: { n: 1000000 },
+      pg: { n: 1000000 },
+    });
     expect(out).toBe('1e+06 1000000 float64 int64');
   });
 
-  test('errors keep Go’s wording', async () => {
-    await expect(renderTemplate(go('{{ .a.b.c }}'), 'status', { a: 1 })).rejects.toThrow(
+  test.each([
+    [
+      'an execution error',
+      '{{ .a.b.c }}',
       'template: status:1:5: executing "status" at <.a.b.c>: can\'t evaluate field b in type interface {}',
-    );
-    await expect(renderTemplate(go('{{ b64dec "%%%" }}'), 'status', {})).rejects.toThrow(
-      /illegal base64 data/,
-    );
-    await expect(renderTemplate(go('{{ if }}'), 'status', {})).rejects.toThrow(
-      'template: status:1: missing value for if',
-    );
+    ],
+    [
+      'b64dec of bad input',
+      'x\n{{ b64dec "%%%" }}',
+      'template: status:2:3: executing "status" at <b64dec "%%%">: error calling b64dec: illegal base64 data at input byte 0',
+    ],
+    ['a parse error', '{{ if }}', 'template: status:1: missing value for if'],
+    [
+      'a Go panic in a function',
+      '{{ div 1 0 }}',
+      'template: status:1:3: executing "status" at <div 1 0>: error calling div: runtime error: integer divide by zero',
+    ],
+    [
+      'unmarshalJSON of bad JSON, in the original’s words',
+      '{{ unmarshalJSON "{" }}',
+      'template: status:1:3: executing "status" at <unmarshalJSON "{">: error calling unmarshalJSON: failed to unmarshal {. unexpected end of JSON input',
+    ],
+  ])('%s keeps Go’s wording', async (_, content, message) => {
+    const err = await failure(render(content, { a: 1 }));
+    expect(err).toBeInstanceOf(TemplateError);
+    expect([err.name, err.reason, err.message]).toEqual(['TemplateError', 'template', message]);
   });
 
-  test('missing keys print <no value>, toYaml formats as in Go', async () => {
-    expect(
-      await renderTemplate(go('{{ .nothing }}|{{ toYaml .m }}'), 'status', { m: { b: [1, 'x'], a: true } }),
-    ).toBe('<no value>|a: true\nb:\n- 1\n- x');
+  test('the template is named after the action', async () => {
+    const err = await failure(renderTemplate(go('{{ .x.y.z.w }}'), 'provision', { x: { y: 's' } }));
+    expect(err.message).toMatch(/^template: provision:1:\d+: executing "provision" at <.x.y.z.w>/);
   });
 
-  test('a __proto__ key is data: it renders and pollutes nothing', async () => {
-    const data = JSON.parse('{"__proto__": {"polluted": "yes"}, "x": {"__proto__": "p"}}') as Record<
-      string,
-      unknown
-    >;
+  test('missing keys print <no value>, as Go’s default missingkey option does', async () => {
+    expect(await render('{{ .nothing }}|{{ .m.none }}', { m: {} })).toBe('<no value>|<no value>');
+  });
+
+  test('toYaml formats as in Go', async () => {
+    expect(await render('{{ toYaml .m }}', { m: { b: [1, 'x'], a: true } })).toBe('a: true\nb:\n- 1\n- x');
+  });
+
+  test('template recursion is bounded (1000 levels in WebAssembly) and fails cleanly', async () => {
+    const err = await failure(render('{{ define "r" }}{{ template "r" . }}{{ end }}{{ template "r" 1 }}'));
+    expect(err.message).toMatch(/exceeded maximum template depth \(1000\)$/);
+  });
+
+  test('template types are matched case-insensitively, as in the original', async () => {
     expect(
       await renderTemplate(
-        go('{{ index . "__proto__" "polluted" }} {{ index .x "__proto__" }}'),
+        { action: 'status', type: 'GoTemplate' as 'gotemplate', content: '{{ 1 }}' },
         'status',
-        data,
+        {},
       ),
-    ).toBe('yes p');
+    ).toBe('1');
+  });
+
+  test('helm is not supported yet, and an unknown type is refused, with clear errors', async () => {
+    const helm = await failure(
+      renderTemplate({ action: 'provision', type: 'helm', content: 'x' }, 'provision', {}),
+    );
+    expect([helm.reason, helm.message]).toEqual([
+      'unsupported',
+      'templates of type helm are not supported yet',
+    ]);
+    const other = await failure(
+      renderTemplate(go('x') && { ...go('x'), type: 'jinja' as 'helm' }, 'status', {}),
+    );
+    expect([other.reason, other.message]).toEqual(['unsupported', 'unknown template type "jinja"']);
+  });
+
+  test('data that is not JSON is refused before it reaches a thread', async () => {
+    const err = await failure(render('x', { n: 1n }));
+    expect([err.reason, err.message]).toEqual([
+      'template',
+      'template: status: the data is not JSON: Do not know how to serialize a BigInt',
+    ]);
+  });
+});
+
+describe('data that names JavaScript prototypes stays data', () => {
+  const hostile = () =>
+    JSON.parse(
+      '{"__proto__": {"polluted": "yes"}, "x": {"__proto__": "p", "constructor": {"prototype": {"polluted": "yes"}}}}',
+    ) as RenderData;
+
+  test('a __proto__ key renders as data and pollutes nothing', async () => {
+    expect(
+      await render(
+        '{{ index . "__proto__" "polluted" }} {{ index .x "__proto__" }} {{ index .x "constructor" "prototype" "polluted" }}',
+        hostile(),
+      ),
+    ).toBe('yes p yes');
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-    const values = (await renderValues(go('__proto__: {polluted: 1}'), 'status', {})) as Record<
-      string,
-      unknown
-    >;
+    expect(Object.prototype).not.toHaveProperty('polluted');
+  });
+
+  test('rendered YAML with __proto__ keys parses to plain data', async () => {
+    const values = (await renderValues(
+      go('__proto__: {polluted: 1}\nx:\n  __proto__: [1]'),
+      'status',
+      {},
+    )) as Record<string, unknown>;
     expect(Object.getPrototypeOf(values)).toBe(Object.prototype);
+    expect(Object.hasOwn(values, '__proto__')).toBe(true);
+    expect(Object.getOwnPropertyDescriptor(values, '__proto__')?.value).toEqual({ polluted: 1 });
+    expect(Object.hasOwn(values.x as object, '__proto__')).toBe(true);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 });
 
 describe('limits', () => {
-  afterAll(() => configureRenderer(DEFAULT_LIMITS));
+  afterEach(() => configureRenderer(DEFAULT_LIMITS));
 
-  test('a runaway template fails at its time limit and the next render works', async () => {
-    await configureRenderer({ timeoutMs: 300 });
+  test('a runaway template fails at its time limit, the event loop stays free, and the next render works', async () => {
+    await configureRenderer({ timeoutMs: 1000 });
     const started = Date.now();
-    const err = await renderTemplate(go('{{ range until 1000000000 }}x{{ end }}'), 'status', {}).catch(
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(TemplateError);
-    expect((err as TemplateError).reason).toBe('timeout');
+    let timerFiredAt: number | undefined;
+    const timer = setTimeout(() => (timerFiredAt = Date.now()), 50);
+    const err = await failure(render('{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}'));
+    clearTimeout(timer);
+    expect([err.reason, err.message]).toEqual([
+      'timeout',
+      'template: status: the render exceeded its time limit of 1000 ms',
+    ]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
     expect(Date.now() - started).toBeLessThan(5000);
-    expect(await renderTemplate(go('{{ 1 }}'), 'status', {})).toBe('1');
+    // The timer ran while Go was still looping: the loop ran in a worker thread.
+    expect(timerFiredAt! - started).toBeLessThan(900);
+    expect(await render('{{ 1 }}')).toBe('1');
   });
 
-  test('a huge output fails cleanly', async () => {
-    await configureRenderer({ maxOutputBytes: 1024, timeoutMs: 5000 });
-    const err = await renderTemplate(go('{{ range until 100000 }}xxxxxxxx{{ end }}'), 'status', {}).catch(
-      (e: unknown) => e,
+  test('a render can set its own time limit', async () => {
+    const err = await failure(
+      render('{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}', {}, { timeoutMs: 200 }),
     );
-    expect((err as TemplateError).reason).toBe('output-too-large');
-    expect(await renderTemplate(go('ok'), 'status', {})).toBe('ok');
+    expect(err.reason).toBe('timeout');
+    expect(await render('{{ 2 }}')).toBe('2');
+  });
+
+  test('a huge output fails cleanly and the next render works', async () => {
+    await configureRenderer({ maxOutputBytes: 1024 });
+    const err = await failure(render('{{ range until 100000 }}xxxxxxxx{{ end }}'));
+    expect([err.reason, err.message]).toEqual([
+      'output-too-large',
+      'template: status: output exceeds the limit of 1024 bytes',
+    ]);
+    expect(await render('ok')).toBe('ok');
   });
 
   test('a huge input is refused before it reaches a thread', async () => {
     await configureRenderer({ maxInputBytes: 1000 });
-    const err = await renderTemplate(go('x'), 'status', { big: 'y'.repeat(2000) }).catch((e: unknown) => e);
-    expect((err as TemplateError).reason).toBe('input-too-large');
-  });
-});
-
-describe('mustache and documents', () => {
-  test('mustache renders without HTML escaping', async () => {
-    const t: PlanTemplate = {
-      action: 'provision',
-      type: 'mustache',
-      content: 'name: {{instance.metadata.name}}-<&>',
-    };
-    expect(await renderTemplate(t, 'provision', { instance })).toBe('name: abc-<&>');
+    const err = await failure(render('x', { big: 'y'.repeat(2000) }));
+    expect(err.reason).toBe('input-too-large');
+    expect(err.message).toMatch(
+      /^template: status: template and data are \d+ bytes, over the limit of 1000$/,
+    );
   });
 
-  test('contentEncoded is base64 of the template', async () => {
-    const t: PlanTemplate = {
-      action: 'status',
-      type: 'gotemplate',
-      contentEncoded: Buffer.from('{{ 2 }}').toString('base64'),
-    };
-    expect(await renderTemplate(t, 'status', {})).toBe('2');
+  test('a template that allocates without bound runs out of its memory, not the process’s', async () => {
+    const err = await failure(render('{{ $x := until 1000000000 }}{{ len $x }}', {}, { timeoutMs: 10_000 }));
+    expect([err.reason, err.message]).toEqual([
+      'out-of-memory',
+      'template: status: the render ran out of memory',
+    ]);
+    expect(await render('{{ 3 }}')).toBe('3');
   });
 
-  test('multi-document YAML splits on --- lines and drops empty documents', () => {
-    expect(splitDocuments('a: 1\n---\n\n---\n# only a comment\n---\nb: 2\n')).toEqual(['a: 1\n', '\nb: 2\n']);
+  test('many renders at once all come back right', async () => {
+    const outputs = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        render('{{ .n }}-{{ .plan.n }}', { n: i, plan: { n: i * 1000 } }),
+      ),
+    );
+    expect(outputs).toEqual(Array.from({ length: 200 }, (_, i) => `${i}-${i * 1000}`));
   });
 
-  test('a document that is not an object is a template error', async () => {
-    await expect(renderObjects(go('- 1\n- 2'), 'provision', {})).rejects.toThrow(/not a Kubernetes object/);
+  test('renders running or queued when the renderer closes fail; the next render starts it again', async () => {
+    const runaway = '{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}';
+    const pending = Array.from({ length: 4 }, () => failure(render(runaway, {}, { timeoutMs: 20_000 })));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await closeRenderer();
+    for (const err of await Promise.all(pending)) {
+      expect([err.reason, err.message]).toEqual(['unavailable', 'the renderer is closed']);
+    }
+    expect(await render('{{ 4 }}')).toBe('4');
   });
 
-  test('helm is not supported yet, with a clear error', async () => {
-    await expect(
-      renderTemplate({ action: 'provision', type: 'helm', content: 'x' }, 'provision', {}),
-    ).rejects.toThrow('templates of type helm are not supported yet');
+  test('a missing WebAssembly build says to run npm run build', async () => {
+    const saved = process.env.INTEROP_GOTEMPLATE_WASM;
+    process.env.INTEROP_GOTEMPLATE_WASM = '/nonexistent/gotemplate.wasm';
+    try {
+      const err = await failure(render('x'));
+      expect(err.reason).toBe('unavailable');
+      expect(err.message).toMatch(/is not built .*run `npm run build`/);
+    } finally {
+      if (saved === undefined) delete process.env.INTEROP_GOTEMPLATE_WASM;
+      else process.env.INTEROP_GOTEMPLATE_WASM = saved;
+    }
   });
 });

@@ -1,10 +1,15 @@
 //go:build js && wasm
 
-// The WebAssembly entry point: registers globalThis.interopRender(name, template, dataJSON,
-// maxOutput) returning {output} or {error}, then waits forever.
+// The WebAssembly entry point. It registers
+//
+//	globalThis.interopRender(name, template, dataJSON, maxOutput)
+//
+// which returns {output} or {error, reason} (reason "output-too-large" or "template"), and then
+// waits for calls forever.
 package main
 
 import (
+	"errors"
 	"syscall/js"
 
 	"github.com/interoperator/gotemplate/render"
@@ -12,12 +17,16 @@ import (
 
 func main() {
 	js.Global().Set("interopRender", js.FuncOf(func(this js.Value, args []js.Value) any {
-		if len(args) < 4 {
-			return map[string]any{"error": "interopRender(name, template, dataJSON, maxOutput)"}
+		if len(args) != 4 {
+			return map[string]any{"error": "interopRender(name, template, dataJSON, maxOutput)", "reason": "template"}
 		}
 		out, err := render.Render(args[0].String(), args[1].String(), args[2].String(), args[3].Int())
 		if err != nil {
-			return map[string]any{"error": err.Error()}
+			var tooLarge *render.OutputTooLargeError
+			if errors.As(err, &tooLarge) {
+				return map[string]any{"error": err.Error(), "reason": "output-too-large"}
+			}
+			return map[string]any{"error": err.Error(), "reason": "template"}
 		}
 		return map[string]any{"output": out}
 	}))

@@ -1,53 +1,96 @@
 // Package render executes Go text/templates with sprig and the inter-operator's own functions,
-// exactly as the Service Fabrik inter-operator does. It is compiled to WebAssembly for the
-// broker and natively for the differential tests, so both run the same code.
+// as the Service Fabrik inter-operator does. It is compiled to WebAssembly for the broker and
+// natively for the differential tests and the benchmark, so both run exactly this code.
 package render
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 	"text/template"
-
-	"github.com/BurntSushi/toml"
-	"github.com/Masterminds/sprig/v3"
-	"sigs.k8s.io/yaml"
 )
 
-// ErrOutputTooLarge is returned when a render writes more than its output limit.
-var ErrOutputTooLarge = errors.New("output too large")
+// OutputTooLargeError is returned when a render writes more than its output limit.
+type OutputTooLargeError struct {
+	Name  string
+	Limit int
+}
 
-// sfResources are decoded the way encoding/json decodes them (every number a float64); all
-// other top-level keys are Kubernetes objects, decoded as unstructured objects (integers int64).
+func (e *OutputTooLargeError) Error() string {
+	return fmt.Sprintf("template: %s: output exceeds the limit of %d bytes", e.Name, e.Limit)
+}
+
+// errOutputLimit stops text/template at the first write past the limit; text/template returns a
+// writer's error unwrapped, so Render can recognise it.
+var errOutputLimit = errors.New("output limit reached")
+
+// sfResources are the inter-operator's own resources. The original passes them to templates
+// through encoding/json (every number a float64); every other top-level key is a Kubernetes
+// object, which the original passes as an unstructured object (integers int64).
 var sfResources = map[string]bool{"instance": true, "binding": true, "plan": true, "service": true}
 
-// Render executes the template `text`, named `name`, over the JSON object `dataJSON`, writing at
-// most maxOutput bytes (0: no limit).
+// Render executes the template `text`, named `name` (as Go's error messages show it), over the
+// JSON object `dataJSON`, writing at most maxOutput bytes (0: no limit). Errors keep Go's words.
 func Render(name, text, dataJSON string, maxOutput int) (out string, err error) {
 	defer func() {
+		// text/template re-panics runtime errors of its own; they must not take the process down.
 		if r := recover(); r != nil {
-			err = fmt.Errorf("template: %s: %v", name, r)
+			out, err = "", fmt.Errorf("template: %s: %v", name, r)
 		}
 	}()
-	data, err := decode(dataJSON)
+	data, err := Decode(dataJSON)
 	if err != nil {
 		return "", err
 	}
-	tmpl, err := template.New(name).Funcs(FuncMap()).Parse(text)
+	tmpl, err := parse(name, text)
 	if err != nil {
 		return "", err
 	}
 	w := &limitedBuffer{max: maxOutput}
 	if err := tmpl.Execute(w, data); err != nil {
-		if errors.Is(err, ErrOutputTooLarge) {
-			return "", fmt.Errorf("template: %s: output exceeds %d bytes", name, maxOutput)
+		if errors.Is(err, errOutputLimit) {
+			return "", &OutputTooLargeError{Name: name, Limit: maxOutput}
 		}
 		return "", err
 	}
 	return w.buf.String(), nil
+}
+
+// Parsed templates, by name and text: a plan has a handful of templates, rendered again and again.
+// Executing a parsed template does not change it.
+var (
+	parsed   = map[string]*template.Template{}
+	parsedMu sync.Mutex
+	funcs    = FuncMap()
+)
+
+const parsedEntries = 64
+
+func parse(name, text string) (*template.Template, error) {
+	key := name + "\x00" + text
+	parsedMu.Lock()
+	tmpl, ok := parsed[key]
+	parsedMu.Unlock()
+	if ok {
+		return tmpl, nil
+	}
+	// No Option("missingkey=..."): the original uses Go's default, so a missing map key prints
+	// "<no value>".
+	tmpl, err := template.New(name).Funcs(funcs).Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	parsedMu.Lock()
+	if len(parsed) >= parsedEntries {
+		clear(parsed)
+	}
+	parsed[key] = tmpl
+	parsedMu.Unlock()
+	return tmpl, nil
 }
 
 type limitedBuffer struct {
@@ -57,148 +100,69 @@ type limitedBuffer struct {
 
 func (l *limitedBuffer) Write(p []byte) (int, error) {
 	if l.max > 0 && l.buf.Len()+len(p) > l.max {
-		return 0, ErrOutputTooLarge
+		return 0, errOutputLimit
 	}
 	return l.buf.Write(p)
 }
 
-func decode(dataJSON string) (map[string]interface{}, error) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(dataJSON), &raw); err != nil {
+// Decode turns the template data (a JSON object) into what the original's templates see: the SF
+// resources as encoding/json decodes them into interface{} (numbers float64), every other key as
+// an unstructured Kubernetes object (integers int64). One pass keeps every number's text; each key
+// then gets its numbers typed.
+func Decode(dataJSON string) (map[string]interface{}, error) {
+	dec := json.NewDecoder(strings.NewReader(dataJSON))
+	dec.UseNumber()
+	var data map[string]interface{}
+	if err := dec.Decode(&data); err != nil {
 		return nil, fmt.Errorf("template data is not a JSON object: %v", err)
 	}
-	data := make(map[string]interface{}, len(raw))
-	for key, value := range raw {
+	if dec.More() {
+		return nil, fmt.Errorf("template data is not a JSON object: more than one value")
+	}
+	for key, value := range data {
 		if sfResources[key] {
-			var v interface{}
-			if err := json.Unmarshal(value, &v); err != nil {
-				return nil, fmt.Errorf("template data %q: %v", key, err)
-			}
-			data[key] = v
-			continue
+			data[key] = numbers(value, float)
+		} else {
+			data[key] = numbers(value, unstructuredNumber)
 		}
-		dec := json.NewDecoder(bytes.NewReader(value))
-		dec.UseNumber()
-		var v interface{}
-		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("template data %q: %v", key, err)
-		}
-		data[key] = unstructured(v)
 	}
 	return data, nil
 }
 
-// unstructured converts json.Numbers as k8s.io/apimachinery's unstructured decoding does:
-// integers to int64, everything else to float64.
-func unstructured(v interface{}) interface{} {
-	switch t := v.(type) {
-	case map[string]interface{}:
-		for k, e := range t {
-			t[k] = unstructured(e)
-		}
-		return t
-	case []interface{}:
-		for i, e := range t {
-			t[i] = unstructured(e)
-		}
-		return t
-	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return i
-		}
-		if f, err := t.Float64(); err == nil {
-			return f
-		}
-		return t.String()
-	default:
-		return v
-	}
-}
-
-// FuncMap is sprig's text function map plus the inter-operator's functions.
-func FuncMap() template.FuncMap {
-	f := sprig.TxtFuncMap()
-	extra := template.FuncMap{
-		"toToml":        toTOML,
-		"toYaml":        toYAML,
-		"fromYaml":      fromYAML,
-		"toJson":        toJSON,
-		"fromJson":      fromJSON,
-		"b64enc":        b64enc,
-		"b64dec":        b64dec,
-		"unmarshalJSON": unmarshalJSON,
-		"marshalJSON":   marshalJSON,
-	}
-	for k, v := range extra {
-		f[k] = v
+// float is encoding/json's decoding of a number into interface{}.
+func float(n json.Number) interface{} {
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil {
+		return string(n)
 	}
 	return f
 }
 
-func toTOML(v interface{}) string {
-	b := bytes.NewBuffer(nil)
-	if err := toml.NewEncoder(b).Encode(v); err != nil {
-		return err.Error()
+// unstructuredNumber is k8s.io/apimachinery's unstructured JSON decoding of a number: integers
+// int64, every other number float64.
+func unstructuredNumber(n json.Number) interface{} {
+	if i, err := n.Int64(); err == nil {
+		return i
 	}
-	return b.String()
+	return float(n)
 }
 
-func toYAML(v interface{}) string {
-	data, err := yaml.Marshal(v)
-	if err != nil {
-		return ""
+// numbers replaces every json.Number in v, in place, by what `typed` makes of it.
+func numbers(v interface{}, typed func(json.Number) interface{}) interface{} {
+	switch t := v.(type) {
+	case map[string]interface{}:
+		for k, e := range t {
+			t[k] = numbers(e, typed)
+		}
+		return t
+	case []interface{}:
+		for i, e := range t {
+			t[i] = numbers(e, typed)
+		}
+		return t
+	case json.Number:
+		return typed(t)
+	default:
+		return v
 	}
-	return strings.TrimSuffix(string(data), "\n")
-}
-
-func fromYAML(str string) map[string]interface{} {
-	m := map[string]interface{}{}
-	if err := yaml.Unmarshal([]byte(str), &m); err != nil {
-		m["Error"] = err.Error()
-	}
-	return m
-}
-
-func toJSON(v interface{}) string {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	return string(data)
-}
-
-func fromJSON(str string) map[string]interface{} {
-	m := make(map[string]interface{})
-	if err := json.Unmarshal([]byte(str), &m); err != nil {
-		m["Error"] = err.Error()
-	}
-	return m
-}
-
-func b64enc(s string) string {
-	return base64.StdEncoding.EncodeToString([]byte(s))
-}
-
-func b64dec(s string) (string, error) {
-	data, err := base64.StdEncoding.DecodeString(s)
-	if err != nil {
-		return "", err
-	}
-	return string(data), nil
-}
-
-func unmarshalJSON(s string) (map[string]interface{}, error) {
-	m := make(map[string]interface{})
-	if err := json.Unmarshal([]byte(s), &m); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-func marshalJSON(m map[string]interface{}) (string, error) {
-	data, err := json.Marshal(m)
-	if err != nil {
-		return "", err
-	}
-	return string(data), nil
 }

@@ -1,9 +1,11 @@
 // render-native renders templates with the same Go code as the WebAssembly module, natively: the
-// reference of the differential tests and the render benchmark.
+// reference of the differential tests and of the render benchmark.
 //
-//	render-native            reads JSON lines {"name","template","data"} on stdin and writes
-//	                         JSON lines {"output"} or {"error"} on stdout
-//	render-native -bench N   reads one case, renders it N times, prints nanoseconds per render
+//	render-native           reads JSON lines {"name","template","data","maxOutput"} on stdin
+//	                        (data: the template data as a JSON text) and writes one JSON line
+//	                        {"output"} or {"error"} per case on stdout
+//	render-native -bench N  reads one case, renders it N times in process, and prints the
+//	                        nanoseconds per render
 package main
 
 import (
@@ -25,12 +27,11 @@ type renderCase struct {
 }
 
 func main() {
-	bench := flag.Int("bench", 0, "render the first case N times and print ns per render")
+	bench := flag.Int("bench", 0, "render the first case N times and print the nanoseconds per render")
 	flag.Parse()
-	in := bufio.NewReader(os.Stdin)
 	out := bufio.NewWriter(os.Stdout)
 	defer out.Flush()
-	dec := json.NewDecoder(in)
+	dec := json.NewDecoder(bufio.NewReader(os.Stdin))
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	for {
@@ -55,6 +56,6 @@ func main() {
 		} else {
 			_ = enc.Encode(map[string]string{"output": res})
 		}
-		out.Flush()
+		_ = out.Flush()
 	}
 }

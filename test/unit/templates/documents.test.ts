@@ -1,0 +1,145 @@
+/**
+ * What rendered templates describe: multi-document YAML split as Kubernetes' YAML reader splits
+ * it, parsed into plain data, and checked to be Kubernetes objects. Pure functions, exact values.
+ */
+import {
+  closeRenderer,
+  parseObjects,
+  parseValues,
+  renderObjects,
+  splitDocuments,
+  TemplateError,
+} from '../../../src/templates/index.js';
+
+const cm = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n`;
+const obj = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } });
+
+afterAll(() => closeRenderer());
+
+describe('splitDocuments', () => {
+  test.each([
+    ['one document', 'a: 1\n', ['a: 1\n']],
+    ['a leading separator', '---\na: 1\n', ['\na: 1\n']],
+    [
+      'separators with spaces and comments',
+      'a: 1\n---  \nb: 2\n--- # next\nc: 3\n',
+      ['a: 1\n', '\nb: 2\n', '\nc: 3\n'],
+    ],
+    [
+      'empty and comment-only documents dropped',
+      'a: 1\n---\n\n---\n# only a comment\n---\nb: 2\n',
+      ['a: 1\n', '\nb: 2\n'],
+    ],
+    ['nothing at all', '\n---\n---\n', []],
+    ['CRLF line ends', 'a: 1\r\n---\r\nb: 2\r\n', ['a: 1\r\n', '\nb: 2\r\n']],
+    ['--- inside a line is no separator', 'a: "x --- y"\nb: ---\n', ['a: "x --- y"\nb: ---\n']],
+    ['an indented --- is no separator', 'a: |\n  ---\n  text\n', ['a: |\n  ---\n  text\n']],
+  ])('%s', (_, text, docs) => {
+    expect(splitDocuments(text)).toEqual(docs);
+  });
+});
+
+describe('parseObjects', () => {
+  test.each([
+    ['one object', cm('a'), [obj('a')]],
+    ['several objects, in order', `${cm('a')}---\n${cm('b')}---\n${cm('c')}`, [obj('a'), obj('b'), obj('c')]],
+    ['null documents dropped', `---\n~\n---\n${cm('a')}---\nnull\n`, [obj('a')]],
+    ['no objects', '---\n# nothing to apply\n', []],
+    ['duplicate keys: the last wins, as in the original', `${cm('a')}metadata:\n  name: b\n`, [obj('b')]],
+    [
+      'merge keys, as in the original',
+      'base: &b {apiVersion: v1, kind: ConfigMap}\n---\n<<: {apiVersion: v1, kind: ConfigMap}\nmetadata: {name: m}\n',
+      null,
+    ],
+  ])('%s', (_, text, objects) => {
+    if (objects === null) {
+      expect(() => parseObjects(text, 'provision')).toThrow(/document 1 is not a Kubernetes object/);
+      expect(parseObjects(text.split('---\n')[1]!, 'provision')).toEqual([obj('m')]);
+    } else {
+      expect(parseObjects(text, 'provision')).toEqual(objects);
+    }
+  });
+
+  test.each([
+    ['a list', '- 1\n- 2\n', "the provision template's document 1 is a list, not a Kubernetes object"],
+    [
+      'a string',
+      `${cm('a')}---\njust text\n`,
+      'the provision template\'s document 2 is the string "just text", not a Kubernetes object',
+    ],
+    ['a number', '42\n', "the provision template's document 1 is a number, not a Kubernetes object"],
+    [
+      'an object without a name',
+      'apiVersion: v1\nkind: ConfigMap\n',
+      "the provision template's document 1 is not a Kubernetes object: it needs apiVersion, kind and metadata.name",
+    ],
+  ])('%s is refused with a clear error', (_, text, message) => {
+    let err: unknown;
+    try {
+      parseObjects(text, 'provision');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(TemplateError);
+    expect([(err as TemplateError).reason, (err as TemplateError).message]).toEqual(['template', message]);
+  });
+
+  test('invalid YAML says which template wrote it', () => {
+    expect(() => parseObjects('a: [1\n', 'bind')).toThrow(/^the bind template rendered invalid YAML: /);
+  });
+
+  test('an alias bomb is refused', () => {
+    const bomb = [
+      'a: &a [x, x, x, x, x, x, x, x, x, x]',
+      ...'bcdefghij'
+        .split('')
+        .map((k, i) => `${k}: &${k} [${Array(10).fill(`*${'abcdefghij'[i]}`).join(', ')}]`),
+    ].join('\n');
+    expect(() => parseValues(bomb, 'status')).toThrow(/invalid YAML: .*alias/i);
+  });
+
+  test('renderObjects renders and splits: a gotemplate with a range of objects', async () => {
+    const template = {
+      action: 'provision' as const,
+      type: 'gotemplate' as const,
+      content:
+        '{{ range .names }}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ . }}\n{{ end }}',
+    };
+    expect(await renderObjects(template, 'provision', { names: ['x', 'y'] } as never)).toEqual([
+      obj('x'),
+      obj('y'),
+    ]);
+    expect(await renderObjects({ ...template, content: '---' }, 'bind', {})).toEqual([]);
+  });
+});
+
+describe('parseValues', () => {
+  test.each([
+    ['a status', 'provision:\n  state: succeeded\n', { provision: { state: 'succeeded' } }],
+    ['nothing', '\n# no status yet\n', {}],
+    ['a label selector (clusterSelector)', 'plan=abc,tier in (a, b)', 'plan=abc,tier in (a, b)'],
+    [
+      'YAML 1.2 scalars: yes stays a string, 0o17 is octal',
+      'a: yes\nb: 0o17\nc: 1e3\n',
+      { a: 'yes', b: 15, c: 1000 },
+    ],
+  ])('%s', (_, text, value) => {
+    expect(parseValues(text, 'status')).toEqual(value);
+  });
+
+  test('__proto__ keys stay own data and pollute nothing', () => {
+    const value = parseValues(
+      '__proto__:\n  polluted: true\nconstructor:\n  prototype:\n    polluted: true\n',
+      'status',
+    ) as object;
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+    expect(Object.keys(value)).toEqual(['__proto__', 'constructor']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  test('several documents are an error', () => {
+    expect(() => parseValues('a: 1\n---\nb: 2\n', 'status')).toThrow(
+      /^the status template rendered invalid YAML: /,
+    );
+  });
+});
