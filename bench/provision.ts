@@ -23,8 +23,8 @@ import { generatePayloadKey } from '../src/temporal/codec.js';
 const INSTANCES = Number(process.argv[2] ?? 200);
 const CONCURRENCY = 50;
 const LATENCY_SAMPLES = 30;
-/** Activities of one provision of a plan that is ready at once: record, schedule, replicate, apply, check, record outcome. */
-const ACTIVITIES_PER_PROVISION = 6;
+/** Activities of one provision on the master of a plan that is ready at once: record, schedule, apply, check, record outcome. */
+const ACTIVITIES_PER_PROVISION = 5;
 const SERVICE = 'bench-service';
 const PLAN = 'bench-plan';
 const auth = `Basic ${Buffer.from('bench:bench').toString('base64')}`;

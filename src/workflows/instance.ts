@@ -6,6 +6,7 @@
  */
 import { CancellationScope, isCancellation, upsertSearchAttributes } from '@temporalio/workflow';
 import type { InstanceRef, StatusReport, Target } from '../activities/index.js';
+import { MASTER_CLUSTER_ID } from '../resources/types.js';
 import type { InstanceRequest, OperationStatus } from './messages.js';
 import { activities, failureDescription, isStepFailure, Operation, waitForOperator } from './operation.js';
 import { OsbClusterId } from './search-attributes.js';
@@ -26,7 +27,8 @@ async function placeInstance(req: InstanceRequest, operation: 'provision' | 'upd
   const recorded = await recordInstance(req, operation);
   const clusterId = await scheduleInstance(recorded);
   upsertSearchAttributes([{ key: OsbClusterId, value: clusterId }]);
-  await replicateInstance(recorded, clusterId);
+  // The master holds the record already; a sister cluster gets a replica.
+  if (clusterId !== MASTER_CLUSTER_ID) await replicateInstance(recorded, clusterId);
   return { instance: { ...recorded, clusterId } };
 }
 

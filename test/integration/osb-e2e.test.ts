@@ -201,17 +201,21 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
         namespace: 'default',
         workflowExecution: { workflowId },
       });
-      await eventually('the history to be gone', async () => {
-        try {
-          await temporal1.client.workflowService.describeWorkflowExecution({
-            namespace: 'default',
-            execution: { workflowId },
-          });
-          return undefined;
-        } catch {
-          return true;
-        }
-      });
+      await eventually(
+        'the history to be gone',
+        async () => {
+          try {
+            await temporal1.client.workflowService.describeWorkflowExecution({
+              namespace: 'default',
+              execution: { workflowId },
+            });
+            return undefined;
+          } catch {
+            return true;
+          }
+        },
+        90_000,
+      );
     } finally {
       await temporal1.close();
     }
