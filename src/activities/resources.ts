@@ -85,6 +85,12 @@ function forTemplate(obj: KubeObject): KubeObject {
 
 function templateFailure(err: unknown, action: string, plan: SFPlan): Error {
   const message = err instanceof Error ? err.message : String(err);
+  // The renderer itself not being there (a worker shutting down) is no fault of the template: retry.
+  if ((err as { reason?: unknown }).reason === 'unavailable') {
+    return retryable(
+      `The ${action} template of plan ${plan.spec.name} could not be rendered now: ${message}`,
+    );
+  }
   return terminal(
     `The ${action} template of plan ${plan.spec.name} failed: ${message}`,
     FAILURE_TYPES.template,
