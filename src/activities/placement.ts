@@ -4,9 +4,10 @@
  * on the master (cluster `1`), where the record already is; the multi-cluster schedulers and
  * replication plug in here.
  */
-import { getRecord, patchRecord } from '../kube/custom-objects.js';
+import { patchRecord } from '../kube/custom-objects.js';
+import { isNotFound } from '../kube/errors.js';
 import { LABELS, labelValue } from '../resources/names.js';
-import { MASTER_CLUSTER_ID, SFSERVICEINSTANCE, type SFServiceInstance } from '../resources/types.js';
+import { MASTER_CLUSTER_ID, SFSERVICEINSTANCE } from '../resources/types.js';
 import type { ActivityDeps } from './deps.js';
 import { retryable } from './failures.js';
 import type { InstanceRef } from './records.js';
@@ -14,16 +15,23 @@ import type { InstanceRef } from './records.js';
 export function placementActivities({ clusters }: ActivityDeps) {
   const master = clusters.master;
   return {
-    /** Places the instance on a cluster (once; later operations keep it there). Returns the cluster id. */
+    /**
+     * Places the instance on a cluster (once; later operations keep it there). Returns the cluster
+     * id. The reference comes from recording the request in the same operation, and no other
+     * operation runs on the instance meanwhile, so its placement is current.
+     */
     async scheduleInstance(ref: InstanceRef): Promise<string> {
-      const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
-      if (!record) throw retryable(`instance ${ref.instanceId} has no record`);
-      if (record.spec.clusterId) return record.spec.clusterId;
+      if (ref.clusterId) return ref.clusterId;
       const clusterId = MASTER_CLUSTER_ID;
-      await patchRecord(master, SFSERVICEINSTANCE, ref.namespace, ref.name, {
-        metadata: { labels: { [LABELS.clusterId]: labelValue(clusterId) } },
-        spec: { clusterId },
-      });
+      try {
+        await patchRecord(master, SFSERVICEINSTANCE, ref.namespace, ref.name, {
+          metadata: { labels: { [LABELS.clusterId]: labelValue(clusterId) } },
+          spec: { clusterId },
+        });
+      } catch (err) {
+        if (isNotFound(err)) throw retryable(`instance ${ref.instanceId} has no record`);
+        throw err;
+      }
       return clusterId;
     },
 

@@ -68,19 +68,17 @@ const PROGRESS: Record<InstanceOperationType | BindingOperationType, string> = {
   unbind: 'Deleting the binding',
 };
 
+/** Creates the namespace, or checks the one that is there (a new instance costs one call). */
 async function ensureNamespace(cluster: ClusterClient, namespace: string): Promise<void> {
   try {
-    const ns = await cluster.core.readNamespace({ name: namespace });
-    if (ns.metadata?.deletionTimestamp) {
-      throw retryable(`namespace ${namespace} on cluster ${cluster.id} is still being deleted`);
-    }
+    await cluster.core.createNamespace({ body: { metadata: { name: namespace } } });
+    return;
   } catch (err) {
-    if (!isNotFound(err)) throw err;
-    try {
-      await cluster.core.createNamespace({ body: { metadata: { name: namespace } } });
-    } catch (createErr) {
-      if (!isAlreadyExists(createErr)) throw createErr;
-    }
+    if (!isAlreadyExists(err)) throw err;
+  }
+  const ns = await cluster.core.readNamespace({ name: namespace });
+  if (ns.metadata?.deletionTimestamp) {
+    throw retryable(`namespace ${namespace} on cluster ${cluster.id} is still being deleted`);
   }
 }
 
@@ -99,12 +97,42 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
     ...(record?.spec.clusterId ? { clusterId: record.spec.clusterId } : {}),
   });
 
+  /** Creates the instance's record; undefined when it exists already. */
+  async function createInstanceRecord(
+    req: InstanceRequest,
+    ref: InstanceRef,
+    spec: Record<string, unknown>,
+  ): Promise<SFServiceInstance | undefined> {
+    try {
+      return await createRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, {
+        apiVersion: SFSERVICEINSTANCE.apiVersion,
+        kind: SFSERVICEINSTANCE.kind,
+        metadata: {
+          name: ref.name,
+          namespace: ref.namespace,
+          labels: {
+            [LABELS.instanceId]: labelValue(req.instanceId),
+            [LABELS.serviceId]: labelValue(req.serviceId),
+            [LABELS.planId]: labelValue(req.planId),
+          },
+          annotations: audit(req.requestHash, req.requestedBy),
+          finalizers: [FINALIZER],
+        },
+        spec: Object.fromEntries(
+          Object.entries(spec).filter(([, v]) => v !== null),
+        ) as unknown as SFServiceInstance['spec'],
+      });
+    } catch (err) {
+      if (isAlreadyExists(err)) return undefined;
+      throw err;
+    }
+  }
+
   return {
     /** Records the instance request (creating the record and its namespace) and marks the operation as running. */
     async recordInstance(req: InstanceRequest, operation: InstanceOperationType): Promise<InstanceRef> {
       const ref = instanceRefOf(req.instanceId);
       await ensureNamespace(master, ref.namespace);
-      let record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
       const spec = {
         instanceId: req.instanceId,
         serviceId: req.serviceId,
@@ -116,27 +144,15 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
         previousValues: req.previousValues ?? null,
         maintenanceInfo: req.maintenanceInfo ?? null,
       };
+      // A provision creates the record; other operations (and a provision run again) find it.
+      const created = operation === 'provision' ? await createInstanceRecord(req, ref, spec) : undefined;
+      let record =
+        created ?? (await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name));
       if (!record) {
         if (operation === 'deprovision') throw retryable(`instance ${req.instanceId} has no record`);
-        record = await createRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, {
-          apiVersion: SFSERVICEINSTANCE.apiVersion,
-          kind: SFSERVICEINSTANCE.kind,
-          metadata: {
-            name: ref.name,
-            namespace: ref.namespace,
-            labels: {
-              [LABELS.instanceId]: labelValue(req.instanceId),
-              [LABELS.serviceId]: labelValue(req.serviceId),
-              [LABELS.planId]: labelValue(req.planId),
-            },
-            annotations: audit(req.requestHash, req.requestedBy),
-            finalizers: [FINALIZER],
-          },
-          spec: Object.fromEntries(
-            Object.entries(spec).filter(([, v]) => v !== null),
-          ) as unknown as SFServiceInstance['spec'],
-        });
-      } else if (operation !== 'deprovision') {
+        record = await createInstanceRecord(req, ref, spec);
+        if (!record) throw retryable(`instance ${req.instanceId} was recorded concurrently`);
+      } else if (!created && operation !== 'deprovision') {
         // One atomic patch: the spec is replaced (parameters a request left out are gone), the placement kept.
         const newSpec = Object.fromEntries(Object.entries(spec).filter(([, v]) => v !== null));
         const annotations = audit(req.requestHash, req.requestedBy);

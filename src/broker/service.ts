@@ -156,10 +156,10 @@ export class TemporalServiceBroker implements ServiceBroker {
       maintenanceInfo: req.maintenanceInfo?.version,
     });
     const workflowId = instanceWorkflowId(req.instanceId);
-    const running = await this.runningOperation(workflowId);
-    if (running) return this.repeatOf(running, 'provision', requestHash, plan);
-
+    // A new instance has no record: starting the workflow finds any operation already running.
     const record = await this.instanceRecord(req.instanceId);
+    const running = record ? await this.runningOperation(workflowId) : undefined;
+    if (running) return this.repeatOf(running, 'provision', requestHash, plan);
     if (record?.metadata.deletionTimestamp) throw concurrencyError('The instance is being deleted.');
     if (record) {
       if (record.metadata.annotations?.[ANNOTATIONS.requestHash] !== requestHash) {
@@ -250,8 +250,10 @@ export class TemporalServiceBroker implements ServiceBroker {
   async deprovision(req: DeprovisionRequest, meta: RequestMeta): Promise<OperationOutcome> {
     const requestHash = this.digest({ deprovision: req.instanceId });
     const workflowId = instanceWorkflowId(req.instanceId);
-    const running = await this.runningOperation(workflowId);
-    const record = await this.instanceRecord(req.instanceId);
+    const [running, record] = await Promise.all([
+      this.runningOperation(workflowId),
+      this.instanceRecord(req.instanceId),
+    ]);
     const plan = this.deps.catalog.plan(record?.spec.planId ?? req.planId);
     if (running) return this.repeatOf(running, 'deprovision', requestHash, plan);
     if (!record) throw gone('The service instance does not exist.');
