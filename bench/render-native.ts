@@ -90,3 +90,26 @@ export async function benchNatively(c: NativeCase, times: number): Promise<numbe
   const stdout = await pipe(binary, ['-bench', String(times)], JSON.stringify(c));
   return Number(stdout.trim()) / 1e6;
 }
+
+/** What native Go says of a list of YAML documents (render.Documents): their values as JSON, or why not. */
+export interface NativeDocuments {
+  readonly json?: string;
+  readonly error?: string;
+  readonly index?: number;
+}
+
+/** Reads every list of YAML documents with native Go's render.Documents, in one process. */
+export async function readDocumentsNatively(
+  cases: readonly (readonly string[])[],
+): Promise<NativeDocuments[]> {
+  const binary = await buildNativeRenderer();
+  const input = cases.map((docs) => JSON.stringify({ docs })).join('\n');
+  const results = (await pipe(binary, ['-documents'], input))
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as NativeDocuments);
+  if (results.length !== cases.length) {
+    throw new Error(`the native reader answered ${results.length} of ${cases.length} cases`);
+  }
+  return results;
+}

@@ -1,21 +1,11 @@
 /**
  * What rendered templates describe: Kubernetes objects (multi-document YAML) or one value (the
- * `status`, `sources` and `clusterSelector` templates). Parsed with the `yaml` package into plain
- * objects; a `__proto__` key stays an own data property.
+ * `status`, `sources` and `clusterSelector` templates). The YAML itself is read by Go's yaml.v2 in
+ * the render threads, as the original read it (index.ts); here are the pure parts: splitting the
+ * documents and checking what they hold.
  */
-import { parse, type ParseOptions, type SchemaOptions, type ToJSOptions } from 'yaml';
 import type { KubeObject } from '../resources/types.js';
 import { TemplateError } from './errors.js';
-
-/**
- * As the original's YAML library (yaml.v2) reads them: duplicate keys allowed (the last wins) and
- * `<<` merge keys; aliases are bounded.
- */
-const YAML_OPTIONS: ParseOptions & SchemaOptions & ToJSOptions = {
-  uniqueKeys: false,
-  merge: true,
-  maxAliasCount: 100,
-};
 
 /**
  * Splits multi-document YAML as Kubernetes' YAML reader does: on lines that are `---`, alone or
@@ -27,17 +17,9 @@ export function splitDocuments(text: string): string[] {
     .filter((doc) => doc.replace(/^[ \t]*#.*$/gm, '').trim() !== '');
 }
 
-/** Parses one YAML document; invalid YAML is a template error that says which template wrote it. */
-export function parseDocument(doc: string, action: string): unknown {
-  try {
-    return parse(doc, YAML_OPTIONS) as unknown;
-  } catch (err) {
-    throw new TemplateError(
-      `the ${action} template rendered invalid YAML: ${(err as Error).message}`,
-      'template',
-    );
-  }
-}
+/** The error of a template whose output is not YAML. */
+export const invalidYaml = (action: string, message: string): TemplateError =>
+  new TemplateError(`the ${action} template rendered invalid YAML: ${message}`, 'template');
 
 function kindOf(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
@@ -45,14 +27,13 @@ function kindOf(value: unknown): string {
 }
 
 /**
- * The Kubernetes objects of a rendered `provision`, `bind` or `unbind` template, in order. Empty
- * documents (and documents that are only `null`) are dropped; anything else must be an object with
- * `apiVersion`, `kind` and `metadata.name`.
+ * The Kubernetes objects among the values of a rendered `provision`, `bind` or `unbind` template's
+ * documents, in order. Empty documents (and documents that are only `null`) are dropped; anything
+ * else must be an object with `apiVersion`, `kind` and `metadata.name`.
  */
-export function parseObjects(text: string, action: string): KubeObject[] {
+export function objectsOf(values: readonly unknown[], action: string): KubeObject[] {
   const objects: KubeObject[] = [];
-  for (const [i, doc] of splitDocuments(text).entries()) {
-    const value = parseDocument(doc, action);
+  for (const [i, value] of values.entries()) {
     if (value === null || value === undefined) continue;
     if (typeof value !== 'object' || Array.isArray(value)) {
       throw new TemplateError(
@@ -70,9 +51,4 @@ export function parseObjects(text: string, action: string): KubeObject[] {
     objects.push(value as KubeObject);
   }
   return objects;
-}
-
-/** The value of a rendered `status`, `sources` or `clusterSelector` template; `{}` when it is empty. */
-export function parseValues(text: string, action: string): unknown {
-  return parseDocument(text, action) ?? {};
 }

@@ -8,12 +8,12 @@
  */
 import { parse } from 'yaml';
 import type { KubeObject, PlanTemplate, SFPlan, TemplateAction } from '../resources/types.js';
-import { parseObjects, parseValues } from './documents.js';
+import { invalidYaml, objectsOf, splitDocuments } from './documents.js';
 import { TemplateError } from './errors.js';
 import { DEFAULT_LIMITS, RenderPool, type RendererLimits, type RenderLimits } from './gotemplate/pool.js';
 import { templateText, URL_LIMITS, type UrlLimits } from './source.js';
 
-export { parseObjects, parseValues, splitDocuments } from './documents.js';
+export { objectsOf, splitDocuments } from './documents.js';
 export { TemplateError, type TemplateErrorReason } from './errors.js';
 export { DEFAULT_LIMITS, type RendererLimits, type RenderLimits } from './gotemplate/pool.js';
 export { clearTemplateCache, templateText, URL_LIMITS, type UrlLimits } from './source.js';
@@ -119,6 +119,43 @@ export function renderTemplate(
   } catch (err) {
     return Promise.reject(err instanceof Error ? err : new TemplateError(String(err)));
   }
+}
+
+// ------------------------------------------------------------------ what renders describe
+
+/**
+ * The values of YAML documents, read as the original read rendered templates: by Go's yaml.v2
+ * (in the render threads), so `yes`/`on`/`y` are booleans, `0777` is octal and a timestamp stays
+ * a string, whatever engine wrote the text. Keys such as `__proto__` stay plain data.
+ */
+async function readDocuments(docs: readonly string[], action: string): Promise<unknown[]> {
+  if (docs.length === 0) return [];
+  let json: string;
+  try {
+    json = await threads().render('documents', action, JSON.stringify(docs), null);
+  } catch (err) {
+    if (err instanceof TemplateError && err.reason === 'template') throw invalidYaml(action, err.message);
+    throw err;
+  }
+  return JSON.parse(json) as unknown[];
+}
+
+/**
+ * The Kubernetes objects a rendered `provision`, `bind` or `unbind` template describes, in order:
+ * multi-document YAML split on `---` lines, empty and `null` documents dropped.
+ */
+export async function parseObjects(text: string, action: string): Promise<KubeObject[]> {
+  return objectsOf(await readDocuments(splitDocuments(text), action), action);
+}
+
+/** The value a rendered `status`, `sources` or `clusterSelector` template describes; `{}` when empty. */
+export async function parseValues(text: string, action: string): Promise<unknown> {
+  const docs = splitDocuments(text);
+  if (docs.length > 1) {
+    throw invalidYaml(action, `expected one document, found ${docs.length}`);
+  }
+  const [value] = await readDocuments(docs, action);
+  return value ?? {};
 }
 
 /**

@@ -41,8 +41,11 @@ export const DEFAULT_LIMITS: RendererLimits = {
 /** Per-render limits. */
 export type RenderLimits = Partial<Pick<RendererLimits, 'timeoutMs' | 'maxOutputBytes' | 'maxInputBytes'>>;
 
-/** The template languages the threads run. */
-export type PoolEngine = 'gotemplate' | 'mustache';
+/**
+ * What the threads run: the template languages, and `documents`, which reads rendered YAML
+ * documents (a JSON array of texts in place of the template, no data) as the original did.
+ */
+export type PoolEngine = 'gotemplate' | 'mustache' | 'documents';
 
 /** Where the WebAssembly build is: `INTEROP_GOTEMPLATE_WASM`, or `dist/wasm/gotemplate.wasm` of the repository. */
 export function wasmFile(): string {

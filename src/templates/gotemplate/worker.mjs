@@ -5,7 +5,8 @@
 //
 // workerData: { wasmExecFile: Go's wasm_exec.js, goMemLimit: GOMEMLIMIT for the Go runtime }
 // In:  first { module: WebAssembly.Module } (compiled once by the pool, with its memory capped),
-//      then { id, engine: 'gotemplate' | 'mustache', name, template, data: JSON text, maxOutput }
+//      then { id, engine: 'gotemplate' | 'mustache', name, template, data: JSON text, maxOutput },
+//      or { id, engine: 'documents', name, template: JSON array of YAML documents, maxOutput }
 // Out: { ready: true } once, then per job { id, output } or { id, error, reason },
 //      with memoryBytes (the WebAssembly memory) and exited (the Go runtime is gone: retire me).
 import os from 'node:os';
@@ -68,20 +69,40 @@ if (typeof globalThis.interopRender !== 'function') {
   throw new Error('the gotemplate WebAssembly module did not register interopRender');
 }
 
+/** Why the Go runtime stopped during a job, from what it wrote. */
+function goStopped(job) {
+  const fatal = /^fatal error: .*$/m.exec(goOutput)?.[0] ?? goOutput.split('\n')[0];
+  return /out of memory/.test(goOutput)
+    ? { error: `template: ${job.name}: the render ran out of memory`, reason: 'out-of-memory' }
+    : {
+        error: `template: ${job.name}: the Go runtime stopped: ${fatal || 'no reason given'}`,
+        reason: 'template',
+      };
+}
+
 function renderGo(job) {
   const result = globalThis.interopRender(job.name, job.template, job.data, job.maxOutput);
-  if (go.exited || !result) {
-    const fatal = /^fatal error: .*$/m.exec(goOutput)?.[0] ?? goOutput.split('\n')[0];
-    return /out of memory/.test(goOutput)
-      ? { error: `template: ${job.name}: the render ran out of memory`, reason: 'out-of-memory' }
-      : {
-          error: `template: ${job.name}: the Go runtime stopped: ${fatal || 'no reason given'}`,
-          reason: 'template',
-        };
-  }
+  if (go.exited || !result) return goStopped(job);
   return result.error === undefined
     ? { output: result.output }
     : { error: result.error, reason: result.reason };
+}
+
+/**
+ * Reads rendered YAML documents as the original did (Go's yaml.v2, render.Documents): `template`
+ * holds the documents as a JSON array; the output is their values as a JSON array.
+ */
+function readDocuments(job) {
+  const result = globalThis.interopDocuments(job.template);
+  if (go.exited || !result) return goStopped(job);
+  if (result.error !== undefined) {
+    const where = typeof result.index === 'number' ? `document ${result.index + 1}: ` : '';
+    return { error: `${where}${result.error}`, reason: 'template' };
+  }
+  if (job.maxOutput > 0 && result.json.length > job.maxOutput) {
+    return { error: `the documents exceed the limit of ${job.maxOutput} bytes`, reason: 'output-too-large' };
+  }
+  return { output: result.json };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -214,7 +235,12 @@ parentPort.on('message', (job) => {
   goOutput = '';
   let reply;
   try {
-    reply = job.engine === 'mustache' ? renderMustache(job) : renderGo(job);
+    reply =
+      job.engine === 'mustache'
+        ? renderMustache(job)
+        : job.engine === 'documents'
+          ? readDocuments(job)
+          : renderGo(job);
   } catch (err) {
     reply = {
       error: `template: ${job.name}: ${err instanceof Error ? err.message : String(err)}`,

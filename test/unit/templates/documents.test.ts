@@ -1,6 +1,8 @@
 /**
  * What rendered templates describe: multi-document YAML split as Kubernetes' YAML reader splits
- * it, parsed into plain data, and checked to be Kubernetes objects. Pure functions, exact values.
+ * it, read by Go's yaml.v2 in the render threads as the original read it, and checked to be
+ * Kubernetes objects. Exact values; test/unit/templates/differential.test.ts compares the reading
+ * with native Go.
  */
 import {
   closeRenderer,
@@ -51,12 +53,12 @@ describe('parseObjects', () => {
       'base: &b {apiVersion: v1, kind: ConfigMap}\n---\n<<: {apiVersion: v1, kind: ConfigMap}\nmetadata: {name: m}\n',
       null,
     ],
-  ])('%s', (_, text, objects) => {
+  ])('%s', async (_, text, objects) => {
     if (objects === null) {
-      expect(() => parseObjects(text, 'provision')).toThrow(/document 1 is not a Kubernetes object/);
-      expect(parseObjects(text.split('---\n')[1]!, 'provision')).toEqual([obj('m')]);
+      await expect(parseObjects(text, 'provision')).rejects.toThrow(/document 1 is not a Kubernetes object/);
+      expect(await parseObjects(text.split('---\n')[1]!, 'provision')).toEqual([obj('m')]);
     } else {
-      expect(parseObjects(text, 'provision')).toEqual(objects);
+      expect(await parseObjects(text, 'provision')).toEqual(objects);
     }
   });
 
@@ -73,10 +75,10 @@ describe('parseObjects', () => {
       'apiVersion: v1\nkind: ConfigMap\n',
       "the provision template's document 1 is not a Kubernetes object: it needs apiVersion, kind and metadata.name",
     ],
-  ])('%s is refused with a clear error', (_, text, message) => {
+  ])('%s is refused with a clear error', async (_, text, message) => {
     let err: unknown;
     try {
-      parseObjects(text, 'provision');
+      await parseObjects(text, 'provision');
     } catch (e) {
       err = e;
     }
@@ -84,18 +86,20 @@ describe('parseObjects', () => {
     expect([(err as TemplateError).reason, (err as TemplateError).message]).toEqual(['template', message]);
   });
 
-  test('invalid YAML says which template wrote it', () => {
-    expect(() => parseObjects('a: [1\n', 'bind')).toThrow(/^the bind template rendered invalid YAML: /);
+  test('invalid YAML says which template and which document wrote it', async () => {
+    await expect(parseObjects(`${cm('a')}---\na: [1\n`, 'bind')).rejects.toThrow(
+      /^the bind template rendered invalid YAML: document 2: yaml: /,
+    );
   });
 
-  test('an alias bomb is refused', () => {
+  test('an alias bomb is refused', async () => {
     const bomb = [
       'a: &a [x, x, x, x, x, x, x, x, x, x]',
       ...'bcdefghij'
         .split('')
         .map((k, i) => `${k}: &${k} [${Array(10).fill(`*${'abcdefghij'[i]}`).join(', ')}]`),
     ].join('\n');
-    expect(() => parseValues(bomb, 'status')).toThrow(/invalid YAML: .*alias/i);
+    await expect(parseValues(bomb, 'status')).rejects.toThrow(/invalid YAML: .*alias/i);
   });
 
   test('renderObjects renders and splits: a gotemplate with a range of objects', async () => {
@@ -105,10 +109,14 @@ describe('parseObjects', () => {
       content:
         '{{ range .names }}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ . }}\n{{ end }}',
     };
-    expect(await renderObjects(template, 'provision', { names: ['x', 'y'] } as never)).toEqual([
-      obj('x'),
-      obj('y'),
+    expect(await renderObjects(template, 'provision', { names: ['db-a', 'db-b'] } as never)).toEqual([
+      obj('db-a'),
+      obj('db-b'),
     ]);
+    // As in the original, an unquoted `y` is yaml.v2's boolean true: not a name.
+    await expect(renderObjects(template, 'provision', { names: ['x', 'y'] } as never)).rejects.toThrow(
+      "the provision template's document 2 is not a Kubernetes object",
+    );
     expect(await renderObjects({ ...template, content: '---' }, 'bind', {})).toEqual([]);
   });
 });
@@ -119,27 +127,34 @@ describe('parseValues', () => {
     ['nothing', '\n# no status yet\n', {}],
     ['a label selector (clusterSelector)', 'plan=abc,tier in (a, b)', 'plan=abc,tier in (a, b)'],
     [
-      'YAML 1.2 scalars: yes stays a string, 0o17 is octal',
-      'a: yes\nb: 0o17\nc: 1e3\n',
-      { a: 'yes', b: 15, c: 1000 },
+      'scalars as yaml.v2 reads them: yes, on and y are booleans, 0777 octal, a date stays a string',
+      'a: yes\nb: on\nc: n\nd: 0777\ne: 0o17\nf: 1_000\ng: 1e3\nh: 2001-12-14\ni: "yes"\nj: 1:20\n',
+      { a: true, b: true, c: false, d: 511, e: 15, f: 1000, g: 1000, h: '2001-12-14', i: 'yes', j: '1:20' },
     ],
-  ])('%s', (_, text, value) => {
-    expect(parseValues(text, 'status')).toEqual(value);
+    ['keys that read as booleans are printed as Go prints them', 'y: 1\nno: 2\n', { true: 1, false: 2 }],
+  ])('%s', async (_, text, value) => {
+    expect(await parseValues(text, 'status')).toEqual(value);
   });
 
-  test('__proto__ keys stay own data and pollute nothing', () => {
-    const value = parseValues(
+  test('a value JSON cannot carry is refused', async () => {
+    await expect(parseValues('a: .inf\n', 'status')).rejects.toThrow(
+      /^the status template rendered invalid YAML: .*unsupported value: \+Inf/,
+    );
+  });
+
+  test('__proto__ keys stay own data and pollute nothing', async () => {
+    const value = (await parseValues(
       '__proto__:\n  polluted: true\nconstructor:\n  prototype:\n    polluted: true\n',
       'status',
-    ) as object;
+    )) as object;
     expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
     expect(Object.keys(value)).toEqual(['__proto__', 'constructor']);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
-  test('several documents are an error', () => {
-    expect(() => parseValues('a: 1\n---\nb: 2\n', 'status')).toThrow(
-      /^the status template rendered invalid YAML: /,
+  test('several documents are an error', async () => {
+    await expect(parseValues('a: 1\n---\nb: 2\n', 'status')).rejects.toThrow(
+      /^the status template rendered invalid YAML: expected one document, found 2$/,
     );
   });
 });

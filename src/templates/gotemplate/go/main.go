@@ -4,8 +4,12 @@
 //
 //	globalThis.interopRender(name, template, dataJSON, maxOutput)
 //
-// which returns {output} or {error, reason} (reason "output-too-large" or "template"), and then
-// waits for calls forever.
+// which returns {output} or {error, reason} (reason "output-too-large" or "template"), and
+//
+//	globalThis.interopDocuments(docsJSON)
+//
+// which reads rendered YAML documents as the original did and returns {json} (a JSON array of
+// their values) or {error, index?}; then it waits for calls forever.
 package main
 
 import (
@@ -29,6 +33,20 @@ func main() {
 			return map[string]any{"error": err.Error(), "reason": "template"}
 		}
 		return map[string]any{"output": out}
+	}))
+	js.Global().Set("interopDocuments", js.FuncOf(func(this js.Value, args []js.Value) any {
+		if len(args) != 1 {
+			return map[string]any{"error": "interopDocuments(docsJSON)"}
+		}
+		out, err := render.Documents(args[0].String())
+		if err != nil {
+			var doc *render.DocumentError
+			if errors.As(err, &doc) {
+				return map[string]any{"error": err.Error(), "index": doc.Index}
+			}
+			return map[string]any{"error": err.Error()}
+		}
+		return map[string]any{"json": out}
 	}))
 	select {}
 }

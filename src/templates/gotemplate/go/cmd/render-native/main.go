@@ -6,11 +6,15 @@
 //	                        {"output"} or {"error"} per case on stdout
 //	render-native -bench N  reads one case, renders it N times in process, and prints the
 //	                        nanoseconds per render
+//	render-native -documents
+//	                        reads JSON lines {"docs": [YAML texts]} and writes one JSON line
+//	                        {"json"} or {"error", "index"?} per case: render.Documents, natively
 package main
 
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -18,6 +22,10 @@ import (
 
 	"github.com/interoperator/gotemplate/render"
 )
+
+type documentsCase struct {
+	Docs []string `json:"docs"`
+}
 
 type renderCase struct {
 	Name      string `json:"name"`
@@ -28,12 +36,33 @@ type renderCase struct {
 
 func main() {
 	bench := flag.Int("bench", 0, "render the first case N times and print the nanoseconds per render")
+	documents := flag.Bool("documents", false, "read YAML documents as render.Documents does")
 	flag.Parse()
 	out := bufio.NewWriter(os.Stdout)
 	defer out.Flush()
 	dec := json.NewDecoder(bufio.NewReader(os.Stdin))
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
+	if *documents {
+		for {
+			var c documentsCase
+			if err := dec.Decode(&c); err != nil {
+				return
+			}
+			docs, _ := json.Marshal(c.Docs)
+			res, err := render.Documents(string(docs))
+			var docErr *render.DocumentError
+			switch {
+			case errors.As(err, &docErr):
+				_ = enc.Encode(map[string]any{"error": err.Error(), "index": docErr.Index})
+			case err != nil:
+				_ = enc.Encode(map[string]any{"error": err.Error()})
+			default:
+				_ = enc.Encode(map[string]any{"json": res})
+			}
+			_ = out.Flush()
+		}
+	}
 	for {
 		var c renderCase
 		if err := dec.Decode(&c); err != nil {
