@@ -82,6 +82,17 @@ async function ensureNamespace(cluster: ClusterClient, namespace: string): Promi
   }
 }
 
+const withoutNulls = (fields: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null));
+
+/** The status fields every record shows of its operation. */
+const operationFields = (status: OperationStatus) => ({
+  state: status.state,
+  operation: status.operation,
+  description: status.description ?? null,
+  error: status.state === 'failed' ? (status.description ?? 'failed') : null,
+});
+
 const audit = (hash: string, requestedBy?: RequestedBy) => ({
   [ANNOTATIONS.requestHash]: hash,
   ...(requestedBy ? { [ANNOTATIONS.requestedBy]: JSON.stringify(requestedBy) } : {}),
@@ -118,9 +129,7 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
           annotations: audit(req.requestHash, req.requestedBy),
           finalizers: [FINALIZER],
         },
-        spec: Object.fromEntries(
-          Object.entries(spec).filter(([, v]) => v !== null),
-        ) as unknown as SFServiceInstance['spec'],
+        spec: spec as unknown as SFServiceInstance['spec'],
       });
     } catch (err) {
       if (isAlreadyExists(err)) return undefined;
@@ -133,7 +142,8 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
     async recordInstance(req: InstanceRequest, operation: InstanceOperationType): Promise<InstanceRef> {
       const ref = instanceRefOf(req.instanceId);
       await ensureNamespace(master, ref.namespace);
-      const spec = {
+      // What the request says; fields it leaves out are absent from the record.
+      const spec = withoutNulls({
         instanceId: req.instanceId,
         serviceId: req.serviceId,
         planId: req.planId,
@@ -143,7 +153,7 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
         parameters: req.parameters ?? null,
         previousValues: req.previousValues ?? null,
         maintenanceInfo: req.maintenanceInfo ?? null,
-      };
+      });
       // A provision creates the record; other operations (and a provision run again) find it.
       const created = operation === 'provision' ? await createInstanceRecord(req, ref, spec) : undefined;
       let record =
@@ -154,7 +164,6 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
         if (!record) throw retryable(`instance ${req.instanceId} was recorded concurrently`);
       } else if (!created && operation !== 'deprovision') {
         // One atomic patch: the spec is replaced (parameters a request left out are gone), the placement kept.
-        const newSpec = Object.fromEntries(Object.entries(spec).filter(([, v]) => v !== null));
         const annotations = audit(req.requestHash, req.requestedBy);
         record = await jsonPatchRecord<SFServiceInstance>(
           master,
@@ -162,7 +171,7 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
           ref.namespace,
           ref.name,
           [
-            { op: 'add', path: '/spec', value: { ...newSpec, clusterId: record.spec.clusterId } },
+            { op: 'add', path: '/spec', value: { ...spec, clusterId: record.spec.clusterId } },
             {
               op: 'add',
               path: `/metadata/labels/${pointerKey(LABELS.planId)}`,
@@ -191,10 +200,7 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
     async recordInstanceStatus(ref: InstanceRef, status: OperationStatus): Promise<void> {
       try {
         await patchRecordStatus(master, SFSERVICEINSTANCE, ref.namespace, ref.name, {
-          state: status.state,
-          operation: status.operation,
-          description: status.description ?? null,
-          error: status.state === 'failed' ? (status.description ?? 'failed') : null,
+          ...operationFields(status),
           instanceUsable: status.instanceUsable ?? null,
           updateRepeatable: status.updateRepeatable ?? null,
           ...(status.dashboardUrl ? { dashboardUrl: status.dashboardUrl } : {}),
@@ -286,10 +292,7 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
     async recordBindingStatus(ref: BindingRef, status: OperationStatus): Promise<void> {
       try {
         await patchRecordStatus(master, SFSERVICEBINDING, ref.namespace, ref.name, {
-          state: status.state,
-          operation: status.operation,
-          description: status.description ?? null,
-          error: status.state === 'failed' ? (status.description ?? 'failed') : null,
+          ...operationFields(status),
           ...(status.responseSecret ? { response: { secretRef: status.responseSecret } } : {}),
         });
       } catch (err) {
