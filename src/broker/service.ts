@@ -629,7 +629,15 @@ export class TemporalServiceBroker implements ServiceBroker {
     | { handle: WorkflowHandleWithFirstExecutionRunId; running?: undefined }
     | { handle?: undefined; running: RunState }
   > {
-    const memo: OperationStatus = { operation: type, requestHash: input.requestHash, state: 'in progress' };
+    // The memo the workflow starts from (it writes it again only when it differs).
+    const memo: OperationStatus = {
+      operation: type,
+      requestHash: input.requestHash,
+      state: 'in progress',
+      ...('dashboardUrl' in input && input.dashboardUrl && type === 'provision'
+        ? { dashboardUrl: input.dashboardUrl }
+        : {}),
+    };
     try {
       const handle = await this.deps.client.workflow.start(WORKFLOW_TYPES[type], {
         workflowId,

@@ -10,7 +10,13 @@ import { parse } from 'yaml';
 import type { KubeObject, PlanTemplate, SFPlan, TemplateAction } from '../resources/types.js';
 import { invalidYaml, objectsOf, splitDocuments } from './documents.js';
 import { TemplateError } from './errors.js';
-import { DEFAULT_LIMITS, RenderPool, type RendererLimits, type RenderLimits } from './gotemplate/pool.js';
+import {
+  DEFAULT_LIMITS,
+  RenderPool,
+  type ReadAs,
+  type RendererLimits,
+  type RenderLimits,
+} from './gotemplate/pool.js';
 import { templateText, URL_LIMITS, type UrlLimits } from './source.js';
 
 export { objectsOf, splitDocuments } from './documents.js';
@@ -70,21 +76,25 @@ export async function closeRenderer(): Promise<void> {
 
 // ------------------------------------------------------------------ engines
 
-/** Renders one template over the data; `name` is what errors call the template (the action). */
+/**
+ * Renders one template over the data; `name` is what errors call the template (the action). With
+ * `read`, the result is the values of the output's YAML documents as a JSON array (see readDocuments).
+ */
 type Engine = (
   template: PlanTemplate,
   name: string,
   data: RenderData,
   options: RenderOptions,
+  read: ReadAs | undefined,
 ) => Promise<string>;
 
 const inThreads =
   (engine: 'gotemplate' | 'mustache'): Engine =>
-  (template, name, data, options) => {
+  (template, name, data, options, read) => {
     // Inline content goes straight to the pool: a burst of renders costs the caller little.
-    if (template.content) return threads().render(engine, name, template.content, data, options);
+    if (template.content) return threads().render(engine, name, template.content, data, options, read);
     return templateText(template, { ...URL_LIMITS, ...options.url }).then((text) =>
-      threads().render(engine, name, text, data, options),
+      threads().render(engine, name, text, data, options, read),
     );
   };
 
@@ -107,6 +117,27 @@ export function renderTemplate(
   data: RenderData,
   options: RenderOptions = {},
 ): Promise<string> {
+  return render(template, action, data, options, undefined);
+}
+
+/** The values of the YAML documents a template renders, read in the render thread (one trip). */
+async function renderDocuments(
+  template: PlanTemplate,
+  action: TemplateAction,
+  data: RenderData,
+  options: RenderOptions = {},
+  read: ReadAs = 'documents',
+): Promise<unknown[]> {
+  return JSON.parse(await render(template, action, data, options, read)) as unknown[];
+}
+
+function render(
+  template: PlanTemplate,
+  action: TemplateAction,
+  data: RenderData,
+  options: RenderOptions,
+  read: ReadAs | undefined,
+): Promise<string> {
   const type = String(template.type ?? '').toLowerCase();
   const engine = Object.hasOwn(ENGINES, type) ? ENGINES[type] : undefined;
   if (!engine) {
@@ -115,7 +146,7 @@ export function renderTemplate(
     );
   }
   try {
-    return engine(template, action, data, options);
+    return engine(template, action, data, options, read);
   } catch (err) {
     return Promise.reject(err instanceof Error ? err : new TemplateError(String(err)));
   }
@@ -151,9 +182,7 @@ export async function parseObjects(text: string, action: string): Promise<KubeOb
 /** The value a rendered `status`, `sources` or `clusterSelector` template describes; `{}` when empty. */
 export async function parseValues(text: string, action: string): Promise<unknown> {
   const docs = splitDocuments(text);
-  if (docs.length > 1) {
-    throw invalidYaml(action, `expected one document, found ${docs.length}`);
-  }
+  if (docs.length > 1) throw invalidYaml(action, `expected one document, found ${docs.length}`);
   const [value] = await readDocuments(docs, action);
   return value ?? {};
 }
@@ -168,7 +197,7 @@ export async function renderObjects(
   data: RenderData,
   options?: RenderOptions,
 ): Promise<KubeObject[]> {
-  return parseObjects(await renderTemplate(template, action, data, options), action);
+  return objectsOf(await renderDocuments(template, action, data, options), action);
 }
 
 /**
@@ -181,7 +210,8 @@ export async function renderValues(
   data: RenderData,
   options?: RenderOptions,
 ): Promise<unknown> {
-  return parseValues(await renderTemplate(template, action, data, options), action);
+  const [value] = await renderDocuments(template, action, data, options, 'value');
+  return value ?? {};
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   proxyActivities,
   sleep,
   upsertMemo,
+  workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { Activities, StatusReport } from '../activities/index.js';
@@ -29,7 +30,9 @@ export class Operation {
 
   constructor(operation: OperationType, requestHash: string, extra: Partial<OperationStatus> = {}) {
     this.status = { operation, requestHash, state: 'in progress', ...extra };
-    upsertMemo({ [MEMO_KEY]: this.status });
+    // The broker starts the workflow with this memo; writing it again would only add an event.
+    const started = workflowInfo().memo?.[MEMO_KEY];
+    if (JSON.stringify(started) !== JSON.stringify(this.status)) upsertMemo({ [MEMO_KEY]: this.status });
   }
 
   get current(): OperationStatus {

@@ -47,6 +47,9 @@ export type RenderLimits = Partial<Pick<RendererLimits, 'timeoutMs' | 'maxOutput
  */
 export type PoolEngine = 'gotemplate' | 'mustache' | 'documents';
 
+/** What a render's output is read as in the thread: any number of YAML documents, or one value. */
+export type ReadAs = 'documents' | 'value';
+
 /** Where the WebAssembly build is: `INTEROP_GOTEMPLATE_WASM`, or `dist/wasm/gotemplate.wasm` of the repository. */
 export function wasmFile(): string {
   return process.env.INTEROP_GOTEMPLATE_WASM ?? path.join(repoRoot(), 'dist', 'wasm', 'gotemplate.wasm');
@@ -65,6 +68,7 @@ interface Job {
   readonly timeoutMs: number;
   readonly maxOutputBytes: number;
   readonly maxInputBytes: number;
+  readonly read: ReadAs | undefined;
   readonly resolve: (output: string) => void;
   readonly reject: (err: Error) => void;
 }
@@ -175,6 +179,8 @@ export class RenderPool {
    * Renders `template`, named `name` (as errors show it), over `data` (JSON data: it travels as
    * JSON text, written when the render starts, so it must not change until the render settles).
    * Fails with a {@link TemplateError}: the template's own error in its engine's words, or a limit.
+   * With `read`, the thread also reads the output's YAML documents (as the `documents` engine does;
+   * `value`: at most one) and the result is their values as a JSON array, in one trip instead of two.
    */
   render(
     engine: PoolEngine,
@@ -182,6 +188,7 @@ export class RenderPool {
     template: string,
     data: unknown,
     limits: RenderLimits = {},
+    read?: ReadAs,
   ): Promise<string> {
     if (this.closed) return Promise.reject(new TemplateError('the renderer is closed', 'unavailable'));
     // Checked while no thread runs: a running thread proves the build is there.
@@ -206,6 +213,7 @@ export class RenderPool {
         timeoutMs: limits.timeoutMs ?? this.limits.timeoutMs,
         maxOutputBytes: limits.maxOutputBytes ?? this.limits.maxOutputBytes,
         maxInputBytes: limits.maxInputBytes ?? this.limits.maxInputBytes,
+        read: engine === 'documents' ? undefined : read,
         resolve,
         reject,
       });
@@ -322,6 +330,7 @@ export class RenderPool {
       template: job.template,
       data,
       maxOutput: job.maxOutputBytes,
+      read: job.read,
     });
   }
 

@@ -7,6 +7,9 @@
 // In:  first { module: WebAssembly.Module } (compiled once by the pool, with its memory capped),
 //      then { id, engine: 'gotemplate' | 'mustache', name, template, data: JSON text, maxOutput },
 //      or { id, engine: 'documents', name, template: JSON array of YAML documents, maxOutput }
+//      `read: 'documents' | 'value'` on a gotemplate or mustache job: the output's YAML documents are
+//      read here too (as the 'documents' job would; 'value': at most one), and the output is their
+//      values as a JSON array: one trip.
 // Out: { ready: true } once, then per job { id, output } or { id, error, reason },
 //      with memoryBytes (the WebAssembly memory) and exited (the Go runtime is gone: retire me).
 import os from 'node:os';
@@ -103,6 +106,34 @@ function readDocuments(job) {
     return { error: `the documents exceed the limit of ${job.maxOutput} bytes`, reason: 'output-too-large' };
   }
   return { output: result.json };
+}
+
+/**
+ * Splits multi-document YAML as Kubernetes' YAML reader does; the same rule as splitDocuments in
+ * documents.ts (this file cannot load TypeScript), which the template tests hold both to.
+ */
+function splitDocuments(text) {
+  return text
+    .split(/^---[ \t]*(?:#.*)?\r?$/m)
+    .filter((doc) => doc.replace(/^[ \t]*#.*$/gm, '').trim() !== '');
+}
+
+/** A rendered text's documents, read: what renderObjects and renderValues need, without a second trip. */
+function readRendered(job, rendered) {
+  if (rendered.error !== undefined) return rendered;
+  const docs = splitDocuments(rendered.output);
+  if (docs.length === 0) return { output: '[]' };
+  if (job.read === 'value' && docs.length > 1) {
+    return {
+      error: `the ${job.name} template rendered invalid YAML: expected one document, found ${docs.length}`,
+      reason: 'template',
+    };
+  }
+  const read = readDocuments({ ...job, template: JSON.stringify(docs) });
+  if (read.error !== undefined && read.reason === 'template') {
+    return { error: `the ${job.name} template rendered invalid YAML: ${read.error}`, reason: 'template' };
+  }
+  return read;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -235,12 +266,11 @@ parentPort.on('message', (job) => {
   goOutput = '';
   let reply;
   try {
-    reply =
-      job.engine === 'mustache'
-        ? renderMustache(job)
-        : job.engine === 'documents'
-          ? readDocuments(job)
-          : renderGo(job);
+    if (job.engine === 'documents') reply = readDocuments(job);
+    else {
+      reply = job.engine === 'mustache' ? renderMustache(job) : renderGo(job);
+      if (job.read) reply = readRendered(job, reply);
+    }
   } catch (err) {
     reply = {
       error: `template: ${job.name}: ${err instanceof Error ? err.message : String(err)}`,

@@ -9,6 +9,7 @@ import {
   parseObjects,
   parseValues,
   renderObjects,
+  renderValues,
   splitDocuments,
   TemplateError,
 } from '../../../src/templates/index.js';
@@ -156,5 +157,43 @@ describe('parseValues', () => {
     await expect(parseValues('a: 1\n---\nb: 2\n', 'status')).rejects.toThrow(
       /^the status template rendered invalid YAML: expected one document, found 2$/,
     );
+  });
+});
+
+describe('rendering and reading in one trip to the render thread', () => {
+  // The thread splits and reads what it rendered itself; it must give exactly what reading the
+  // rendered text gives (its copy of the splitting rule included), values and errors alike.
+  const outcome = (p: Promise<unknown>) =>
+    p.then(
+      (value) => ({ value }),
+      (err: Error) => ({ error: err.message }),
+    );
+  const texts = [
+    'a: 1\n',
+    '---\na: 1\n',
+    'a: 1\n---  \nb: 2\n--- # next\nc: 3\n',
+    'a: 1\n---\n\n---\n# only a comment\n---\nb: 2\n',
+    '\n---\n---\n',
+    'a: 1\r\n---\r\nb: 2\r\n',
+    'a: "x --- y"\nb: ---\n',
+    'a: |\n  ---\n  text\n',
+    `${cm('a')}---\n${cm('b')}`,
+    `---\n~\n---\n${cm('a')}---\nnull\n`,
+    `${cm('a')}---\na: [1\n`,
+    'a: yes\nb: 0777\nh: 2001-12-14\n',
+    'a: .inf\n',
+    '- 1\n- 2\n',
+    '',
+  ];
+  test.each(texts.map((text) => [JSON.stringify(text), text]))('%s', async (_, text) => {
+    for (const type of ['gotemplate', 'mustache'] as const) {
+      const template = { action: 'provision' as const, type, content: text };
+      expect(await outcome(renderValues(template, 'status', {}))).toEqual(
+        await outcome(parseValues(text, 'status')),
+      );
+      expect(await outcome(renderObjects(template, 'provision', {}))).toEqual(
+        await outcome(parseObjects(text, 'provision')),
+      );
+    }
   });
 });
