@@ -16,6 +16,7 @@ import {
   type SystemProcess,
 } from '../support/system.js';
 import { randomUUID } from 'node:crypto';
+import proto from '@temporalio/proto';
 
 const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
 const PLAN_ID = '39d7d4c8-6fe2-4c2a-a5ca-b826937d5a88';
@@ -138,6 +139,15 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
         return types.length > 0 ? types : undefined;
       });
       expect(found).toEqual(['provisionWorkflow']);
+      // The broker starts the workflow with its memo, so the first task schedules the first step
+      // and writes no memo again (an event and a visibility update saved on every operation).
+      const { EventType } = proto.temporal.api.enums.v1;
+      const history = await temporal0.client.workflow
+        .getHandle(instanceWorkflowId(instanceId))
+        .fetchHistory();
+      const types = (history.events ?? []).map((e) => e.eventType);
+      const firstTask = types.indexOf(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+      expect(types[firstTask + 1]).toBe(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
     } finally {
       await temporal0.close();
     }
