@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { applyObject } from '../src/kube/objects.js';
+import { addCpu, cpuByRole, cpuSince, describeCpu, type CpuByRole } from './cpu.js';
 import { startLocalEnvironment } from '../src/local/environment.js';
 import { freePort } from '../src/local/processes.js';
 import { instanceWorkflowId } from '../src/resources/names.js';
@@ -241,16 +242,23 @@ async function main(): Promise<void> {
     const ids: string[] = [];
     const provisionRates: number[] = [];
     const trivialRates: number[] = [];
+    // CPU time of every process of the run (bench = the load, and the trivial workflow's worker).
+    let provisionCpu: CpuByRole = {};
+    let trivialCpu: CpuByRole = {};
     for (let round = 0; round < ROUNDS; round += 1) {
       const roundIds = Array.from({ length: INSTANCES }, () => randomUUID());
       ids.push(...roundIds);
+      let before = cpuByRole();
       const provisionSeconds = await pool(INSTANCES, CONCURRENCY, async (i) => {
         await provisionOne(roundIds[i]!, 'result');
       });
+      provisionCpu = addCpu(provisionCpu, cpuSince(before));
       provisionRates.push(INSTANCES / provisionSeconds);
+      before = cpuByRole();
       const trivialSeconds = await pool(INSTANCES, CONCURRENCY, async (i) => {
         await trivial(`trivial-${round}-${i}-${randomUUID()}`);
       });
+      trivialCpu = addCpu(trivialCpu, cpuSince(before));
       trivialRates.push(INSTANCES / trivialSeconds);
     }
     worker.shutdown();
@@ -278,24 +286,30 @@ async function main(): Promise<void> {
     const rawRate = INSTANCES / rawSeconds;
 
     // ---- reads at 100 concurrent clients
+    const readCpu: Record<string, CpuByRole> = {};
     const readLatency = async (p: string) => {
       const samples: number[] = [];
       // Warm-up (the JIT, the connections), then 2000 timed reads.
       await pool(500, 100, async () => void (await osb('GET', p)));
+      const before = cpuByRole();
       await pool(2000, 100, async () => {
         const started = performance.now();
         const res = await osb('GET', p);
         if (res.status !== 200) throw new Error(`GET ${p} answered ${res.status}: ${res.text}`);
         samples.push(performance.now() - started);
       });
+      readCpu[p] = cpuSince(before);
       return samples;
     };
-    const catalog = await readLatency('/v2/catalog');
+    const catalogPath = '/v2/catalog';
+    const catalog = await readLatency(catalogPath);
     const first = ids[0]!;
-    const lastOperation = await readLatency(
-      `/v2/service_instances/${first}/last_operation?operation=${operations.get(first)}`,
-    );
-    const lastOperationLatest = await readLatency(`/v2/service_instances/${first}/last_operation`);
+    const lastOperationPath = `/v2/service_instances/${first}/last_operation?operation=${operations.get(first)}`;
+    const lastOperation = await readLatency(lastOperationPath);
+    const latestPath = `/v2/service_instances/${first}/last_operation`;
+    const lastOperationLatest = await readLatency(latestPath);
+    /** CPU per request of the reads (2000 timed ones), by role. */
+    const perRead = (p: string) => describeCpu(readCpu[p] ?? {}, 2000).text;
 
     const ms = (v: number) => `${v.toFixed(1)} ms`;
     console.log(
@@ -320,14 +334,20 @@ async function main(): Promise<void> {
     console.log(
       `  trivial workflow (${ACTIVITIES_PER_PROVISION} activities) ${trivialRate.toFixed(1)} workflows/s   (rounds: ${rates(trivialRates)}; provision/trivial ${(provisionRate / trivialRate).toFixed(2)})`,
     );
+    const provisionCost = describeCpu(provisionCpu, INSTANCES * ROUNDS);
+    const trivialCost = describeCpu(trivialCpu, INSTANCES * ROUNDS);
+    console.log(`  CPU per provision        ${provisionCost.total.toFixed(1)} ms   (${provisionCost.text})`);
     console.log(
-      `  catalog, 100 clients     p50 ${ms(percentile(catalog, 50))}   p99 ${ms(percentile(catalog, 99))}`,
+      `  CPU per trivial workflow ${trivialCost.total.toFixed(1)} ms   (${trivialCost.text}; trivial/provision ${(trivialCost.total / provisionCost.total).toFixed(2)})`,
     );
     console.log(
-      `  last_operation, 100 cl.  p50 ${ms(percentile(lastOperation, 50))}   p99 ${ms(percentile(lastOperation, 99))}   (?operation= of a finished provision, as platforms poll)`,
+      `  catalog, 100 clients     p50 ${ms(percentile(catalog, 50))}   p99 ${ms(percentile(catalog, 99))}   (CPU ms per request: ${perRead(catalogPath)})`,
     );
     console.log(
-      `  last_operation, latest   p50 ${ms(percentile(lastOperationLatest, 50))}   p99 ${ms(percentile(lastOperationLatest, 99))}   (no ?operation=: one describe call each)`,
+      `  last_operation, 100 cl.  p50 ${ms(percentile(lastOperation, 50))}   p99 ${ms(percentile(lastOperation, 99))}   (?operation= of a finished provision, as platforms poll; CPU ms per request: ${perRead(lastOperationPath)})`,
+    );
+    console.log(
+      `  last_operation, latest   p50 ${ms(percentile(lastOperationLatest, 50))}   p99 ${ms(percentile(lastOperationLatest, 99))}   (no ?operation=: one describe call each; CPU ms per request: ${perRead(latestPath)})`,
     );
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
