@@ -349,6 +349,11 @@ async function main(): Promise<void> {
     console.log(
       `  last_operation, latest   p50 ${ms(percentile(lastOperationLatest, 50))}   p99 ${ms(percentile(lastOperationLatest, 99))}   (no ?operation=: one describe call each; CPU ms per request: ${perRead(latestPath)})`,
     );
+  } catch (err) {
+    // Said before the cleanup: closing the connections can fail calls still running, and their
+    // errors would hide this one.
+    console.error('The benchmark failed:', err);
+    throw err;
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     rmSync(workDir, { recursive: true, force: true });
