@@ -52,7 +52,11 @@ export function cpuByRole(): CpuByRole {
     .map((name) => readProcess(Number(name)))
     .filter((p): p is ProcessInfo => p !== undefined);
   const children = new Map<number, ProcessInfo[]>();
-  for (const p of all) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p]);
+  for (const p of all) {
+    const siblings = children.get(p.ppid);
+    if (siblings) siblings.push(p);
+    else children.set(p.ppid, [p]);
+  }
   const totals: CpuByRole = {};
   const visit = (p: ProcessInfo, isRoot: boolean) => {
     const role = isRoot ? 'bench' : (ROLES.find(([, pattern]) => pattern.test(p.command))?.[0] ?? 'other');

@@ -48,6 +48,7 @@ import {
   MEMO_KEY,
   WORKFLOW_TYPES,
   operationString,
+  startingStatus,
   parseOperationString,
   type BindingRequest,
   type InstanceRequest,
@@ -629,15 +630,7 @@ export class TemporalServiceBroker implements ServiceBroker {
     | { handle: WorkflowHandleWithFirstExecutionRunId; running?: undefined }
     | { handle?: undefined; running: RunState }
   > {
-    // The memo the workflow starts from (it writes it again only when it differs).
-    const memo: OperationStatus = {
-      operation: type,
-      requestHash: input.requestHash,
-      state: 'in progress',
-      ...('dashboardUrl' in input && input.dashboardUrl && type === 'provision'
-        ? { dashboardUrl: input.dashboardUrl }
-        : {}),
-    };
+    const memo = startingStatus(type, input);
     try {
       const handle = await this.deps.client.workflow.start(WORKFLOW_TYPES[type], {
         workflowId,

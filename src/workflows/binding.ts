@@ -5,7 +5,7 @@
  */
 import { CancellationScope, isCancellation, upsertSearchAttributes } from '@temporalio/workflow';
 import type { StatusReport, Target } from '../activities/index.js';
-import type { BindingRequest, OperationStatus } from './messages.js';
+import { startingStatus, type BindingRequest, type OperationStatus } from './messages.js';
 import { activities, failureDescription, isStepFailure, Operation, waitForOperator } from './operation.js';
 import { OsbClusterId } from './search-attributes.js';
 
@@ -30,7 +30,7 @@ async function removeBinding(op: Operation, target: Target, deadlineSeconds: num
 
 /** OSB bind: PUT /v2/service_instances/:instance_id/service_bindings/:binding_id */
 export async function bindWorkflow(req: BindingRequest): Promise<OperationStatus> {
-  const op = new Operation('bind', req.requestHash);
+  const op = new Operation(startingStatus('bind', req));
   let target: Target | undefined;
   let report: StatusReport;
   try {
@@ -63,7 +63,7 @@ export async function bindWorkflow(req: BindingRequest): Promise<OperationStatus
 
 /** OSB unbind: DELETE /v2/service_instances/:instance_id/service_bindings/:binding_id */
 export async function unbindWorkflow(req: BindingRequest): Promise<OperationStatus> {
-  const op = new Operation('unbind', req.requestHash);
+  const op = new Operation(startingStatus('unbind', req));
   let target: Target | undefined;
   let report: StatusReport;
   try {

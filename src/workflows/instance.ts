@@ -7,7 +7,7 @@
 import { CancellationScope, isCancellation, upsertSearchAttributes } from '@temporalio/workflow';
 import type { InstanceRef, StatusReport, Target } from '../activities/index.js';
 import { MASTER_CLUSTER_ID } from '../resources/types.js';
-import type { InstanceRequest, OperationStatus } from './messages.js';
+import { startingStatus, type InstanceRequest, type OperationStatus } from './messages.js';
 import { activities, failureDescription, isStepFailure, Operation, waitForOperator } from './operation.js';
 import { OsbClusterId } from './search-attributes.js';
 
@@ -67,11 +67,7 @@ async function outcome(
 
 /** OSB provision: PUT /v2/service_instances/:instance_id */
 export async function provisionWorkflow(req: InstanceRequest): Promise<OperationStatus> {
-  const op = new Operation(
-    'provision',
-    req.requestHash,
-    req.dashboardUrl ? { dashboardUrl: req.dashboardUrl } : {},
-  );
+  const op = new Operation(startingStatus('provision', req));
   let target: Target | undefined;
   let report: StatusReport;
   try {
@@ -94,7 +90,7 @@ export async function provisionWorkflow(req: InstanceRequest): Promise<Operation
 
 /** OSB update: PATCH /v2/service_instances/:instance_id */
 export async function updateWorkflow(req: InstanceRequest): Promise<OperationStatus> {
-  const op = new Operation('update', req.requestHash);
+  const op = new Operation(startingStatus('update', req));
   let target: Target | undefined;
   let report: StatusReport;
   try {
@@ -115,7 +111,7 @@ export async function updateWorkflow(req: InstanceRequest): Promise<OperationSta
 
 /** OSB deprovision: DELETE /v2/service_instances/:instance_id */
 export async function deprovisionWorkflow(req: InstanceRequest): Promise<OperationStatus> {
-  const op = new Operation('deprovision', req.requestHash);
+  const op = new Operation(startingStatus('deprovision', req));
   let instance: InstanceRef | undefined;
   let report: StatusReport;
   try {

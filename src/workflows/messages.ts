@@ -68,6 +68,20 @@ export interface OperationStatus {
 
 export const MEMO_KEY = 'osb';
 
+/**
+ * The state an operation starts in: the broker starts the workflow with it as its memo, and the
+ * workflow takes it up from there (it writes the memo again only when the state changes).
+ */
+export const startingStatus = (
+  operation: OperationType,
+  request: { readonly requestHash: string; readonly dashboardUrl?: string },
+): OperationStatus => ({
+  operation,
+  requestHash: request.requestHash,
+  state: 'in progress',
+  ...(operation === 'provision' && request.dashboardUrl ? { dashboardUrl: request.dashboardUrl } : {}),
+});
+
 /** The `operation` string of a 202 response: the operation type and the run that carries it. */
 export const operationString = (type: OperationType, runId: string): string => `${type}:${runId}`;
 

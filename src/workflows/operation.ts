@@ -13,7 +13,7 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { Activities, StatusReport } from '../activities/index.js';
-import { MEMO_KEY, type OperationState, type OperationStatus, type OperationType } from './messages.js';
+import { MEMO_KEY, type OperationState, type OperationStatus } from './messages.js';
 
 /** One step against the clusters: retried with backoff until its deadline unless it fails terminally. */
 export const STEP: ActivityOptions = {
@@ -28,9 +28,10 @@ export const activities = proxyActivities<Activities>(STEP);
 export class Operation {
   private status: OperationStatus;
 
-  constructor(operation: OperationType, requestHash: string, extra: Partial<OperationStatus> = {}) {
-    this.status = { operation, requestHash, state: 'in progress', ...extra };
-    // The broker starts the workflow with this memo; writing it again would only add an event.
+  /** `starting`: the operation's {@link startingStatus}, which the broker started the workflow with. */
+  constructor(starting: OperationStatus) {
+    this.status = starting;
+    // Written again only when the workflow was started without it (not by the broker).
     const started = workflowInfo().memo?.[MEMO_KEY];
     if (JSON.stringify(started) !== JSON.stringify(this.status)) upsertMemo({ [MEMO_KEY]: this.status });
   }
