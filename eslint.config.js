@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '**/*.wasm', '**/wasm_exec.js'] },
+  { ignores: ['dist/**', '.tmp/**', 'node_modules/**', 'coverage/**', '**/*.wasm', '**/wasm_exec.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

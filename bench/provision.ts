@@ -133,7 +133,7 @@ async function main(): Promise<void> {
     // CPU per request than the broker answering it, and both share the same two cores here.
     const agent = new http.Agent({ keepAlive: true, maxSockets: 200 });
     stops.push(async () => agent.destroy());
-    const osb = (method: string, p: string, body?: unknown) =>
+    const osb = (method: string, p: string, body?: unknown, retried = false) =>
       new Promise<{ status: number; text: string }>((resolve, reject) => {
         const payload = body ? JSON.stringify(body) : undefined;
         const req = http.request(
@@ -160,7 +160,12 @@ async function main(): Promise<void> {
             res.on('error', reject);
           },
         );
-        req.on('error', reject);
+        req.on('error', (err: NodeJS.ErrnoException) => {
+          // A kept-alive connection the server closed just as the request went out: send it
+          // again on a new one, as HTTP clients do (every OSB request here may be repeated).
+          if (req.reusedSocket && err.code === 'ECONNRESET' && !retried) resolve(osb(method, p, body, true));
+          else reject(err);
+        });
         req.end(payload);
       });
     for (;;) {

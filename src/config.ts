@@ -33,6 +33,12 @@ export interface Config {
     readonly syncTimeoutMs: number;
     /** INTEROP_MAX_BODY_BYTES @default 1048576 */
     readonly maxBodyBytes: number;
+    /**
+     * INTEROP_KEEP_ALIVE_SECONDS: how long an idle client connection stays open. Longer than the
+     * idle timeout of the load balancer or router in front, so that it never sends a request on a
+     * connection the broker is closing. @default 95
+     */
+    readonly keepAliveMs: number;
   };
   /** INTEROP_OPERATION_TIMEOUT_SECONDS: polling deadline of a plan without maximum_polling_duration. @default 3600 */
   readonly operationTimeoutSeconds: number;
@@ -81,6 +87,7 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
       password: needsBroker ? required(env, 'INTEROP_BROKER_PASSWORD') : '',
       syncTimeoutMs: number(env, 'INTEROP_SYNC_TIMEOUT_SECONDS', 60) * 1000,
       maxBodyBytes: number(env, 'INTEROP_MAX_BODY_BYTES', 1024 * 1024),
+      keepAliveMs: number(env, 'INTEROP_KEEP_ALIVE_SECONDS', 95) * 1000,
     },
     operationTimeoutSeconds: number(env, 'INTEROP_OPERATION_TIMEOUT_SECONDS', 3600),
   };

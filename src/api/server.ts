@@ -1,6 +1,7 @@
 /** The broker process: the OSB API over the Temporal client and the catalog watch. */
 import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
+import type Koa from 'koa';
 import { TemporalServiceBroker } from '../broker/service.js';
 import type { Config } from '../config.js';
 import type { ClusterClient } from '../kube/clients.js';
@@ -40,9 +41,7 @@ export async function startBroker(
     maxBodyBytes: config.broker.maxBodyBytes,
     log,
   });
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(config.broker.port, config.broker.host, () => resolve(s));
-  });
+  const server = await listen(app, config.broker);
   log.info('broker listening', { url: `http://${config.broker.host}:${config.broker.port}` });
   return {
     url: `http://${config.broker.host}:${config.broker.port}`,
@@ -52,4 +51,22 @@ export async function startBroker(
       await close();
     },
   };
+}
+
+/**
+ * Serves the app. An idle connection stays open `keepAliveMs`: a load balancer that keeps idle
+ * connections longer than the broker would sometimes send a request on one the broker is just
+ * closing, and its client would see a reset. The header timeout must be longer still (Node).
+ */
+export async function listen(
+  app: Koa,
+  options: { readonly host: string; readonly port: number; readonly keepAliveMs: number },
+): Promise<Server> {
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(options.port, options.host, () => resolve(s));
+    s.once('error', reject);
+  });
+  server.keepAliveTimeout = options.keepAliveMs;
+  server.headersTimeout = options.keepAliveMs + 1000;
+  return server;
 }

@@ -225,6 +225,7 @@ withHelm('the chart rendered by helm', () => {
       INTEROP_SYNC_TIMEOUT_SECONDS: '60',
       INTEROP_OPERATION_TIMEOUT_SECONDS: '3600',
       INTEROP_MAX_BODY_BYTES: '1048576',
+      INTEROP_KEEP_ALIVE_SECONDS: '95',
     });
     const secret = find(manifests, 'Secret', 'r-interoperator');
     const decoded = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');

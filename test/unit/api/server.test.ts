@@ -1,0 +1,67 @@
+/**
+ * The broker's HTTP server: idle client connections stay open as long as configured, so a load
+ * balancer that keeps its idle connections shorter never reuses one the broker is closing.
+ */
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { listen } from '../../../src/api/server.js';
+import { testApi } from './support.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A client connection kept open between requests, as a load balancer's is. */
+async function connect(port: number) {
+  const socket = net.connect(port, '127.0.0.1');
+  await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  let received = '';
+  let closedByServer = false;
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+  socket.on('end', () => (closedByServer = true));
+  return {
+    /** Sends one GET /healthz and returns the response's head once its body has arrived. */
+    async get(): Promise<string> {
+      received = '';
+      socket.write('GET /healthz HTTP/1.1\r\nHost: broker\r\n\r\n');
+      for (let waited = 0; !received.endsWith('{"status":"ok"}'); waited += 10) {
+        if (waited > 2000 || closedByServer) throw new Error(`no answer; got "${received}"`);
+        await sleep(10);
+      }
+      return received.split('\r\n\r\n')[0]!;
+    },
+    closedByServer: () => closedByServer,
+    destroy: () => socket.destroy(),
+  };
+}
+
+describe('the broker server keeps idle connections open for the configured time', () => {
+  test('GIVEN keep-alive 3 s WHEN a client is idle 1 s THEN its next request is served on the same connection; idle 4 s THEN the broker has closed it', async () => {
+    const server = await listen(testApi().app, { host: '127.0.0.1', port: 0, keepAliveMs: 3000 });
+    const client = await connect((server.address() as AddressInfo).port);
+    try {
+      expect(server.headersTimeout).toBeGreaterThan(3000);
+      const head = await client.get();
+      expect(head).toMatch(/^HTTP\/1\.1 200/);
+      expect(head).toMatch(/\r\nKeep-Alive: timeout=3(\r\n|$)/i);
+      await sleep(1000);
+      expect(client.closedByServer()).toBe(false);
+      expect(await client.get()).toMatch(/^HTTP\/1\.1 200/);
+      await sleep(4000);
+      expect(client.closedByServer()).toBe(true);
+    } finally {
+      client.destroy();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  test('GIVEN a port already taken WHEN the broker listens THEN it fails with the error rather than hanging', async () => {
+    const first = await listen(testApi().app, { host: '127.0.0.1', port: 0, keepAliveMs: 1000 });
+    try {
+      const { port } = first.address() as AddressInfo;
+      await expect(listen(testApi().app, { host: '127.0.0.1', port, keepAliveMs: 1000 })).rejects.toThrow(
+        /EADDRINUSE/,
+      );
+    } finally {
+      await new Promise((r) => first.close(r));
+    }
+  });
+});
