@@ -31,7 +31,8 @@ export interface AppOptions {
   readonly catalog: CatalogSource;
   /**
    * The Basic-auth credentials accepted, read on every request; return several while rotating.
-   * Credentials with an empty username or password never match.
+   * Credentials with an empty username or password never match. The objects are read-only (their
+   * digests are kept): return new ones to change them.
    */
   readonly credentials: () => Credentials | readonly Credentials[];
   /** Largest request body accepted, in bytes; larger bodies get 413. @default 1 MiB */

@@ -138,6 +138,16 @@ function basicCredentials(header: string): { username: string; password: string 
  * @throws OsbError 401 (the error handler adds `WWW-Authenticate`).
  */
 export function basicAuth(credentials: () => Credentials | readonly Credentials[]) {
+  // The digests of each accepted credential (read-only objects), made once each, not per request.
+  const digests = new WeakMap<Credentials, { user: Buffer; password: Buffer }>();
+  const digestsOf = (c: Credentials) => {
+    let known = digests.get(c);
+    if (!known) {
+      known = { user: digest(c.username), password: digest(c.password) };
+      digests.set(c, known);
+    }
+    return known;
+  };
   return async (ctx: Context, next: Next): Promise<void> => {
     const given = basicCredentials(ctx.get('Authorization'));
     const user = digest(given?.username ?? '');
@@ -146,11 +156,12 @@ export function basicAuth(credentials: () => Credentials | readonly Credentials[
     let matched = 0;
     for (const c of Array.isArray(configured) ? configured : [configured as Credentials]) {
       const usable = c.username !== '' && c.password !== '' ? 1 : 0;
+      const accepted = digestsOf(c);
       // `&` rather than `&&`: both comparisons run whatever the first one says.
       matched |=
         usable &
-        Number(timingSafeEqual(user, digest(c.username))) &
-        Number(timingSafeEqual(password, digest(c.password)));
+        Number(timingSafeEqual(user, accepted.user)) &
+        Number(timingSafeEqual(password, accepted.password));
     }
     if (!given || matched !== 1) throw unauthorized();
     await next();
