@@ -18,6 +18,7 @@ const ROLES: readonly (readonly [string, RegExp])[] = [
   ['etcd', /\betcd\b/],
   ['worker', /main\.js worker/],
   ['broker', /main\.js broker/],
+  ['floor', /floor-server\.js/],
 ];
 
 const TICKS_PER_SECOND = 100;

@@ -301,8 +301,8 @@ async function main(): Promise<void> {
 
     // ---- reads at 100 concurrent clients, each on its own kept-alive connection
     const readCpu: Record<string, CpuByRole> = {};
-    const readLatency = async (p: string) => {
-      const clients = await Promise.all(Array.from({ length: READ_CLIENTS }, () => LoadClient.connect(port)));
+    const readLatency = async (p: string, from = port) => {
+      const clients = await Promise.all(Array.from({ length: READ_CLIENTS }, () => LoadClient.connect(from)));
       const request = LoadClient.get(p, { Authorization: auth, 'X-Broker-API-Version': '2.17' });
       const reads = async (count: number, samples?: number[]) => {
         let next = 0;
@@ -329,6 +329,24 @@ async function main(): Promise<void> {
         for (const client of clients) client.close();
       }
     };
+    // The floor: a bare node:http server in its own process, read the same way.
+    const floorServer = spawn(
+      process.execPath,
+      [fileURLToPath(new URL('./floor-server.js', import.meta.url))],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    stops.push(async () => {
+      floorServer.kill('SIGTERM');
+      await new Promise((r) => floorServer.once('exit', r));
+    });
+    const floorPort = await new Promise<number>((resolve, reject) => {
+      floorServer.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
+      floorServer.once('exit', () => reject(new Error('the floor server did not start')));
+    });
+    const floorPath = '/floor';
+    const floor = await readLatency(floorPath, floorPort);
     const catalogPath = '/v2/catalog';
     const catalog = await readLatency(catalogPath);
     const first = ids[0]!;
@@ -367,6 +385,9 @@ async function main(): Promise<void> {
     console.log(`  CPU per provision        ${provisionCost.total.toFixed(1)} ms   (${provisionCost.text})`);
     console.log(
       `  CPU per trivial workflow ${trivialCost.total.toFixed(1)} ms   (${trivialCost.text}; trivial/provision ${(trivialCost.total / provisionCost.total).toFixed(2)})`,
+    );
+    console.log(
+      `  floor, ${READ_CLIENTS} clients       p50 ${ms(percentile(floor, 50))}   p99 ${ms(percentile(floor, 99))}   (a bare node:http server in its own process, the same body from memory; CPU ms per request: ${perRead(floorPath)})`,
     );
     console.log(
       `  catalog, ${READ_CLIENTS} clients     p50 ${ms(percentile(catalog, 50))}   p99 ${ms(percentile(catalog, 99))}   (CPU ms per request: ${perRead(catalogPath)})`,
