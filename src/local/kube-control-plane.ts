@@ -11,7 +11,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { MASTER_CLUSTER_ID } from '../resources/types.js';
 import { ensureBinaries } from './binaries.js';
-import { freePort, startProcess, waitUntilReady, type ManagedProcess } from './processes.js';
+import { freePort, readyOrStopped, startProcess, withFreshPorts, type ManagedProcess } from './processes.js';
 
 /** One cluster of the local control plane. */
 export interface LocalCluster {
@@ -102,27 +102,30 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
 
   try {
     // ---- etcd
-    const etcdPort = await freePort();
-    const peerPort = await freePort();
-    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
-    const etcd = startProcess({
-      name: 'etcd',
-      command: bins.etcd,
-      args: [
-        `--data-dir=${path.join(workDir, 'etcd-data')}`,
-        `--listen-client-urls=${etcdUrl}`,
-        `--advertise-client-urls=${etcdUrl}`,
-        `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
-        `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
-        `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
-        '--unsafe-no-fsync=true',
-        '--log-level=warn',
-        '--quota-backend-bytes=4294967296',
-      ],
-      logFile: path.join(workDir, 'etcd.log'),
+    const { etcd, etcdUrl } = await withFreshPorts(async () => {
+      const etcdPort = await freePort();
+      const peerPort = await freePort();
+      const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+      const etcd = startProcess({
+        name: 'etcd',
+        command: bins.etcd,
+        args: [
+          `--data-dir=${path.join(workDir, 'etcd-data')}`,
+          `--listen-client-urls=${etcdUrl}`,
+          `--advertise-client-urls=${etcdUrl}`,
+          `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+          `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+          `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+          '--unsafe-no-fsync=true',
+          '--log-level=warn',
+          '--quota-backend-bytes=4294967296',
+        ],
+        logFile: path.join(workDir, 'etcd.log'),
+      });
+      await readyOrStopped(etcd, async () => (await httpGet(`${etcdUrl}/health`)) === 200, timeout);
+      return { etcd, etcdUrl };
     });
     processes.push(etcd);
-    await waitUntilReady(etcd, async () => (await httpGet(`${etcdUrl}/health`)) === 200, timeout);
 
     // ---- shared credentials: the service-account signing key and the admin token
     const pkiDir = path.join(workDir, 'pki');
@@ -149,36 +152,39 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       ids.map(async (id): Promise<LocalCluster> => {
         const dir = path.join(workDir, `cluster-${id}`);
         mkdirSync(dir, { recursive: true });
-        const port = await freePort();
-        const server = `https://127.0.0.1:${port}`;
-        const apiserver = startProcess({
-          name: `kube-apiserver (cluster ${id})`,
-          command: bins.kubeApiserver,
-          args: [
-            `--etcd-servers=${etcdUrl}`,
-            `--etcd-prefix=/clusters/${id}`,
-            `--secure-port=${port}`,
-            '--bind-address=127.0.0.1',
-            '--advertise-address=127.0.0.1',
-            `--cert-dir=${path.join(dir, 'certs')}`,
-            `--token-auth-file=${tokenFile}`,
-            '--authorization-mode=RBAC',
-            '--service-cluster-ip-range=10.0.0.0/24',
-            '--allow-privileged=true',
-            '--disable-admission-plugins=ServiceAccount',
-            `--service-account-issuer=${server}/`,
-            `--service-account-key-file=${saPub}`,
-            `--service-account-signing-key-file=${saKey}`,
-            '--v=0',
-          ],
-          logFile: path.join(dir, 'kube-apiserver.log'),
+        const { server } = await withFreshPorts(async () => {
+          const port = await freePort();
+          const server = `https://127.0.0.1:${port}`;
+          const apiserver = startProcess({
+            name: `kube-apiserver (cluster ${id})`,
+            command: bins.kubeApiserver,
+            args: [
+              `--etcd-servers=${etcdUrl}`,
+              `--etcd-prefix=/clusters/${id}`,
+              `--secure-port=${port}`,
+              '--bind-address=127.0.0.1',
+              '--advertise-address=127.0.0.1',
+              `--cert-dir=${path.join(dir, 'certs')}`,
+              `--token-auth-file=${tokenFile}`,
+              '--authorization-mode=RBAC',
+              '--service-cluster-ip-range=10.0.0.0/24',
+              '--allow-privileged=true',
+              '--disable-admission-plugins=ServiceAccount',
+              `--service-account-issuer=${server}/`,
+              `--service-account-key-file=${saPub}`,
+              `--service-account-signing-key-file=${saKey}`,
+              '--v=0',
+            ],
+            logFile: path.join(dir, 'kube-apiserver.log'),
+          });
+          await readyOrStopped(
+            apiserver,
+            async () => (await httpGet(`${server}/readyz`, token)) === 200,
+            timeout,
+          );
+          processes.push(apiserver);
+          return { server };
         });
-        processes.push(apiserver);
-        await waitUntilReady(
-          apiserver,
-          async () => (await httpGet(`${server}/readyz`, token)) === 200,
-          timeout,
-        );
         const kubeconfigPath = path.join(workDir, `${id}.kubeconfig`);
         const kubeconfig = kubeconfigText(id, server, path.join(dir, 'certs', 'apiserver.crt'), token);
         writeFileSync(kubeconfigPath, kubeconfig, { mode: 0o600 });

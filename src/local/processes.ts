@@ -111,6 +111,26 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Whether a server failed to start because a port it was given was taken (its log says so). */
+export const isPortClash = (err: unknown): boolean =>
+  err instanceof Error && /address already in use/i.test(err.message);
+
+/**
+ * Starts a server on ports picked by {@link freePort}, again on new ones when one of them was
+ * taken between the pick and the bind (by a server started beside it, or one that chose its own
+ * port meanwhile, as the Temporal dev server does for its HTTP API). `start` picks its ports
+ * itself and stops what it started when it fails; other failures are thrown at once.
+ */
+export async function withFreshPorts<T>(start: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt >= attempts || !isPortClash(err)) throw err;
+    }
+  }
+}
+
 /**
  * Polls `probe` until it returns true, the process exits, or the time is up; the error names the
  * server, the time and the log's last lines.
@@ -137,4 +157,18 @@ export async function waitUntilReady(
   throw new Error(
     `${proc.name} did not become ready in ${Math.round(timeoutMs / 1000)} s (log: ${proc.logFile}):\n${proc.tail()}`,
   );
+}
+
+/** {@link waitUntilReady}, stopping the process when it does not get ready (so that a new start can follow). */
+export async function readyOrStopped(
+  proc: ManagedProcess,
+  probe: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
+  try {
+    await waitUntilReady(proc, probe, timeoutMs);
+  } catch (err) {
+    await proc.stop();
+    throw err;
+  }
 }

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTE_NAMES } from '../workflows/search-attributes.js';
 import { ensureBinaries } from './binaries.js';
-import { freePort, startProcess, waitUntilReady } from './processes.js';
+import { freePort, readyOrStopped, startProcess, withFreshPorts } from './processes.js';
 
 export interface TemporalDevServer {
   /** host:port of the frontend (gRPC). */
@@ -36,49 +36,52 @@ export interface TemporalDevServerOptions {
 export async function startTemporalDevServer(options: TemporalDevServerOptions): Promise<TemporalDevServer> {
   const { temporal } = ensureBinaries(['temporal']);
   mkdirSync(options.workDir, { recursive: true });
-  const port = options.port ?? (await freePort());
   const namespace = options.namespace ?? 'default';
-  const address = `127.0.0.1:${port}`;
-  const args = [
-    'server',
-    'start-dev',
-    '--ip',
-    '127.0.0.1',
-    '--port',
-    String(port),
-    '--namespace',
-    namespace,
-    '--log-level',
-    'warn',
-    '--sqlite-pragma',
-    'journal_mode=WAL',
-    '--sqlite-pragma',
-    'synchronous=OFF',
-    ...SEARCH_ATTRIBUTE_NAMES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
-  ];
-  if (options.uiPort) args.push('--ui-port', String(options.uiPort), '--ui-ip', '127.0.0.1');
-  else args.push('--headless');
-  if (options.dbFile) args.push('--db-filename', options.dbFile);
+  const { proc, address } = await withFreshPorts(async () => {
+    const port = options.port ?? (await freePort());
+    const address = `127.0.0.1:${port}`;
+    const args = [
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--namespace',
+      namespace,
+      '--log-level',
+      'warn',
+      '--sqlite-pragma',
+      'journal_mode=WAL',
+      '--sqlite-pragma',
+      'synchronous=OFF',
+      ...SEARCH_ATTRIBUTE_NAMES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
+    ];
+    if (options.uiPort) args.push('--ui-port', String(options.uiPort), '--ui-ip', '127.0.0.1');
+    else args.push('--headless');
+    if (options.dbFile) args.push('--db-filename', options.dbFile);
 
-  const proc = startProcess({
-    name: 'temporal dev server',
-    command: temporal,
-    args,
-    logFile: path.join(options.workDir, 'temporal.log'),
+    const proc = startProcess({
+      name: 'temporal dev server',
+      command: temporal,
+      args,
+      logFile: path.join(options.workDir, 'temporal.log'),
+    });
+    await readyOrStopped(
+      proc,
+      async () => {
+        const connection = await Connection.connect({ address, connectTimeout: 2000 });
+        try {
+          const attrs = await connection.operatorService.listSearchAttributes({ namespace });
+          return SEARCH_ATTRIBUTE_NAMES.every((name) => name in (attrs.customAttributes ?? {}));
+        } finally {
+          await connection.close();
+        }
+      },
+      options.startTimeoutMs ?? 60_000,
+    );
+    return { proc, address };
   });
-  await waitUntilReady(
-    proc,
-    async () => {
-      const connection = await Connection.connect({ address, connectTimeout: 2000 });
-      try {
-        const attrs = await connection.operatorService.listSearchAttributes({ namespace });
-        return SEARCH_ATTRIBUTE_NAMES.every((name) => name in (attrs.customAttributes ?? {}));
-      } finally {
-        await connection.close();
-      }
-    },
-    options.startTimeoutMs ?? 60_000,
-  );
   return {
     address,
     namespace,
