@@ -46,7 +46,7 @@ export async function startBroker(
   return {
     url: `http://${config.broker.host}:${config.broker.port}`,
     stop: async () => {
-      await new Promise((resolve) => server.close(resolve));
+      await closeServer(server);
       await catalog.stop();
       await close();
     },
@@ -69,4 +69,20 @@ export async function listen(
   server.keepAliveTimeout = options.keepAliveMs;
   server.headersTimeout = options.keepAliveMs + 1000;
   return server;
+}
+
+/**
+ * Stops serving: no new connections; requests in flight are answered, and each connection is
+ * closed as soon as it is idle, rather than when its keep-alive time runs out (which would hold a
+ * rolling update up by that long).
+ */
+export async function closeServer(server: Server): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const sweep = setInterval(() => server.closeIdleConnections(), 50);
+  try {
+    await closed;
+  } finally {
+    clearInterval(sweep);
+  }
 }

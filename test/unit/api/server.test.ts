@@ -4,7 +4,8 @@
  */
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { listen } from '../../../src/api/server.js';
+import Koa from 'koa';
+import { closeServer, listen } from '../../../src/api/server.js';
 import { testApi } from './support.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -62,6 +63,35 @@ describe('the broker server keeps idle connections open for the configured time'
       );
     } finally {
       await new Promise((r) => first.close(r));
+    }
+  });
+});
+
+describe('the broker server stops without waiting for kept-alive connections', () => {
+  test('GIVEN an idle connection and a request in flight WHEN the server stops THEN the request is answered and the server is closed at once, not after the keep-alive time', async () => {
+    const app = new Koa();
+    app.use(async (ctx) => {
+      await sleep(300);
+      ctx.body = { status: 'ok' };
+    });
+    const server = await listen(app, { host: '127.0.0.1', port: 0, keepAliveMs: 60_000 });
+    const port = (server.address() as AddressInfo).port;
+    const idle = await connect(port);
+    const busy = await connect(port);
+    try {
+      await idle.get();
+      const answer = busy.get();
+      await sleep(50);
+      const started = Date.now();
+      await closeServer(server);
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(await answer).toMatch(/^HTTP\/1\.1 200/);
+      await sleep(50);
+      expect(idle.closedByServer()).toBe(true);
+      expect(busy.closedByServer()).toBe(true);
+    } finally {
+      idle.destroy();
+      busy.destroy();
     }
   });
 });
