@@ -39,6 +39,12 @@ export interface Config {
      * connection the broker is closing. @default 95
      */
     readonly keepAliveMs: number;
+    /**
+     * INTEROP_SHUTDOWN_DELAY_SECONDS: how long a stopping broker goes on answering (failing its
+     * readiness, closing each connection after its answer) before it stops listening, so that
+     * the load balancer has taken it out of rotation first. @default 5
+     */
+    readonly shutdownDelayMs: number;
   };
   /** INTEROP_OPERATION_TIMEOUT_SECONDS: polling deadline of a plan without maximum_polling_duration. @default 3600 */
   readonly operationTimeoutSeconds: number;
@@ -52,6 +58,16 @@ function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0)
     throw new ConfigError(`${name} must be a positive number, not "${raw}"`);
+  return value;
+}
+
+/** A number of seconds that may be 0. */
+function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0)
+    throw new ConfigError(`${name} must be a number of seconds (0 or more), not "${raw}"`);
   return value;
 }
 
@@ -88,6 +104,7 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
       syncTimeoutMs: number(env, 'INTEROP_SYNC_TIMEOUT_SECONDS', 60) * 1000,
       maxBodyBytes: number(env, 'INTEROP_MAX_BODY_BYTES', 1024 * 1024),
       keepAliveMs: number(env, 'INTEROP_KEEP_ALIVE_SECONDS', 95) * 1000,
+      shutdownDelayMs: seconds(env, 'INTEROP_SHUTDOWN_DELAY_SECONDS', 5) * 1000,
     },
     operationTimeoutSeconds: number(env, 'INTEROP_OPERATION_TIMEOUT_SECONDS', 3600),
   };

@@ -31,16 +31,14 @@ async function main(): Promise<void> {
     stops.push(() => worker.shutdown());
     log.info('worker polling', { taskQueue: config.temporal.taskQueue });
   }
-  if (role !== 'worker')
-    stops.push(
-      (
-        await startBroker(
-          config,
-          master,
-          jsonLogger('broker', (process.env.INTEROP_LOG_LEVEL as 'info') || 'info'),
-        )
-      ).stop,
+  if (role !== 'worker') {
+    const broker = await startBroker(
+      config,
+      master,
+      jsonLogger('broker', (process.env.INTEROP_LOG_LEVEL as 'info') || 'info'),
     );
+    stops.push(() => broker.stop(config.broker.shutdownDelayMs));
+  }
   const stop = async () => {
     for (const s of stops.reverse()) await s();
     process.exit(0);

@@ -39,13 +39,27 @@ export interface AppOptions {
   readonly maxBodyBytes?: number;
   /** Where requests and failures are logged. @default a logger that drops everything */
   readonly log?: Logger;
+  /**
+   * True once the broker is stopping: `/healthz` answers 503, so the load balancer takes it out
+   * of rotation, and every answer closes its connection, so clients reconnect to another broker.
+   * @default never
+   */
+  readonly stopping?: () => boolean;
 }
 
 /** The routers of the app: `/healthz`, and the OSB routes under `/v2`. */
-export function createRouters(deps: RouteDeps): { health: Router; osb: Router<OsbState> } {
+export function createRouters(
+  deps: RouteDeps,
+  stopping: () => boolean = () => false,
+): { health: Router; osb: Router<OsbState> } {
   const health = new Router();
-  /** GET /healthz: for load balancers; no authentication, no version header. */
+  /** GET /healthz: for load balancers; no authentication, no version header. 503 while stopping. */
   health.get('/healthz', (ctx) => {
+    if (stopping()) {
+      ctx.status = 503;
+      ctx.body = { status: 'stopping' };
+      return;
+    }
     ctx.body = { status: 'ok' };
   });
 
@@ -71,10 +85,18 @@ export function createApp(options: AppOptions): Koa {
     });
   });
 
-  const { health, osb } = createRouters({
-    broker: options.broker,
-    catalog: options.catalog,
-    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+  const stopping = options.stopping ?? (() => false);
+  const { health, osb } = createRouters(
+    {
+      broker: options.broker,
+      catalog: options.catalog,
+      maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    },
+    stopping,
+  );
+  app.use(async (ctx, next) => {
+    if (stopping()) ctx.set('Connection', 'close');
+    await next();
   });
   app.use(errorHandler(log));
   app.use(echoRequestIdentity);

@@ -15,7 +15,7 @@ export async function startBroker(
   config: Config,
   master: ClusterClient,
   log: Logger,
-): Promise<{ url: string; stop(): Promise<void> }> {
+): Promise<{ url: string; stop(delayMs?: number): Promise<void> }> {
   const { client, close } = await connectClient(config);
   const catalog = await startCatalogCache(master, config.namespace, (err) =>
     log.warn('catalog watch failed; restarting', { error: String(err) }),
@@ -34,18 +34,26 @@ export async function startBroker(
       .digest(),
   });
   const credentials = [{ username: config.broker.username, password: config.broker.password }];
+  let stopping = false;
   const app = createApp({
     broker,
     catalog,
     credentials: () => credentials,
     maxBodyBytes: config.broker.maxBodyBytes,
     log,
+    stopping: () => stopping,
   });
   const server = await listen(app, config.broker);
   log.info('broker listening', { url: `http://${config.broker.host}:${config.broker.port}` });
   return {
     url: `http://${config.broker.host}:${config.broker.port}`,
-    stop: async () => {
+    /** Stops; with `delayMs`, first goes on answering that long, out of rotation (see AppOptions.stopping). */
+    stop: async (delayMs = 0) => {
+      stopping = true;
+      if (delayMs > 0) {
+        log.info('broker stopping', { delayMs });
+        await new Promise((r) => setTimeout(r, delayMs));
+      }
       await closeServer(server);
       await catalog.stop();
       await close();

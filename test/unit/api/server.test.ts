@@ -6,7 +6,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { closeServer, listen } from '../../../src/api/server.js';
-import { testApi } from './support.js';
+import { PASSWORD, USERNAME, basic, testApi } from './support.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -23,10 +23,11 @@ async function connect(port: number) {
     async get(): Promise<string> {
       received = '';
       socket.write('GET /healthz HTTP/1.1\r\nHost: broker\r\n\r\n');
-      for (let waited = 0; !received.endsWith('{"status":"ok"}'); waited += 10) {
+      for (let waited = 0; !/\{"status":"\w+"\}$/.test(received); waited += 10) {
         if (waited > 2000 || closedByServer) throw new Error(`no answer; got "${received}"`);
         await sleep(10);
       }
+      if (!received.endsWith('{"status":"ok"}')) throw new Error(`not healthy: ${received}`);
       return received.split('\r\n\r\n')[0]!;
     },
     closedByServer: () => closedByServer,
@@ -92,6 +93,45 @@ describe('the broker server stops without waiting for kept-alive connections', (
     } finally {
       idle.destroy();
       busy.destroy();
+    }
+  });
+});
+
+describe('a stopping broker drains', () => {
+  test('GIVEN the broker is stopping WHEN /healthz is asked THEN 503, so the load balancer takes it out of rotation', async () => {
+    let stopping = false;
+    const { app } = testApi({ stopping: () => stopping });
+    const server = await listen(app, { host: '127.0.0.1', port: 0, keepAliveMs: 60_000 });
+    const client = await connect((server.address() as AddressInfo).port);
+    try {
+      expect(await client.get()).toMatch(/^HTTP\/1\.1 200/);
+      stopping = true;
+      await expect(client.get()).rejects.toThrow(/HTTP\/1\.1 503[\s\S]*"status":"stopping"/);
+    } finally {
+      client.destroy();
+      await closeServer(server);
+    }
+  });
+
+  test('GIVEN the broker is stopping WHEN an OSB request comes THEN it is answered and its connection closed, so the client reconnects elsewhere', async () => {
+    const { app } = testApi({ stopping: () => true });
+    const server = await listen(app, { host: '127.0.0.1', port: 0, keepAliveMs: 60_000 });
+    const port = (server.address() as AddressInfo).port;
+    const socket = net.connect(port, '127.0.0.1');
+    try {
+      let received = '';
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+      const ended = new Promise((r) => socket.once('end', r));
+      socket.write(
+        `GET /v2/catalog HTTP/1.1\r\nHost: broker\r\nAuthorization: ${basic(USERNAME, PASSWORD)}\r\nX-Broker-API-Version: 2.17\r\n\r\n`,
+      );
+      await ended;
+      expect(received).toMatch(/^HTTP\/1\.1 200/);
+      expect(received).toMatch(/\r\nConnection: close\r\n/i);
+      expect(received).toContain('"services"');
+    } finally {
+      socket.destroy();
+      await closeServer(server);
     }
   });
 });

@@ -207,6 +207,10 @@ withHelm('the chart rendered by helm', () => {
     const brokerContainer = podSpec(broker).containers[0]!;
     expect(brokerContainer.readinessProbe?.httpGet.path).toBe('/healthz');
     expect(brokerContainer.livenessProbe?.httpGet.path).toBe('/healthz');
+    // Time to drain (5 s), then for a synchronous request in flight (60 s), then a margin.
+    expect(
+      (podSpec(broker) as { terminationGracePeriodSeconds?: number }).terminationGracePeriodSeconds,
+    ).toBe(75);
     expect(brokerContainer.env.map((e) => [e.name, e.valueFrom?.secretKeyRef])).toEqual([
       ['INTEROP_BROKER_USERNAME', { name: 'r-interoperator', key: 'username' }],
       ['INTEROP_BROKER_PASSWORD', { name: 'r-interoperator', key: 'password' }],
@@ -226,6 +230,7 @@ withHelm('the chart rendered by helm', () => {
       INTEROP_OPERATION_TIMEOUT_SECONDS: '3600',
       INTEROP_MAX_BODY_BYTES: '1048576',
       INTEROP_KEEP_ALIVE_SECONDS: '95',
+      INTEROP_SHUTDOWN_DELAY_SECONDS: '5',
     });
     const secret = find(manifests, 'Secret', 'r-interoperator');
     const decoded = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');

@@ -1,0 +1,37 @@
+/** The configuration from environment variables: defaults, values, and a clear error for a bad one. */
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+const base = {
+  INTEROP_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
+  INTEROP_BROKER_USERNAME: 'broker',
+  INTEROP_BROKER_PASSWORD: 'secret',
+};
+
+describe('broker connection settings', () => {
+  test('GIVEN nothing set WHEN loaded THEN idle connections stay 95 s and a stopping broker drains 5 s', () => {
+    const { broker } = loadConfig('broker', base);
+    expect(broker.keepAliveMs).toBe(95_000);
+    expect(broker.shutdownDelayMs).toBe(5_000);
+  });
+
+  test('GIVEN values WHEN loaded THEN they are used, and a drain of 0 s is allowed', () => {
+    const { broker } = loadConfig('broker', {
+      ...base,
+      INTEROP_KEEP_ALIVE_SECONDS: '120',
+      INTEROP_SHUTDOWN_DELAY_SECONDS: '0',
+    });
+    expect(broker.keepAliveMs).toBe(120_000);
+    expect(broker.shutdownDelayMs).toBe(0);
+  });
+
+  test.each([
+    ['INTEROP_KEEP_ALIVE_SECONDS', '0'],
+    ['INTEROP_KEEP_ALIVE_SECONDS', 'soon'],
+    ['INTEROP_SHUTDOWN_DELAY_SECONDS', '-1'],
+    ['INTEROP_SHUTDOWN_DELAY_SECONDS', 'five'],
+  ])('GIVEN %s=%s WHEN loaded THEN a ConfigError names the variable and the value', (name, value) => {
+    const load = () => loadConfig('broker', { ...base, [name]: value });
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(new RegExp(`${name}.*"${value}"`));
+  });
+});
