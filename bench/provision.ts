@@ -128,6 +128,7 @@ async function main(): Promise<void> {
             INTEROP_BROKER_PASSWORD: 'bench',
             INTEROP_PORT: String(port),
             INTEROP_LOG_LEVEL: 'warn',
+            INTEROP_SHUTDOWN_DELAY_SECONDS: '0',
           },
           stdio: ['ignore', 'inherit', 'inherit'],
         },

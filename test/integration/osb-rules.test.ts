@@ -425,6 +425,26 @@ describe('OSB rules on the real broker', () => {
     }
   });
 
+  test('a broker told to stop drains first: /healthz says 503 while it still answers OSB requests, then it exits', async () => {
+    const broker = await startProcess(
+      'broker',
+      await systemSettings({ INTEROP_SHUTDOWN_DELAY_SECONDS: '3' }),
+    );
+    const client = osbClient(broker.url);
+    expect((await fetch(`${broker.url}/healthz`)).status).toBe(200);
+    const signalled = Date.now();
+    const stopped = broker.stop().then(() => Date.now() - signalled);
+    const health = await eventually('/healthz to say stopping', async () => {
+      const res = await fetch(`${broker.url}/healthz`);
+      return res.status === 503 ? ((await res.json()) as unknown) : undefined;
+    });
+    expect(health).toEqual({ status: 'stopping' });
+    const catalog = await client('GET', '/v2/catalog');
+    expect(catalog.status).toBe(200);
+    expect(catalog.headers.get('connection')).toBe('close');
+    expect(await stopped).toBeGreaterThanOrEqual(2500);
+  });
+
   test('a change of an SFPlan shows in the next catalog call', async () => {
     await patchRecord(master!, SFPLAN, environment().namespace, PLANS.ok, {
       spec: { description: 'changed just now' },

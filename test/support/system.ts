@@ -96,6 +96,8 @@ export async function startProcess(
       INTEROP_BROKER_PASSWORD: CREDENTIALS.password,
       INTEROP_PORT: String(settings.port),
       INTEROP_SYNC_TIMEOUT_SECONDS: '60',
+      // Tests stop their processes at once; the drain is tested on its own.
+      INTEROP_SHUTDOWN_DELAY_SECONDS: '0',
       ...settings.extraEnv,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
