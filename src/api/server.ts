@@ -76,6 +76,7 @@ export async function listen(
   });
   server.keepAliveTimeout = options.keepAliveMs;
   server.headersTimeout = options.keepAliveMs + 1000;
+  server.requestTimeout = Math.max(server.requestTimeout, server.headersTimeout);
   return server;
 }
 

@@ -41,6 +41,7 @@ describe('the broker server keeps idle connections open for the configured time'
     const client = await connect((server.address() as AddressInfo).port);
     try {
       expect(server.headersTimeout).toBeGreaterThan(3000);
+      expect(server.requestTimeout).toBeGreaterThanOrEqual(server.headersTimeout);
       const head = await client.get();
       expect(head).toMatch(/^HTTP\/1\.1 200/);
       expect(head).toMatch(/\r\nKeep-Alive: timeout=3(\r\n|$)/i);
