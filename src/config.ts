@@ -52,22 +52,15 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
-function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+/** A number from the environment: positive, or 0 and up with `orZero`. */
+function number(env: NodeJS.ProcessEnv, name: string, fallback: number, orZero = false): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0)
-    throw new ConfigError(`${name} must be a positive number, not "${raw}"`);
-  return value;
-}
-
-/** A number of seconds that may be 0. */
-function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0)
-    throw new ConfigError(`${name} must be a number of seconds (0 or more), not "${raw}"`);
+  if (!Number.isFinite(value) || value < 0 || (value === 0 && !orZero))
+    throw new ConfigError(
+      `${name} must be ${orZero ? 'a number of seconds (0 or more)' : 'a positive number'}, not "${raw}"`,
+    );
   return value;
 }
 
@@ -104,7 +97,7 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
       syncTimeoutMs: number(env, 'INTEROP_SYNC_TIMEOUT_SECONDS', 60) * 1000,
       maxBodyBytes: number(env, 'INTEROP_MAX_BODY_BYTES', 1024 * 1024),
       keepAliveMs: number(env, 'INTEROP_KEEP_ALIVE_SECONDS', 95) * 1000,
-      shutdownDelayMs: seconds(env, 'INTEROP_SHUTDOWN_DELAY_SECONDS', 5) * 1000,
+      shutdownDelayMs: number(env, 'INTEROP_SHUTDOWN_DELAY_SECONDS', 5, true) * 1000,
     },
     operationTimeoutSeconds: number(env, 'INTEROP_OPERATION_TIMEOUT_SECONDS', 3600),
   };

@@ -152,7 +152,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       ids.map(async (id): Promise<LocalCluster> => {
         const dir = path.join(workDir, `cluster-${id}`);
         mkdirSync(dir, { recursive: true });
-        const { server } = await withFreshPorts(async () => {
+        const { server, apiserver } = await withFreshPorts(async () => {
           const port = await freePort();
           const server = `https://127.0.0.1:${port}`;
           const apiserver = startProcess({
@@ -182,9 +182,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
             async () => (await httpGet(`${server}/readyz`, token)) === 200,
             timeout,
           );
-          processes.push(apiserver);
-          return { server };
+          return { server, apiserver };
         });
+        processes.push(apiserver);
         const kubeconfigPath = path.join(workDir, `${id}.kubeconfig`);
         const kubeconfig = kubeconfigText(id, server, path.join(dir, 'certs', 'apiserver.crt'), token);
         writeFileSync(kubeconfigPath, kubeconfig, { mode: 0o600 });
