@@ -52,17 +52,25 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
-/** A number from the environment: positive, or 0 and up with `orZero`. */
-function number(env: NodeJS.ProcessEnv, name: string, fallback: number, orZero = false): number {
+/** A number from the environment: positive (or 0 and up with `orZero`), at most `max`. */
+function number(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  { orZero = false, max = Number.MAX_SAFE_INTEGER }: { orZero?: boolean; max?: number } = {},
+): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0 || (value === 0 && !orZero))
+  if (!Number.isFinite(value) || value < 0 || (value === 0 && !orZero) || value > max)
     throw new ConfigError(
-      `${name} must be ${orZero ? 'a number of seconds (0 or more)' : 'a positive number'}, not "${raw}"`,
+      `${name} must be ${orZero ? 'a number of seconds (0 or more)' : 'a positive number'}${max < Number.MAX_SAFE_INTEGER ? ` up to ${max}` : ''}, not "${raw}"`,
     );
   return value;
 }
+
+/** Longest keep-alive and drain, in seconds: longer is a mistake (and past Node's timer range, silently short). */
+const MAX_CONNECTION_SECONDS = 3600;
 
 function required(env: NodeJS.ProcessEnv, name: string): string {
   const value = env[name];
@@ -96,8 +104,10 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
       password: needsBroker ? required(env, 'INTEROP_BROKER_PASSWORD') : '',
       syncTimeoutMs: number(env, 'INTEROP_SYNC_TIMEOUT_SECONDS', 60) * 1000,
       maxBodyBytes: number(env, 'INTEROP_MAX_BODY_BYTES', 1024 * 1024),
-      keepAliveMs: number(env, 'INTEROP_KEEP_ALIVE_SECONDS', 95) * 1000,
-      shutdownDelayMs: number(env, 'INTEROP_SHUTDOWN_DELAY_SECONDS', 5, true) * 1000,
+      keepAliveMs: number(env, 'INTEROP_KEEP_ALIVE_SECONDS', 95, { max: MAX_CONNECTION_SECONDS }) * 1000,
+      shutdownDelayMs:
+        number(env, 'INTEROP_SHUTDOWN_DELAY_SECONDS', 5, { orZero: true, max: MAX_CONNECTION_SECONDS }) *
+        1000,
     },
     operationTimeoutSeconds: number(env, 'INTEROP_OPERATION_TIMEOUT_SECONDS', 3600),
   };

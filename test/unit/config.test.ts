@@ -14,6 +14,15 @@ describe('broker connection settings', () => {
     expect(broker.shutdownDelayMs).toBe(5_000);
   });
 
+  test('GIVEN an hour, the limit, WHEN loaded THEN it is used', () => {
+    const { broker } = loadConfig('broker', {
+      ...base,
+      INTEROP_KEEP_ALIVE_SECONDS: '3600',
+      INTEROP_SHUTDOWN_DELAY_SECONDS: '3600',
+    });
+    expect([broker.keepAliveMs, broker.shutdownDelayMs]).toEqual([3_600_000, 3_600_000]);
+  });
+
   test('GIVEN values WHEN loaded THEN they are used, and a drain of 0 s is allowed', () => {
     const { broker } = loadConfig('broker', {
       ...base,
@@ -29,6 +38,9 @@ describe('broker connection settings', () => {
     ['INTEROP_KEEP_ALIVE_SECONDS', 'soon'],
     ['INTEROP_SHUTDOWN_DELAY_SECONDS', '-1'],
     ['INTEROP_SHUTDOWN_DELAY_SECONDS', 'five'],
+    // Beyond Node's timer range a drain would silently last 1 ms; an hour is the limit.
+    ['INTEROP_SHUTDOWN_DELAY_SECONDS', '3000000'],
+    ['INTEROP_KEEP_ALIVE_SECONDS', '3601'],
   ])('GIVEN %s=%s WHEN loaded THEN a ConfigError names the variable and the value', (name, value) => {
     const load = () => loadConfig('broker', { ...base, [name]: value });
     expect(load).toThrow(ConfigError);
