@@ -2,8 +2,9 @@
  * Provision benchmark, in one run on this machine: provision-to-succeeded latency (p50/p99) and
  * throughput for N instances of a plan whose single resource is ready at once; beside it the two
  * limits under us, measured in the same run (the apiserver's raw create throughput for as many
- * objects, and a trivial workflow with as many activities on the same Temporal server); then the
- * latency of catalog and last_operation at 100 concurrent clients.
+ * objects, and a trivial workflow with as many activities on the same Temporal server, queued as
+ * the baseline is defined and local as the provision runs its steps); then the latency of catalog
+ * and last_operation at 100 concurrent clients.
  *
  *   npm run build && node dist/bench/provision.js [instances]
  */
@@ -243,13 +244,17 @@ async function main(): Promise<void> {
     const workerRun = worker.run();
     const clientConnection = await Connection.connect({ address: env.info.temporal.address });
     const client = new Client({ connection: clientConnection });
-    const trivial = (workflowId: string) =>
-      client.workflow.execute('trivialWorkflow', {
+    const trivial = (workflowId: string, type = 'trivialWorkflow') =>
+      client.workflow.execute(type, {
         taskQueue: 'bench-trivial',
         workflowId,
         args: [ACTIVITIES_PER_PROVISION],
       });
-    for (let i = 0; i < 5; i += 1) await trivial(`warm-${i}-${randomUUID()}`);
+    const trivialLocal = (workflowId: string) => trivial(workflowId, 'trivialLocalWorkflow');
+    for (let i = 0; i < 5; i += 1) {
+      await trivial(`warm-${i}-${randomUUID()}`);
+      await trivialLocal(`warm-local-${i}-${randomUUID()}`);
+    }
 
     // ---- throughput: provisions and trivial workflows, CONCURRENCY at a time, in alternating
     // rounds, so that a slow minute of this shared machine weighs on both alike.
@@ -257,9 +262,11 @@ async function main(): Promise<void> {
     const ids: string[] = [];
     const provisionRates: number[] = [];
     const trivialRates: number[] = [];
+    const trivialLocalRates: number[] = [];
     // CPU time of every process of the run (bench = the load, and the trivial workflow's worker).
     let provisionCpu: CpuByRole = {};
     let trivialCpu: CpuByRole = {};
+    let trivialLocalCpu: CpuByRole = {};
     for (let round = 0; round < ROUNDS; round += 1) {
       const roundIds = Array.from({ length: INSTANCES }, () => randomUUID());
       ids.push(...roundIds);
@@ -275,6 +282,12 @@ async function main(): Promise<void> {
       });
       trivialCpu = addCpu(trivialCpu, cpuSince(before));
       trivialRates.push(INSTANCES / trivialSeconds);
+      before = cpuByRole();
+      const trivialLocalSeconds = await pool(INSTANCES, CONCURRENCY, async (i) => {
+        await trivialLocal(`trivial-local-${round}-${i}-${randomUUID()}`);
+      });
+      trivialLocalCpu = addCpu(trivialLocalCpu, cpuSince(before));
+      trivialLocalRates.push(INSTANCES / trivialLocalSeconds);
     }
     worker.shutdown();
     await workerRun;
@@ -289,6 +302,7 @@ async function main(): Promise<void> {
     const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
     const provisionRate = mean(provisionRates);
     const trivialRate = mean(trivialRates);
+    const trivialLocalRate = mean(trivialLocalRates);
 
     // ---- limit 1: the apiserver creating as many objects
     await env.master.core.createNamespace({ body: { metadata: { name: 'bench-raw' } } });
@@ -381,11 +395,18 @@ async function main(): Promise<void> {
     console.log(
       `  trivial workflow (${ACTIVITIES_PER_PROVISION} activities) ${trivialRate.toFixed(1)} workflows/s   (rounds: ${rates(trivialRates)}; provision/trivial ${(provisionRate / trivialRate).toFixed(2)})`,
     );
+    console.log(
+      `  the same, local activities ${trivialLocalRate.toFixed(1)} workflows/s   (rounds: ${rates(trivialLocalRates)}; provision/trivial-local ${(provisionRate / trivialLocalRate).toFixed(2)}; the provision runs its steps as local activities)`,
+    );
     const provisionCost = describeCpu(provisionCpu, INSTANCES * ROUNDS);
     const trivialCost = describeCpu(trivialCpu, INSTANCES * ROUNDS);
+    const trivialLocalCost = describeCpu(trivialLocalCpu, INSTANCES * ROUNDS);
     console.log(`  CPU per provision        ${provisionCost.total.toFixed(1)} ms   (${provisionCost.text})`);
     console.log(
       `  CPU per trivial workflow ${trivialCost.total.toFixed(1)} ms   (${trivialCost.text}; trivial/provision ${(trivialCost.total / provisionCost.total).toFixed(2)})`,
+    );
+    console.log(
+      `  the same, local          ${trivialLocalCost.total.toFixed(1)} ms   (${trivialLocalCost.text}; trivial-local/provision ${(trivialLocalCost.total / provisionCost.total).toFixed(2)})`,
     );
     console.log(
       `  floor, ${READ_CLIENTS} clients       p50 ${ms(percentile(floor, 50))}   p99 ${ms(percentile(floor, 99))}   (a bare node:http server in its own process, the same body from memory; CPU ms per request: ${perRead(floorPath)})`,

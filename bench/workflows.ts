@@ -1,8 +1,17 @@
-/** The baseline of the provision benchmark: a workflow that runs `count` activities that do nothing. */
-import { proxyActivities } from '@temporalio/workflow';
+/**
+ * The baselines of the provision benchmark: a workflow that runs `count` activities that do
+ * nothing, queued (as the issue defines the baseline) or local (as the provision runs its steps).
+ */
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 
-const { nothing } = proxyActivities<{ nothing(): Promise<void> }>({ startToCloseTimeout: '1 minute' });
+type Nothing = { nothing(): Promise<void> };
+const queued = proxyActivities<Nothing>({ startToCloseTimeout: '1 minute' });
+const local = proxyLocalActivities<Nothing>({ startToCloseTimeout: '1 minute' });
 
 export async function trivialWorkflow(count: number): Promise<void> {
-  for (let i = 0; i < count; i += 1) await nothing();
+  for (let i = 0; i < count; i += 1) await queued.nothing();
+}
+
+export async function trivialLocalWorkflow(count: number): Promise<void> {
+  for (let i = 0; i < count; i += 1) await local.nothing();
 }

@@ -139,15 +139,16 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
         return types.length > 0 ? types : undefined;
       });
       expect(found).toEqual(['provisionWorkflow']);
-      // The broker starts the workflow with its memo, so the first task schedules the first step
-      // and writes no memo again (an event and a visibility update saved on every operation).
+      // The broker starts the workflow with its memo, so the first task starts with the first step
+      // (a local activity's marker) and writes no memo again (an event and a visibility update saved
+      // on every operation).
       const { EventType } = proto.temporal.api.enums.v1;
       const history = await temporal0.client.workflow
         .getHandle(instanceWorkflowId(instanceId))
         .fetchHistory();
       const types = (history.events ?? []).map((e) => e.eventType);
       const firstTask = types.indexOf(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
-      expect(types[firstTask + 1]).toBe(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+      expect(types[firstTask + 1]).toBe(EventType.EVENT_TYPE_MARKER_RECORDED);
     } finally {
       await temporal0.close();
     }

@@ -4,11 +4,13 @@
  * catalog following plan changes, and an operation that survives the death of its worker.
  */
 import { randomUUID } from 'node:crypto';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { SFPLAN, SFSERVICEINSTANCE, type SFServiceInstance } from '../../src/resources/types.js';
 import { getRecord, patchRecord } from '../../src/kube/custom-objects.js';
 import { applyObject } from '../../src/kube/objects.js';
 import { ANNOTATIONS } from '../../src/activities/records.js';
-import { clusters, environment, eventually } from '../support/env.js';
+import { instanceWorkflowId } from '../../src/resources/names.js';
+import { clusters, environment, eventually, temporalClient } from '../support/env.js';
 import {
   osbClient,
   startOperator,
@@ -399,6 +401,59 @@ describe('OSB rules on the real broker', () => {
         state: 'succeeded',
       });
     });
+    test('a step that keeps failing waits queued, shown in Temporal with its last failure, and the provision then succeeds', async () => {
+      const id = randomUUID();
+      const namespace = `sf-${id}`;
+      const path = `/v2/service_instances/${id}`;
+      // The instance's namespace is still being deleted: an object in it holds a finalizer.
+      const hold = 'test.servicefabrik.io/hold';
+      await master!.core.createNamespace({ body: { metadata: { name: namespace } } });
+      await master!.core.createNamespacedConfigMap({
+        namespace,
+        body: { metadata: { name: 'held', finalizers: [hold] } },
+      });
+      await master!.core.deleteNamespace({ name: namespace });
+      expect((await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(PLANS.ok))).status).toBe(202);
+
+      const temporal = await temporalClient();
+      try {
+        // Raw calls, as the Temporal UI makes them (the memo is encrypted; this client has no key).
+        const pending = await eventually('the step to wait queued', async () => {
+          const described = await temporal.client.workflowService.describeWorkflowExecution({
+            namespace: environment().temporal.namespace,
+            execution: { workflowId: instanceWorkflowId(id) },
+          });
+          const step = described.pendingActivities?.[0];
+          return step?.lastFailure?.message ? step : undefined;
+        });
+        expect(pending.activityType?.name).toBe('recordInstance');
+        expect(pending.lastFailure?.message).toBe(
+          `namespace ${namespace} on cluster 1 is still being deleted`,
+        );
+        expect((await osb('GET', `${path}/last_operation`)).body.state).toBe('in progress');
+      } finally {
+        await temporal.close();
+      }
+
+      // The holder lets go; the namespace goes, the queued step creates it anew and the provision ends.
+      await master!.core.patchNamespacedConfigMap(
+        {
+          namespace,
+          name: 'held',
+          body: [{ op: 'remove', path: '/metadata/finalizers' }],
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+      );
+      expect(await until(`${path}/last_operation`)).toMatchObject({ state: 'succeeded' });
+      const del = await osb(
+        'DELETE',
+        `${path}?service_id=${SERVICE}&plan_id=${PLANS.ok}&accepts_incomplete=true`,
+      );
+      expect(del.status).toBe(202);
+      expect(
+        await until(`${path}/last_operation?operation=${encodeURIComponent(String(del.body.operation))}`),
+      ).toMatchObject({ state: 'succeeded' });
+    }, 120_000);
   });
 
   test('a synchronous request that runs out of time answers 504 and leaves nothing behind', async () => {
