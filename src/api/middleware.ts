@@ -4,7 +4,7 @@
  * identity echo, then, on /v2 routes, Basic authentication, the API version and the originating
  * identity.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { RequestMeta } from '../broker/types.js';
 import {
@@ -117,7 +117,8 @@ export async function echoRequestIdentity(ctx: Context, next: Next): Promise<voi
   await next();
 }
 
-const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+/** SHA-256 in one call: no Hash object per request (it costs a third more and leaves work for the collector). */
+const digest = (text: string): Buffer => hash('sha256', text, 'buffer');
 
 /** The user and password of an `Authorization: Basic` header, if it is one. */
 function basicCredentials(header: string): { username: string; password: string } | undefined {
