@@ -20,6 +20,7 @@ import {
 import { RetryState } from '@temporalio/common';
 import type { Activities, StatusReport } from '../activities/index.js';
 import { MEMO_KEY, type OperationState, type OperationStatus } from './messages.js';
+import { FIRST_POLL_MS, nextPoll } from './polling.js';
 
 /**
  * A step first runs as a local activity, in the worker that runs the workflow: no trip through a
@@ -127,7 +128,8 @@ export class Operation {
 
 /**
  * Polls the `status` template until the operator reports success or failure, backing off from
- * 250 ms to 10 s, and fails the operation when the deadline passes first.
+ * 250 ms to 10 s (longer for very long deadlines, see polling.ts), and fails the operation when
+ * the deadline passes first; the last check is at the deadline.
  */
 export async function waitForOperator(
   op: Operation,
@@ -135,19 +137,20 @@ export async function waitForOperator(
   deadlineSeconds: number,
 ): Promise<StatusReport> {
   const deadline = Date.now() + deadlineSeconds * 1000;
-  let delay = 250;
+  let delay = FIRST_POLL_MS;
   for (;;) {
     const report = await check();
     if (report.state !== 'in progress') return report;
     op.update({ description: report.description ?? 'Waiting for the operator' });
-    if (Date.now() + delay > deadline) {
+    const left = deadline - Date.now();
+    if (left <= 0) {
       return {
         state: 'failed',
         description: `The operator did not report the outcome within ${deadlineSeconds} s${report.description ? ` (last: ${report.description})` : ''}`,
       };
     }
-    await sleep(delay);
-    delay = Math.min(delay * 2, 10_000);
+    await sleep(Math.min(delay, left));
+    delay = nextPoll(delay, deadlineSeconds);
   }
 }
 

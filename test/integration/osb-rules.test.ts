@@ -69,6 +69,7 @@ const PLANS = {
   invalid: 'rules-plan-invalid',
   slow: 'rules-plan-slow',
   never: 'rules-plan-never',
+  deadline: 'rules-plan-deadline',
 };
 
 describe('OSB rules on the real broker', () => {
@@ -117,6 +118,30 @@ describe('OSB rules on the real broker', () => {
         '',
       ),
     );
+    // asynchronous, the operator never reports success, and the plan allows 3 s
+    await applyObject(
+      master!,
+      plan(
+        PLANS.deadline,
+        {
+          maximum_polling_duration: 3,
+          templates: [
+            {
+              action: 'provision',
+              type: 'gotemplate',
+              content: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n',
+            },
+            {
+              action: 'status',
+              type: 'gotemplate',
+              content:
+                'provision: {state: in progress, description: "still creating"}\ndeprovision: {state: succeeded}\n',
+            },
+          ],
+        },
+        '',
+      ),
+    );
     await applyObject(master!, plan(PLANS.other, { update_predecessors: ['nothing'] }, pgTemplate('ok')));
     await applyObject(
       master!,
@@ -139,7 +164,7 @@ describe('OSB rules on the real broker', () => {
     await eventually('the test catalog', async () => {
       const res = await osb('GET', '/v2/catalog');
       const services = res.body.services as { id: string; plans: unknown[] }[];
-      return services.find((s) => s.id === SERVICE)?.plans.length === 8 ? true : undefined;
+      return services.find((s) => s.id === SERVICE)?.plans.length === 9 ? true : undefined;
     });
   });
   afterAll(async () => {
@@ -401,6 +426,34 @@ describe('OSB rules on the real broker', () => {
         state: 'succeeded',
       });
     });
+    test('an operator that does not answer within the plan’s maximum_polling_duration fails the provision at the deadline', async () => {
+      const id = randomUUID();
+      const path = `/v2/service_instances/${id}`;
+      const started = Date.now();
+      expect(
+        (await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(PLANS.deadline))).status,
+      ).toBe(202);
+      const result = await until(`${path}/last_operation`);
+      const took = Date.now() - started;
+      expect(result).toEqual({
+        state: 'failed',
+        description: 'The operator did not report the outcome within 3 s (last: still creating)',
+        instance_usable: false,
+      });
+      // the last check is at the deadline, not one backoff before it
+      expect(took).toBeGreaterThanOrEqual(3000);
+      const record = await getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, `sf-${id}`, id);
+      expect(record?.status).toMatchObject({ state: 'failed', operation: 'provision' });
+      const del = await osb(
+        'DELETE',
+        `${path}?service_id=${SERVICE}&plan_id=${PLANS.deadline}&accepts_incomplete=true`,
+      );
+      expect(del.status).toBe(202);
+      expect(
+        await until(`${path}/last_operation?operation=${encodeURIComponent(String(del.body.operation))}`),
+      ).toMatchObject({ state: 'succeeded' });
+    });
+
     test('a step that keeps failing waits queued, shown in Temporal with its last failure, and the provision then succeeds', async () => {
       const id = randomUUID();
       const namespace = `sf-${id}`;
