@@ -1,8 +1,8 @@
 /**
  * How often an operation checks the operator's status: soon at first (most operators answer within
  * a second or two), then less often, and never so often over a long deadline that the workflow's
- * history outgrows what Temporal keeps. Each check adds about seven events (a workflow task, the
- * step's marker, a timer); Temporal warns at 10,240 events and ends the run at 51,200.
+ * history outgrows what Temporal keeps. Each check adds about six events (a workflow task's three, the
+ * step's marker, a timer's two); Temporal warns at 10,240 events and ends the run at 51,200.
  */
 
 /** The first wait after a check that says "in progress". */
