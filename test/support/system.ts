@@ -5,12 +5,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, readFileSync, readdirSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { startExampleOperator } from '../../examples/operator/operator.js';
 import { applyObject } from '../../src/kube/objects.js';
+import { freePort } from '../../src/local/processes.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { generatePayloadKey } from '../../src/temporal/codec.js';
 import { clusters, environment, unique } from './env.js';
@@ -18,17 +18,6 @@ import { clusters, environment, unique } from './env.js';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export const CREDENTIALS = { username: 'broker', password: 'test-password-not-secret' };
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 /** Installs the example catalogs (SFService + SFPlan YAML of each folder) into the broker's namespace. */
 export async function installCatalog(...folders: string[]): Promise<KubeObject[]> {
