@@ -46,7 +46,7 @@ export interface Config {
      */
     readonly shutdownDelayMs: number;
   };
-  /** INTEROP_OPERATION_TIMEOUT_SECONDS: polling deadline of a plan without maximum_polling_duration. @default 3600 */
+  /** INTEROP_OPERATION_TIMEOUT_SECONDS: deadline of an operation (from its start) whose plan has no maximum_polling_duration. @default 3600 */
   readonly operationTimeoutSeconds: number;
 }
 

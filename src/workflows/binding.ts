@@ -9,28 +9,24 @@ import { startingStatus, type BindingRequest, type OperationStatus } from './mes
 import { activities, failureDescription, isStepFailure, Operation, waitForOperator } from './operation.js';
 import { OsbClusterId } from './search-attributes.js';
 
-const {
-  recordBinding,
-  applyTemplate,
-  checkStatus,
-  deleteResources,
-  recordBindingStatus,
-  removeBindingRecord,
-} = activities;
+// Recording the outcome must happen whatever the deadline; the rest of the work runs by op.steps.
+const { recordBindingStatus } = activities;
 
 /** Renders the unbind template, deletes what only the binding owns, waits, then drops the records. */
-async function removeBinding(op: Operation, target: Target, deadlineSeconds: number): Promise<StatusReport> {
+async function removeBinding(op: Operation, target: Target): Promise<StatusReport> {
+  const { applyTemplate, deleteResources, checkStatus, removeBindingRecord } = op.steps;
   op.update({ description: 'Removing the binding from the operator’s resources' });
   await applyTemplate(target, 'unbind');
   await deleteResources(target);
-  const report = await waitForOperator(op, () => checkStatus(target, 'unbind'), deadlineSeconds);
+  const report = await waitForOperator(op, () => checkStatus(target, 'unbind'));
   if (report.state === 'succeeded' && target.binding) await removeBindingRecord(target.binding);
   return report;
 }
 
 /** OSB bind: PUT /v2/service_instances/:instance_id/service_bindings/:binding_id */
 export async function bindWorkflow(req: BindingRequest): Promise<OperationStatus> {
-  const op = new Operation(startingStatus('bind', req));
+  const op = new Operation(startingStatus('bind', req), req.deadlineSeconds);
+  const { recordBinding, applyTemplate, checkStatus } = op.steps;
   let target: Target | undefined;
   let report: StatusReport;
   try {
@@ -40,12 +36,13 @@ export async function bindWorkflow(req: BindingRequest): Promise<OperationStatus
       upsertSearchAttributes([{ key: OsbClusterId, value: binding.instance.clusterId }]);
     op.update({ description: 'Adding the binding to the operator’s resources' });
     await applyTemplate(target, 'bind');
-    report = await waitForOperator(op, () => checkStatus(target!, 'bind'), req.deadlineSeconds);
+    report = await waitForOperator(op, () => checkStatus(target!, 'bind'));
   } catch (err) {
     if (isCancellation(err)) {
       if (target) {
         const undo = target;
-        await CancellationScope.nonCancellable(() => removeBinding(op, undo, req.deadlineSeconds));
+        op.renewDeadline();
+        await CancellationScope.nonCancellable(() => removeBinding(op, undo));
       }
       throw err;
     }
@@ -63,13 +60,13 @@ export async function bindWorkflow(req: BindingRequest): Promise<OperationStatus
 
 /** OSB unbind: DELETE /v2/service_instances/:instance_id/service_bindings/:binding_id */
 export async function unbindWorkflow(req: BindingRequest): Promise<OperationStatus> {
-  const op = new Operation(startingStatus('unbind', req));
+  const op = new Operation(startingStatus('unbind', req), req.deadlineSeconds);
   let target: Target | undefined;
   let report: StatusReport;
   try {
-    const binding = await recordBinding(req, 'unbind');
+    const binding = await op.steps.recordBinding(req, 'unbind');
     target = { instance: binding.instance, binding };
-    report = await removeBinding(op, target, req.deadlineSeconds);
+    report = await removeBinding(op, target);
   } catch (err) {
     if (!isStepFailure(err)) throw err;
     report = { state: 'failed', description: failureDescription(err) };

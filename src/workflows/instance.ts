@@ -11,19 +11,16 @@ import { startingStatus, type InstanceRequest, type OperationStatus } from './me
 import { activities, failureDescription, isStepFailure, Operation, waitForOperator } from './operation.js';
 import { OsbClusterId } from './search-attributes.js';
 
-const {
-  recordInstance,
-  scheduleInstance,
-  replicateInstance,
-  applyTemplate,
-  checkStatus,
-  deleteResources,
-  recordInstanceStatus,
-  removeInstanceRecord,
-} = activities;
+// Recording the outcome must happen whatever the deadline; the rest of the work runs by op.steps.
+const { recordInstanceStatus } = activities;
 
 /** Records the request, places the instance and makes its record present on its cluster. */
-async function placeInstance(req: InstanceRequest, operation: 'provision' | 'update'): Promise<Target> {
+async function placeInstance(
+  op: Operation,
+  req: InstanceRequest,
+  operation: 'provision' | 'update',
+): Promise<Target> {
+  const { recordInstance, scheduleInstance, replicateInstance } = op.steps;
   const recorded = await recordInstance(req, operation);
   const clusterId = await scheduleInstance(recorded);
   upsertSearchAttributes([{ key: OsbClusterId, value: clusterId }]);
@@ -33,19 +30,21 @@ async function placeInstance(req: InstanceRequest, operation: 'provision' | 'upd
 }
 
 /** Deletes the instance's resources, waits until the operator has let them go, then drops the records. */
-async function removeInstance(op: Operation, target: Target, deadlineSeconds: number): Promise<StatusReport> {
+async function removeInstance(op: Operation, target: Target): Promise<StatusReport> {
+  const { deleteResources, checkStatus, removeInstanceRecord } = op.steps;
   op.update({ description: 'Deleting the operator’s resources' });
   await deleteResources(target);
-  const report = await waitForOperator(op, () => checkStatus(target, 'deprovision'), deadlineSeconds);
+  const report = await waitForOperator(op, () => checkStatus(target, 'deprovision'));
   if (report.state === 'succeeded') await removeInstanceRecord(target.instance);
   return report;
 }
 
-/** Undo of a provision that was cancelled: runs to the end even though the workflow is cancelled. */
-async function rollBack(target: Target | undefined, deadlineSeconds: number, op: Operation): Promise<void> {
+/** Undo of a provision that was cancelled: runs to the end, with a deadline of its own, though the workflow is cancelled. */
+async function rollBack(target: Target | undefined, op: Operation): Promise<void> {
   if (!target) return;
+  op.renewDeadline();
   await CancellationScope.nonCancellable(async () => {
-    await removeInstance(op, target, deadlineSeconds);
+    await removeInstance(op, target);
   });
 }
 
@@ -67,17 +66,18 @@ async function outcome(
 
 /** OSB provision: PUT /v2/service_instances/:instance_id */
 export async function provisionWorkflow(req: InstanceRequest): Promise<OperationStatus> {
-  const op = new Operation(startingStatus('provision', req));
+  const op = new Operation(startingStatus('provision', req), req.deadlineSeconds);
+  const { applyTemplate, checkStatus } = op.steps;
   let target: Target | undefined;
   let report: StatusReport;
   try {
-    target = await placeInstance(req, 'provision');
+    target = await placeInstance(op, req, 'provision');
     op.update({ description: 'Creating the operator’s resources' });
     await applyTemplate(target, 'provision');
-    report = await waitForOperator(op, () => checkStatus(target!, 'provision'), req.deadlineSeconds);
+    report = await waitForOperator(op, () => checkStatus(target!, 'provision'));
   } catch (err) {
     if (isCancellation(err)) {
-      await rollBack(target, req.deadlineSeconds, op);
+      await rollBack(target, op);
       throw err;
     }
     if (!isStepFailure(err)) throw err;
@@ -90,14 +90,15 @@ export async function provisionWorkflow(req: InstanceRequest): Promise<Operation
 
 /** OSB update: PATCH /v2/service_instances/:instance_id */
 export async function updateWorkflow(req: InstanceRequest): Promise<OperationStatus> {
-  const op = new Operation(startingStatus('update', req));
+  const op = new Operation(startingStatus('update', req), req.deadlineSeconds);
+  const { applyTemplate, checkStatus } = op.steps;
   let target: Target | undefined;
   let report: StatusReport;
   try {
-    target = await placeInstance(req, 'update');
+    target = await placeInstance(op, req, 'update');
     op.update({ description: 'Updating the operator’s resources' });
     await applyTemplate(target, 'provision');
-    report = await waitForOperator(op, () => checkStatus(target!, 'update'), req.deadlineSeconds);
+    report = await waitForOperator(op, () => checkStatus(target!, 'update'));
   } catch (err) {
     if (!isStepFailure(err)) throw err;
     report = { state: 'failed', description: failureDescription(err) };
@@ -111,12 +112,12 @@ export async function updateWorkflow(req: InstanceRequest): Promise<OperationSta
 
 /** OSB deprovision: DELETE /v2/service_instances/:instance_id */
 export async function deprovisionWorkflow(req: InstanceRequest): Promise<OperationStatus> {
-  const op = new Operation(startingStatus('deprovision', req));
+  const op = new Operation(startingStatus('deprovision', req), req.deadlineSeconds);
   let instance: InstanceRef | undefined;
   let report: StatusReport;
   try {
-    instance = await recordInstance(req, 'deprovision');
-    report = await removeInstance(op, { instance }, req.deadlineSeconds);
+    instance = await op.steps.recordInstance(req, 'deprovision');
+    report = await removeInstance(op, { instance });
   } catch (err) {
     if (!isStepFailure(err)) throw err;
     report = { state: 'failed', description: failureDescription(err) };

@@ -9,6 +9,7 @@ import {
   ApplicationFailure,
   isCancellation,
   TemporalFailure,
+  TimeoutFailure,
   proxyActivities,
   proxyLocalActivities,
   sleep,
@@ -36,8 +37,9 @@ export const LOCAL_STEP: LocalActivityOptions = {
 
 /**
  * A step still failing after that (a cluster unreachable, an object held by another controller)
- * goes on as a queued activity: retried by the server with backoff until its deadline, and shown
- * in the Temporal UI as pending, with its attempts and last failure, while it waits.
+ * goes on as a queued activity: retried by the server with backoff until the operation's deadline
+ * (at least {@link SHORTEST_QUEUED_MS}; recording an outcome, up to 30 minutes), and shown in the
+ * Temporal UI as pending, with its attempts and last failure, while it waits.
  */
 export const QUEUED_STEP: ActivityOptions = {
   startToCloseTimeout: '1 minute',
@@ -45,12 +47,22 @@ export const QUEUED_STEP: ActivityOptions = {
   retry: { initialInterval: '200 ms', backoffCoefficient: 2, maximumInterval: '10 s' },
 };
 
+/** The least time a queued step of an operation gets, even once the deadline has passed. */
+export const SHORTEST_QUEUED_MS = 10_000;
+const LONGEST_QUEUED_MS = 30 * 60_000;
+
 const local = proxyLocalActivities<Activities>(LOCAL_STEP);
 const queued = proxyActivities<Activities>(QUEUED_STEP);
 
+/** Until when an operation's steps may keep trying, and the plan's limit for the message. */
+interface Deadline {
+  readonly at: () => number;
+  readonly seconds: number;
+}
+
 /**
- * A local step that failed for good, as a queued one does: an ActivityFailure around the cause
- * (the SDK hands over the bare cause for local activities).
+ * A step that failed for good, as a queued one does: an ActivityFailure around the cause (the SDK
+ * hands over the bare cause for local activities).
  */
 function stepFailure(name: string, cause: TemporalFailure): ActivityFailure {
   if (cause instanceof ActivityFailure) return cause;
@@ -64,37 +76,102 @@ function stepFailure(name: string, cause: TemporalFailure): ActivityFailure {
   );
 }
 
-/** Runs a step locally, then queued while its failure may pass (not failed for good, not cancelled). */
-async function runStep(name: keyof Activities, args: unknown[]): Promise<unknown> {
+/** The message of the last failure in a chain (a step out of time carries its last failure). */
+function lastFailureMessage(err: unknown): string | undefined {
+  let message: string | undefined;
+  for (let cause = err; cause instanceof TemporalFailure; cause = cause.cause) {
+    if (cause instanceof ApplicationFailure) message = cause.message;
+  }
+  return message;
+}
+
+/**
+ * Runs a step locally, then queued while its failure may pass (not failed for good, not
+ * cancelled): until the operation's deadline when there is one, else up to 30 minutes.
+ */
+async function runStep(name: keyof Activities, args: unknown[], deadline?: Deadline): Promise<unknown> {
   const run = (steps: Activities) => (steps[name] as (...a: unknown[]) => Promise<unknown>)(...args);
+  let localFailure: TemporalFailure;
   try {
     return await run(local);
   } catch (err) {
     if (isCancellation(err) || !(err instanceof TemporalFailure)) throw err;
     const cause = err instanceof ActivityFailure ? err.cause : err;
     if (cause instanceof ApplicationFailure && cause.nonRetryable) throw stepFailure(name, err);
-    return run(queued);
+    localFailure = err;
+  }
+  if (!deadline) return run(queued);
+  const budget = Math.min(Math.max(deadline.at() - Date.now(), SHORTEST_QUEUED_MS), LONGEST_QUEUED_MS);
+  try {
+    return await run(proxyActivities<Activities>({ ...QUEUED_STEP, scheduleToCloseTimeout: budget }));
+  } catch (err) {
+    // Out of time: the server timed the step out, or stopped retrying because the next attempt would have been too late.
+    const outOfTime =
+      err instanceof ActivityFailure &&
+      (err.cause instanceof TimeoutFailure || err.retryState === RetryState.TIMEOUT);
+    if (!outOfTime) throw err;
+    const last = lastFailureMessage(err) ?? lastFailureMessage(localFailure) ?? localFailure.message;
+    throw stepFailure(
+      name,
+      ApplicationFailure.nonRetryable(
+        `Not done within the plan’s ${deadline.seconds} s: ${last}`,
+        'Deadline',
+      ),
+    );
   }
 }
 
-/** The steps of the operations, each run by {@link runStep}. */
-export const activities = new Proxy({} as Activities, {
-  get:
-    (_, name: keyof Activities) =>
-    (...args: unknown[]) =>
-      runStep(name, args),
-});
+/** Steps run by {@link runStep}, until `deadline` when given. */
+function stepsUntil(deadline?: Deadline): Activities {
+  return new Proxy({} as Activities, {
+    get:
+      (_, name: keyof Activities) =>
+      (...args: unknown[]) =>
+        runStep(name, args, deadline),
+  });
+}
 
-/** The state of one running operation, mirrored into the memo whenever it changes. */
+/**
+ * Steps that must happen whatever the deadline, such as recording an operation's outcome: queued,
+ * they keep trying for up to 30 minutes. The work of an operation runs by its {@link Operation.steps}.
+ */
+export const activities = stepsUntil();
+
+/**
+ * The state of one running operation, mirrored into the memo whenever it changes, and its
+ * deadline: the plan's `maximum_polling_duration` (or the broker's default) from its start, which
+ * is when the platform stops polling.
+ */
 export class Operation {
   private status: OperationStatus;
+  private deadlineAt: number;
+  /** The operation's steps: each keeps trying until the deadline (see {@link runStep}). */
+  readonly steps: Activities;
 
-  /** `starting`: the operation's {@link startingStatus}, which the broker started the workflow with. */
-  constructor(starting: OperationStatus) {
+  /**
+   * `starting`: the operation's {@link startingStatus}, which the broker started the workflow with;
+   * `deadlineSeconds`: how long the operation may take.
+   */
+  constructor(
+    starting: OperationStatus,
+    readonly deadlineSeconds: number,
+  ) {
     this.status = starting;
+    this.deadlineAt = workflowInfo().runStartTime.getTime() + deadlineSeconds * 1000;
+    this.steps = stepsUntil({ at: () => this.deadlineAt, seconds: deadlineSeconds });
     // Written again only when the workflow was started without it (not by the broker).
     const started = workflowInfo().memo?.[MEMO_KEY];
     if (JSON.stringify(started) !== JSON.stringify(this.status)) upsertMemo({ [MEMO_KEY]: this.status });
+  }
+
+  /** When the operation must have ended, in ms since the epoch. */
+  get deadline(): number {
+    return this.deadlineAt;
+  }
+
+  /** A whole new deadline from now, for work that must finish whatever happened (undoing a cancelled provision). */
+  renewDeadline(): void {
+    this.deadlineAt = Date.now() + this.deadlineSeconds * 1000;
   }
 
   get current(): OperationStatus {
@@ -129,28 +206,26 @@ export class Operation {
 /**
  * Polls the `status` template until the operator reports success or failure, backing off from
  * 250 ms to 10 s (longer for very long deadlines, see polling.ts), and fails the operation when
- * the deadline passes first; the last check is at the deadline.
+ * its deadline passes first; the last check is at the deadline.
  */
 export async function waitForOperator(
   op: Operation,
   check: () => Promise<StatusReport>,
-  deadlineSeconds: number,
 ): Promise<StatusReport> {
-  const deadline = Date.now() + deadlineSeconds * 1000;
   let delay = FIRST_POLL_MS;
   for (;;) {
     const report = await check();
     if (report.state !== 'in progress') return report;
     op.update({ description: report.description ?? 'Waiting for the operator' });
-    const left = deadline - Date.now();
+    const left = op.deadline - Date.now();
     if (left <= 0) {
       return {
         state: 'failed',
-        description: `The operator did not report the outcome within ${deadlineSeconds} s${report.description ? ` (last: ${report.description})` : ''}`,
+        description: `The operator did not report the outcome within ${op.deadlineSeconds} s${report.description ? ` (last: ${report.description})` : ''}`,
       };
     }
     await sleep(Math.min(delay, left));
-    delay = nextPoll(delay, deadlineSeconds);
+    delay = nextPoll(delay, op.deadlineSeconds);
   }
 }
 

@@ -189,6 +189,23 @@ describe('OSB rules on the real broker', () => {
       60_000,
     );
 
+  /** Leaves a namespace being deleted: an object in it holds a finalizer. */
+  const HOLD = 'test.servicefabrik.io/hold';
+  const holdNamespace = async (namespace: string) => {
+    await master!.core.createNamespace({ body: { metadata: { name: namespace } } });
+    await master!.core.createNamespacedConfigMap({
+      namespace,
+      body: { metadata: { name: 'held', finalizers: [HOLD] } },
+    });
+    await master!.core.deleteNamespace({ name: namespace });
+  };
+  /** Lets the namespace go. */
+  const releaseNamespace = (namespace: string) =>
+    master!.core.patchNamespacedConfigMap(
+      { namespace, name: 'held', body: [{ op: 'remove', path: '/metadata/finalizers' }] },
+      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+    );
+
   describe('the HTTP contract', () => {
     test('authentication: 401 with a challenge, never a body of secrets', async () => {
       const res = await fetch(`${system.url}/v2/catalog`, { headers: { 'X-Broker-API-Version': '2.17' } });
@@ -454,18 +471,36 @@ describe('OSB rules on the real broker', () => {
       ).toMatchObject({ state: 'succeeded' });
     });
 
+    test('a step that keeps failing past the plan’s maximum_polling_duration fails the operation with its last failure', async () => {
+      const id = randomUUID();
+      const namespace = `sf-${id}`;
+      const path = `/v2/service_instances/${id}`;
+      await holdNamespace(namespace);
+      try {
+        expect(
+          (await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(PLANS.deadline))).status,
+        ).toBe(202);
+        expect(await until(`${path}/last_operation`)).toEqual({
+          state: 'failed',
+          description: `Not done within the plan’s 3 s: namespace ${namespace} on cluster 1 is still being deleted`,
+          instance_usable: false,
+        });
+        // nothing was recorded, so there is nothing to delete
+        const del = await osb(
+          'DELETE',
+          `${path}?service_id=${SERVICE}&plan_id=${PLANS.deadline}&accepts_incomplete=true`,
+        );
+        expect(del.status).toBe(410);
+      } finally {
+        await releaseNamespace(namespace);
+      }
+    });
+
     test('a step that keeps failing waits queued, shown in Temporal with its last failure, and the provision then succeeds', async () => {
       const id = randomUUID();
       const namespace = `sf-${id}`;
       const path = `/v2/service_instances/${id}`;
-      // The instance's namespace is still being deleted: an object in it holds a finalizer.
-      const hold = 'test.servicefabrik.io/hold';
-      await master!.core.createNamespace({ body: { metadata: { name: namespace } } });
-      await master!.core.createNamespacedConfigMap({
-        namespace,
-        body: { metadata: { name: 'held', finalizers: [hold] } },
-      });
-      await master!.core.deleteNamespace({ name: namespace });
+      await holdNamespace(namespace);
       expect((await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(PLANS.ok))).status).toBe(202);
 
       const temporal = await temporalClient();
@@ -489,14 +524,7 @@ describe('OSB rules on the real broker', () => {
       }
 
       // The holder lets go; the namespace goes, the queued step creates it anew and the provision ends.
-      await master!.core.patchNamespacedConfigMap(
-        {
-          namespace,
-          name: 'held',
-          body: [{ op: 'remove', path: '/metadata/finalizers' }],
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
-      );
+      await releaseNamespace(namespace);
       expect(await until(`${path}/last_operation`)).toMatchObject({ state: 'succeeded' });
       const del = await osb(
         'DELETE',
