@@ -54,7 +54,7 @@ const LONGEST_QUEUED_MS = 30 * 60_000;
 const local = proxyLocalActivities<Activities>(LOCAL_STEP);
 const queued = proxyActivities<Activities>(QUEUED_STEP);
 
-/** Until when an operation's steps may keep trying, and the plan's limit for the message. */
+/** Until when an operation's steps may keep trying, and how long that is, for the message. */
 interface Deadline {
   readonly at: () => number;
   readonly seconds: number;
@@ -113,10 +113,7 @@ async function runStep(name: keyof Activities, args: unknown[], deadline?: Deadl
     const last = lastFailureMessage(err) ?? lastFailureMessage(localFailure) ?? localFailure.message;
     throw stepFailure(
       name,
-      ApplicationFailure.nonRetryable(
-        `Not done within the plan’s ${deadline.seconds} s: ${last}`,
-        'Deadline',
-      ),
+      ApplicationFailure.nonRetryable(`Not done within ${deadline.seconds} s: ${last}`, 'Deadline'),
     );
   }
 }

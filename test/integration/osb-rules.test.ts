@@ -482,7 +482,7 @@ describe('OSB rules on the real broker', () => {
         ).toBe(202);
         expect(await until(`${path}/last_operation`)).toEqual({
           state: 'failed',
-          description: `Not done within the plan’s 3 s: namespace ${namespace} on cluster 1 is still being deleted`,
+          description: `Not done within 3 s: namespace ${namespace} on cluster 1 is still being deleted`,
           instance_usable: false,
         });
         // nothing was recorded, so there is nothing to delete
