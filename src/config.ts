@@ -46,6 +46,16 @@ export interface Config {
      */
     readonly shutdownDelayMs: number;
   };
+  readonly worker: {
+    /**
+     * INTEROP_WORKER_OPERATIONS: how many operations one worker advances at once. An operation holds
+     * its place while its steps run in the worker (they are local activities), so this bounds the
+     * operations waiting on Kubernetes at the same time, not only the CPU. At least 2. @default 100
+     */
+    readonly concurrentOperations: number;
+    /** INTEROP_WORKER_STEPS: how many steps one worker runs at once, locally and queued each. @default 100 */
+    readonly concurrentSteps: number;
+  };
   /** INTEROP_OPERATION_TIMEOUT_SECONDS: deadline of an operation (from its start) whose plan has no maximum_polling_duration. @default 3600 */
   readonly operationTimeoutSeconds: number;
 }
@@ -66,6 +76,16 @@ function number(
     throw new ConfigError(
       `${name} must be ${orZero ? 'a number of seconds (0 or more)' : 'a positive number'}${max < Number.MAX_SAFE_INTEGER ? ` up to ${max}` : ''}, not "${raw}"`,
     );
+  return value;
+}
+
+/** A whole number from the environment, `min` or more. */
+function count(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min)
+    throw new ConfigError(`${name} must be a whole number, ${min} or more, not "${raw}"`);
   return value;
 }
 
@@ -108,6 +128,10 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
       shutdownDelayMs:
         number(env, 'INTEROP_SHUTDOWN_DELAY_SECONDS', 5, { orZero: true, max: MAX_CONNECTION_SECONDS }) *
         1000,
+    },
+    worker: {
+      concurrentOperations: count(env, 'INTEROP_WORKER_OPERATIONS', 100, 2),
+      concurrentSteps: count(env, 'INTEROP_WORKER_STEPS', 100),
     },
     operationTimeoutSeconds: number(env, 'INTEROP_OPERATION_TIMEOUT_SECONDS', 3600),
   };

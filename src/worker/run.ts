@@ -37,6 +37,9 @@ export async function startWorker(
     taskQueue: config.temporal.taskQueue,
     workflowsPath: fileURLToPath(new URL('../workflows/index.js', import.meta.url)),
     activities,
+    maxConcurrentWorkflowTaskExecutions: config.worker.concurrentOperations,
+    maxConcurrentLocalActivityExecutions: config.worker.concurrentSteps,
+    maxConcurrentActivityTaskExecutions: config.worker.concurrentSteps,
     dataConverter: dataConverter(config),
   });
   const done = worker.run().finally(async () => {

@@ -47,3 +47,29 @@ describe('broker connection settings', () => {
     expect(load).toThrow(new RegExp(`${name}.*"${value}"`));
   });
 });
+
+describe('worker settings', () => {
+  test('GIVEN nothing set WHEN loaded THEN a worker advances 100 operations and runs 100 steps at once', () => {
+    expect(loadConfig('worker', base).worker).toEqual({ concurrentOperations: 100, concurrentSteps: 100 });
+  });
+
+  test('GIVEN values WHEN loaded THEN they are used', () => {
+    const { worker } = loadConfig('worker', {
+      ...base,
+      INTEROP_WORKER_OPERATIONS: '400',
+      INTEROP_WORKER_STEPS: '250',
+    });
+    expect(worker).toEqual({ concurrentOperations: 400, concurrentSteps: 250 });
+  });
+
+  test.each([
+    ['INTEROP_WORKER_OPERATIONS', '1'],
+    ['INTEROP_WORKER_OPERATIONS', '2.5'],
+    ['INTEROP_WORKER_STEPS', '0'],
+    ['INTEROP_WORKER_STEPS', 'many'],
+  ])('GIVEN %s=%s WHEN loaded THEN a ConfigError names the variable and the value', (name, value) => {
+    const load = () => loadConfig('worker', { ...base, [name]: value });
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(new RegExp(`${name}.*"${value}"`));
+  });
+});

@@ -231,6 +231,8 @@ withHelm('the chart rendered by helm', () => {
       INTEROP_MAX_BODY_BYTES: '1048576',
       INTEROP_KEEP_ALIVE_SECONDS: '95',
       INTEROP_SHUTDOWN_DELAY_SECONDS: '5',
+      INTEROP_WORKER_OPERATIONS: '100',
+      INTEROP_WORKER_STEPS: '100',
     });
     const secret = find(manifests, 'Secret', 'r-interoperator');
     const decoded = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');
