@@ -19,6 +19,7 @@ const ROLES: readonly (readonly [string, RegExp])[] = [
   ['worker', /main\.js worker/],
   ['broker', /main\.js broker/],
   ['floor', /floor-server\.js/],
+  ['load', /read-load\.js/],
 ];
 
 const TICKS_PER_SECOND = 100;

@@ -8,7 +8,7 @@
  *
  *   npm run build && node dist/bench/provision.js [instances]
  */
-import { spawn } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { applyObject } from '../src/kube/objects.js';
-import { LoadClient } from './http-load.js';
+import type { ReadJob, ReadReply } from './read-load.js';
 import { addCpu, cpuByRole, cpuSince, describeCpu, type CpuByRole } from './cpu.js';
 import { startLocalEnvironment } from '../src/local/environment.js';
 import { freePort } from '../src/local/processes.js';
@@ -314,36 +314,38 @@ async function main(): Promise<void> {
     });
     const rawRate = INSTANCES / rawSeconds;
 
-    // ---- reads at 100 concurrent clients, each on its own kept-alive connection
+    // ---- reads at 100 concurrent clients, each on its own kept-alive connection, made by a
+    // process of their own (bench/read-load.ts) so that this one's heap does not pause them.
     const readCpu: Record<string, CpuByRole> = {};
-    const readLatency = async (p: string, from = port) => {
-      const clients = await Promise.all(Array.from({ length: READ_CLIENTS }, () => LoadClient.connect(from)));
-      const request = LoadClient.get(p, { Authorization: auth, 'X-Broker-API-Version': '2.17' });
-      const reads = async (count: number, samples?: number[]) => {
-        let next = 0;
-        await Promise.all(
-          clients.map(async (client) => {
-            while (next++ < count) {
-              const started = performance.now();
-              const res = await client.send(request);
-              if (res.status !== 200) throw new Error(`GET ${p} answered ${res.status}: ${res.body}`);
-              samples?.push(performance.now() - started);
-            }
-          }),
-        );
-      };
-      try {
-        // Warm-up (the JIT, the connections), then the timed reads.
-        await reads(1000);
-        const samples: number[] = [];
-        const before = cpuByRole();
-        await reads(TIMED_READS, samples);
-        readCpu[p] = cpuSince(before);
-        return samples;
-      } finally {
-        for (const client of clients) client.close();
-      }
-    };
+    const loader = fork(fileURLToPath(new URL('./read-load.js', import.meta.url)), { stdio: 'inherit' });
+    stops.push(async () => {
+      loader.kill('SIGTERM');
+      await new Promise((r) => loader.once('exit', r));
+    });
+    const readLatency = (p: string, from = port) =>
+      new Promise<number[]>((resolve, reject) => {
+        let before: CpuByRole = {};
+        const onReply = (reply: ReadReply) => {
+          if ('warm' in reply) {
+            before = cpuByRole();
+            return;
+          }
+          loader.off('message', onReply);
+          if ('error' in reply) return reject(new Error(reply.error));
+          readCpu[p] = cpuSince(before);
+          resolve(reply.samples);
+        };
+        loader.on('message', onReply);
+        const job: ReadJob = {
+          port: from,
+          path: p,
+          headers: { Authorization: auth, 'X-Broker-API-Version': '2.17' },
+          clients: READ_CLIENTS,
+          warmUp: 1000,
+          count: TIMED_READS,
+        };
+        loader.send(job);
+      });
     // The floor: a bare node:http server in its own process, read the same way.
     const floorServer = spawn(
       process.execPath,
