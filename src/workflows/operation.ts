@@ -87,7 +87,8 @@ function lastFailureMessage(err: unknown): string | undefined {
 
 /**
  * Runs a step locally, then queued while its failure may pass (not failed for good, not
- * cancelled): until the operation's deadline when there is one, else up to 30 minutes.
+ * cancelled): until the operation's deadline when there is one, else up to 30 minutes. Out of
+ * time, it fails for good with its last failure.
  */
 async function runStep(name: keyof Activities, args: unknown[], deadline?: Deadline): Promise<unknown> {
   const run = (steps: Activities) => (steps[name] as (...a: unknown[]) => Promise<unknown>)(...args);
@@ -100,10 +101,14 @@ async function runStep(name: keyof Activities, args: unknown[], deadline?: Deadl
     if (cause instanceof ApplicationFailure && cause.nonRetryable) throw stepFailure(name, err);
     localFailure = err;
   }
-  if (!deadline) return run(queued);
-  const budget = Math.min(Math.max(deadline.at() - Date.now(), SHORTEST_QUEUED_MS), LONGEST_QUEUED_MS);
+  const timeLeft = (d: Deadline) =>
+    Math.min(Math.max(d.at() - Date.now(), SHORTEST_QUEUED_MS), LONGEST_QUEUED_MS);
   try {
-    return await run(proxyActivities<Activities>({ ...QUEUED_STEP, scheduleToCloseTimeout: budget }));
+    return await run(
+      deadline
+        ? proxyActivities<Activities>({ ...QUEUED_STEP, scheduleToCloseTimeout: timeLeft(deadline) })
+        : queued,
+    );
   } catch (err) {
     // Out of time: the server timed the step out, or stopped retrying because the next attempt would have been too late.
     const outOfTime =
@@ -113,7 +118,10 @@ async function runStep(name: keyof Activities, args: unknown[], deadline?: Deadl
     const last = lastFailureMessage(err) ?? lastFailureMessage(localFailure) ?? localFailure.message;
     throw stepFailure(
       name,
-      ApplicationFailure.nonRetryable(`Not done within ${deadline.seconds} s: ${last}`, 'Deadline'),
+      ApplicationFailure.nonRetryable(
+        `Not done within ${deadline ? `${deadline.seconds} s` : '30 minutes'}: ${last}`,
+        'Deadline',
+      ),
     );
   }
 }
