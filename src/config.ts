@@ -81,11 +81,9 @@ function number(
 
 /** A whole number from the environment, `min` or more. */
 function count(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
+  const value = number(env, name, fallback);
   if (!Number.isSafeInteger(value) || value < min)
-    throw new ConfigError(`${name} must be a whole number, ${min} or more, not "${raw}"`);
+    throw new ConfigError(`${name} must be a whole number, ${min} or more, not "${env[name]}"`);
   return value;
 }
 

@@ -3,7 +3,7 @@
  * template, wait until the status template says done. Credentials never pass through here: the
  * status check writes them into a Secret owned by the binding and returns only its name.
  */
-import { CancellationScope, isCancellation, upsertSearchAttributes } from '@temporalio/workflow';
+import { isCancellation, upsertSearchAttributes } from '@temporalio/workflow';
 import type { StatusReport, Target } from '../activities/index.js';
 import { startingStatus, type BindingRequest, type OperationStatus } from './messages.js';
 import { activities, failureDescription, isStepFailure, Operation, waitForOperator } from './operation.js';
@@ -41,8 +41,7 @@ export async function bindWorkflow(req: BindingRequest): Promise<OperationStatus
     if (isCancellation(err)) {
       if (target) {
         const undo = target;
-        op.renewDeadline();
-        await CancellationScope.nonCancellable(() => removeBinding(op, undo));
+        await op.undo(() => removeBinding(op, undo));
       }
       throw err;
     }

@@ -4,7 +4,7 @@
  * record the outcome. A failed step fails the operation with its description; a cancelled one
  * (a synchronous request that gave up) removes what it created, so nothing is left orphaned.
  */
-import { CancellationScope, isCancellation, upsertSearchAttributes } from '@temporalio/workflow';
+import { isCancellation, upsertSearchAttributes } from '@temporalio/workflow';
 import type { InstanceRef, StatusReport, Target } from '../activities/index.js';
 import { MASTER_CLUSTER_ID } from '../resources/types.js';
 import { startingStatus, type InstanceRequest, type OperationStatus } from './messages.js';
@@ -39,15 +39,6 @@ async function removeInstance(op: Operation, target: Target): Promise<StatusRepo
   return report;
 }
 
-/** Undo of a provision that was cancelled: runs to the end, with a deadline of its own, though the workflow is cancelled. */
-async function rollBack(target: Target | undefined, op: Operation): Promise<void> {
-  if (!target) return;
-  op.renewDeadline();
-  await CancellationScope.nonCancellable(async () => {
-    await removeInstance(op, target);
-  });
-}
-
 async function outcome(
   op: Operation,
   instance: InstanceRef | undefined,
@@ -77,7 +68,8 @@ export async function provisionWorkflow(req: InstanceRequest): Promise<Operation
     report = await waitForOperator(op, () => checkStatus(target!, 'provision'));
   } catch (err) {
     if (isCancellation(err)) {
-      await rollBack(target, op);
+      const undo = target;
+      if (undo) await op.undo(() => removeInstance(op, undo));
       throw err;
     }
     if (!isStepFailure(err)) throw err;

@@ -6,6 +6,7 @@
  */
 import {
   ActivityFailure,
+  CancellationScope,
   ApplicationFailure,
   isCancellation,
   TemporalFailure,
@@ -174,9 +175,13 @@ export class Operation {
     return this.deadlineAt;
   }
 
-  /** A whole new deadline from now, for work that must finish whatever happened (undoing a cancelled provision). */
-  renewDeadline(): void {
+  /**
+   * Undoes what a cancelled operation made (a synchronous request that gave up): `work` runs to
+   * the end though the workflow is cancelled, with a whole new deadline from now.
+   */
+  async undo<T>(work: () => Promise<T>): Promise<T> {
     this.deadlineAt = Date.now() + this.deadlineSeconds * 1000;
+    return CancellationScope.nonCancellable(work);
   }
 
   get current(): OperationStatus {

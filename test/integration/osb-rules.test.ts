@@ -189,6 +189,18 @@ describe('OSB rules on the real broker', () => {
       60_000,
     );
 
+  /** Deprovisions an instance: 202, then last_operation of that operation until it succeeded. */
+  const deprovision = async (path: string, planId: string) => {
+    const del = await osb(
+      'DELETE',
+      `${path}?service_id=${SERVICE}&plan_id=${planId}&accepts_incomplete=true`,
+    );
+    expect(del.status).toBe(202);
+    expect(
+      await until(`${path}/last_operation?operation=${encodeURIComponent(String(del.body.operation))}`),
+    ).toMatchObject({ state: 'succeeded' });
+  };
+
   /** Leaves a namespace being deleted: an object in it holds a finalizer. */
   const HOLD = 'test.servicefabrik.io/hold';
   const holdNamespace = async (namespace: string) => {
@@ -432,16 +444,7 @@ describe('OSB rules on the real broker', () => {
       const record = await getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, `sf-${id}`, id);
       expect(record?.status).toMatchObject({ state: 'failed' });
       // orphan mitigation: the platform deletes what failed, and that works
-      const del = await osb(
-        'DELETE',
-        `${path}?service_id=${SERVICE}&plan_id=${planId}&accepts_incomplete=true`,
-      );
-      expect(del.status).toBe(202);
-      expect(
-        await until(`${path}/last_operation?operation=${encodeURIComponent(String(del.body.operation))}`),
-      ).toMatchObject({
-        state: 'succeeded',
-      });
+      await deprovision(path, planId);
     });
     test('an operator that does not answer within the plan’s maximum_polling_duration fails the provision at the deadline', async () => {
       const id = randomUUID();
@@ -461,14 +464,7 @@ describe('OSB rules on the real broker', () => {
       expect(took).toBeGreaterThanOrEqual(3000);
       const record = await getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, `sf-${id}`, id);
       expect(record?.status).toMatchObject({ state: 'failed', operation: 'provision' });
-      const del = await osb(
-        'DELETE',
-        `${path}?service_id=${SERVICE}&plan_id=${PLANS.deadline}&accepts_incomplete=true`,
-      );
-      expect(del.status).toBe(202);
-      expect(
-        await until(`${path}/last_operation?operation=${encodeURIComponent(String(del.body.operation))}`),
-      ).toMatchObject({ state: 'succeeded' });
+      await deprovision(path, PLANS.deadline);
     });
 
     test('a step that keeps failing past the plan’s maximum_polling_duration fails the operation with its last failure', async () => {
@@ -526,14 +522,7 @@ describe('OSB rules on the real broker', () => {
       // The holder lets go; the namespace goes, the queued step creates it anew and the provision ends.
       await releaseNamespace(namespace);
       expect(await until(`${path}/last_operation`)).toMatchObject({ state: 'succeeded' });
-      const del = await osb(
-        'DELETE',
-        `${path}?service_id=${SERVICE}&plan_id=${PLANS.ok}&accepts_incomplete=true`,
-      );
-      expect(del.status).toBe(202);
-      expect(
-        await until(`${path}/last_operation?operation=${encodeURIComponent(String(del.body.operation))}`),
-      ).toMatchObject({ state: 'succeeded' });
+      await deprovision(path, PLANS.ok);
     }, 120_000);
   });
 
