@@ -81,6 +81,48 @@ describe('Basic authentication (row 1)', () => {
     expect((await get(basic('a', 'two'))).status).toBe(200);
   });
 
+  test('GIVEN a header accepted before WHEN the credentials are rotated THEN it is refused, and the rotated-out one too', async () => {
+    const old = { username: 'a', password: 'one' };
+    const next = { username: 'a', password: 'two' };
+    let current: { username: string; password: string }[] = [old];
+    const { http } = testApi({ credentials: () => current });
+    const get = (auth: string) =>
+      http.get('/v2/catalog').set('Authorization', auth).set('X-Broker-API-Version', '2.17');
+    // Accepted twice: the second time from what the first one left behind.
+    expect([(await get(basic('a', 'one'))).status, (await get(basic('a', 'one'))).status]).toEqual([
+      200, 200,
+    ]);
+    current = [old, next];
+    expect([(await get(basic('a', 'one'))).status, (await get(basic('a', 'two'))).status]).toEqual([
+      200, 200,
+    ]);
+    current = [next];
+    expect([(await get(basic('a', 'one'))).status, (await get(basic('a', 'two'))).status]).toEqual([
+      401, 200,
+    ]);
+  });
+
+  test('GIVEN many spellings of one credential WHEN each is sent twice THEN each is accepted both times', async () => {
+    const { http } = testApi();
+    const token = Buffer.from(`${USERNAME}:${PASSWORD}`).toString('base64');
+    const spellings = ['Basic', 'basic', 'BASIC', 'bAsIc', 'Basic '].flatMap((scheme) => [
+      `${scheme} ${token}`,
+      `${scheme}\t${token}`,
+    ]);
+    for (const authorization of [...spellings, ...spellings]) {
+      const res = await http
+        .get('/v2/catalog')
+        .set('Authorization', authorization)
+        .set('X-Broker-API-Version', '2.17');
+      expect([authorization, res.status]).toEqual([authorization, 200]);
+    }
+    const wrong = await http
+      .get('/v2/catalog')
+      .set('Authorization', basic(USERNAME, `${PASSWORD}x`))
+      .set('X-Broker-API-Version', '2.17');
+    expect(wrong.status).toBe(401);
+  });
+
   test('GIVEN an empty configured password WHEN a client sends it THEN 401 (fail closed)', async () => {
     const { http } = testApi({ credentials: () => ({ username: 'broker', password: '' }) });
     const res = await http
