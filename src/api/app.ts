@@ -52,7 +52,8 @@ export function createRouters(
   deps: RouteDeps,
   stopping: () => boolean = () => false,
 ): { health: Router; osb: Router<OsbState> } {
-  const health = new Router();
+  // Case-sensitive, as the OSB paths are: `/V2/catalog` is no route (@koa/router ignores case by default).
+  const health = new Router({ sensitive: true });
   /** GET /healthz: for load balancers; no authentication, no version header. 503 while stopping. */
   health.get('/healthz', (ctx) => {
     if (stopping()) {
@@ -63,7 +64,7 @@ export function createRouters(
     ctx.body = { status: 'ok' };
   });
 
-  const osb = new Router<OsbState>({ prefix: '/v2' });
+  const osb = new Router<OsbState>({ prefix: '/v2', sensitive: true });
   catalogRoutes(osb, deps);
   instanceRoutes(osb, deps);
   bindingRoutes(osb, deps);

@@ -43,8 +43,12 @@ export interface Credentials {
   readonly password: string;
 }
 
-/** Paths under the OSB API, which need authentication and the version header. */
-export const isOsbPath = (path: string): boolean => path === '/v2' || path.startsWith('/v2/');
+/**
+ * Paths under the OSB API, which need authentication and the version header. In any case: the
+ * routers match case-sensitively, but whatever a router would take for an OSB path must be one
+ * here, or it would be served without credentials.
+ */
+export const isOsbPath = (path: string): boolean => /^\/v2(?:\/|$)/i.test(path);
 
 const REQUEST_IDENTITY = 'X-Broker-API-Request-Identity';
 

@@ -231,6 +231,12 @@ describe('OSB rules on the real broker', () => {
         },
       });
       expect(wrong.status).toBe(401);
+      // The same paths in another case are no way around it.
+      for (const path of ['/V2/catalog', `/V2/service_instances/${randomUUID()}/last_operation`]) {
+        const other = await fetch(`${system.url}${path}`, { headers: { 'X-Broker-API-Version': '2.17' } });
+        expect([path, other.status]).toEqual([path, 401]);
+        expect([path, (await osb('GET', path)).status]).toEqual([path, 404]);
+      }
     });
 
     test('X-Broker-API-Version: 412 when missing or below 2.12', async () => {

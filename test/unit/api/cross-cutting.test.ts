@@ -22,6 +22,11 @@ describe('Basic authentication (row 1)', () => {
     ['GET', `${INSTANCE}/service_bindings/b-1/last_operation`],
     ['GET', '/v2/no-such-route'],
     ['POST', '/v2/catalog'],
+    // Other cases of the same paths: never served without credentials.
+    ['GET', '/V2/catalog'],
+    ['PUT', '/V2/service_instances/i-1'],
+    ['GET', '/V2/service_instances/i-1/last_operation'],
+    ['DELETE', '/v2/SERVICE_INSTANCES/i-1?service_id=s&plan_id=p'],
   ];
 
   test.each(routes)(
@@ -258,6 +263,21 @@ describe('routes and methods', () => {
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.body).toEqual({ error: 'NotFound', description: 'There is no route GET /v2/service_plans.' });
   });
+
+  test.each([
+    ['GET', '/V2/catalog'],
+    ['PUT', '/V2/service_instances/i-1'],
+    ['GET', '/v2/Service_Instances/i-1/last_operation'],
+    ['DELETE', '/v2/service_instances/i-1/SERVICE_BINDINGS/b-1?service_id=s&plan_id=p'],
+  ])(
+    'GIVEN %s %s (the path in another case) WHEN called with credentials THEN 404 and the broker is not called',
+    async (method, path) => {
+      const { osb, broker } = testApi();
+      const res = await osb[method.toLowerCase() as 'put'](path, provisionBody());
+      expect([res.status, res.body.error]).toEqual([404, 'NotFound']);
+      expect(broker.calls).toEqual([]);
+    },
+  );
 
   test('GIVEN an unknown route outside /v2 WHEN it is called without auth THEN 404, not 401', async () => {
     const { http } = testApi();
