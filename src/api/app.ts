@@ -2,7 +2,6 @@
  * The OSB API (v2.12 to v2.17) as a Koa app. Routes parse and check the request, call the service
  * layer (ServiceBroker) and map its answer; errors become responses in one place (middleware.ts).
  */
-import Router from '@koa/router';
 import Koa, { type Context } from 'koa';
 import type { CatalogSource, ServiceBroker } from '../broker/types.js';
 import { DEFAULT_MAX_BODY_BYTES } from './body.js';
@@ -21,6 +20,7 @@ import { bindingRoutes } from './routes/bindings.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { instanceRoutes } from './routes/instances.js';
 import type { RouteDeps } from './routes/shared.js';
+import { Routes } from './router.js';
 
 export type { Credentials, Logger } from './middleware.js';
 
@@ -47,15 +47,11 @@ export interface AppOptions {
   readonly stopping?: () => boolean;
 }
 
-/** The routers of the app: `/healthz`, and the OSB routes under `/v2`. */
-export function createRouters(
-  deps: RouteDeps,
-  stopping: () => boolean = () => false,
-): { health: Router; osb: Router<OsbState> } {
-  // Case-sensitive, as the OSB paths are: `/V2/catalog` is no route (@koa/router ignores case by default).
-  const health = new Router({ sensitive: true });
+/** The routes of the app: `/healthz`, and the OSB routes under `/v2`. */
+export function createRoutes(deps: RouteDeps, stopping: () => boolean = () => false): Routes<OsbState> {
+  const routes = new Routes<OsbState>();
   /** GET /healthz: for load balancers; no authentication, no version header. 503 while stopping. */
-  health.get('/healthz', (ctx) => {
+  routes.get('/healthz', (ctx) => {
     if (stopping()) {
       ctx.status = 503;
       ctx.body = { status: 'stopping' };
@@ -64,11 +60,11 @@ export function createRouters(
     ctx.body = { status: 'ok' };
   });
 
-  const osb = new Router<OsbState>({ prefix: '/v2', sensitive: true });
+  const osb = routes.under('/v2');
   catalogRoutes(osb, deps);
   instanceRoutes(osb, deps);
   bindingRoutes(osb, deps);
-  return { health, osb };
+  return routes;
 }
 
 /**
@@ -87,7 +83,7 @@ export function createApp(options: AppOptions): Koa {
   });
 
   const stopping = options.stopping ?? (() => false);
-  const { health, osb } = createRouters(
+  const routes = createRoutes(
     {
       broker: options.broker,
       catalog: options.catalog,
@@ -102,10 +98,7 @@ export function createApp(options: AppOptions): Koa {
   app.use(errorHandler(log));
   app.use(echoRequestIdentity);
   app.use(onOsbPaths(basicAuth(options.credentials), osbHeaders));
-  for (const router of [health, osb]) {
-    app.use(router.routes());
-    // Sets 405 (with Allow) and 501 without a body; the error handler writes the OSB error body.
-    app.use(router.allowedMethods());
-  }
+  // 405 (with Allow) and 501 without a body: the error handler writes the OSB error body.
+  app.use(routes.middleware());
   return app;
 }

@@ -2,7 +2,6 @@
  * The service binding routes. Bindings answer 202 only from API version 2.14, and only when the
  * request sends accepts_incomplete=true (see `bindingAcceptsIncomplete`).
  */
-import type Router from '@koa/router';
 import {
   optionalQuery,
   parseAcceptsIncomplete,
@@ -27,11 +26,12 @@ import {
 import { validateParameters } from '../../osb/schemas.js';
 import { readJsonBody } from '../body.js';
 import type { OsbState } from '../middleware.js';
+import type { RouteTable } from '../router.js';
 import { lookup, param, send, type RouteDeps } from './shared.js';
 
 const PATH = '/service_instances/:instance_id/service_bindings/:binding_id';
 
-export function bindingRoutes(router: Router<OsbState>, deps: RouteDeps): void {
+export function bindingRoutes(router: RouteTable<OsbState>, deps: RouteDeps): void {
   const { broker, catalog, maxBodyBytes } = deps;
 
   /** PUT /v2/service_instances/:instance_id/service_bindings/:binding_id (bind) */

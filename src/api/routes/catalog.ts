@@ -1,10 +1,10 @@
 /** GET /v2/catalog */
-import type Router from '@koa/router';
 import { osbCatalog } from '../../osb/catalog.js';
 import type { OsbState } from '../middleware.js';
+import type { RouteTable } from '../router.js';
 import type { RouteDeps } from './shared.js';
 
-export function catalogRoutes(router: Router<OsbState>, { catalog }: RouteDeps): void {
+export function catalogRoutes(router: RouteTable<OsbState>, { catalog }: RouteDeps): void {
   // Serialised once per change of a service or plan (their uids and resourceVersions say so).
   let cached: { key: string; json: string } | undefined;
 

@@ -3,7 +3,6 @@
  * expect (spec §9.5: version, then AsyncRequired, then the rest of the body, then existence), calls
  * one ServiceBroker method and maps its answer.
  */
-import type Router from '@koa/router';
 import { badRequest, concurrencyError, notFound } from '../../osb/errors.js';
 import {
   optionalQuery,
@@ -25,11 +24,12 @@ import {
 import { validateParameters } from '../../osb/schemas.js';
 import { readJsonBody } from '../body.js';
 import type { OsbState } from '../middleware.js';
+import type { RouteTable } from '../router.js';
 import { lookup, param, send, type RouteDeps } from './shared.js';
 
 const PATH = '/service_instances/:instance_id';
 
-export function instanceRoutes(router: Router<OsbState>, deps: RouteDeps): void {
+export function instanceRoutes(router: RouteTable<OsbState>, deps: RouteDeps): void {
   const { broker, catalog, maxBodyBytes } = deps;
 
   /** PUT /v2/service_instances/:instance_id (provision) */

@@ -1,9 +1,9 @@
 /** What the OSB routes share: their dependencies and small helpers over the koa context. */
-import type { RouterContext } from '@koa/router';
 import type { CatalogSource, ServiceBroker } from '../../broker/types.js';
 import { catalogLookup, type CatalogLookup } from '../../osb/catalog.js';
 import type { Reply } from '../../osb/responses.js';
 import type { OsbState } from '../middleware.js';
+import type { RouteContext } from '../router.js';
 
 /** The services the routes call. */
 export interface RouteDeps {
@@ -14,7 +14,7 @@ export interface RouteDeps {
 }
 
 /** The koa context of an OSB route. */
-export type OsbContext = RouterContext<OsbState>;
+export type OsbContext = RouteContext<OsbState>;
 
 /** The lookup over the catalog as it is now (the source may change between requests). */
 export const lookup = (catalog: CatalogSource): CatalogLookup =>

@@ -279,6 +279,69 @@ describe('routes and methods', () => {
     },
   );
 
+  test.each([
+    ['/%762/catalog', 'a percent-encoded letter'],
+    ['/v2/%63atalog', 'a percent-encoded letter'],
+    ['/v2%2Fcatalog', 'an encoded slash'],
+    ['//v2/catalog', 'a doubled slash'],
+  ])(
+    'GIVEN %s (%s in a fixed segment) WHEN called THEN 404 (401 without credentials under /v2), never served',
+    async (path) => {
+      const { http, osb, broker } = testApi();
+      const anonymous = await http.get(path).set('X-Broker-API-Version', '2.17');
+      expect([anonymous.status]).toEqual([path.startsWith('/v2/') ? 401 : 404]);
+      const res = await osb.get(path);
+      expect([res.status, res.body.error]).toEqual([404, 'NotFound']);
+      expect(broker.calls).toEqual([]);
+    },
+  );
+
+  test.each([
+    ['a trailing slash', 'i-1', '/v2/service_instances/i-1/last_operation/'],
+    ['an encoded space', 'a b', '/v2/service_instances/a%20b/last_operation'],
+    ['an encoded slash', 'a/b', '/v2/service_instances/a%2Fb/last_operation'],
+    ['a non-ASCII id', 'é', '/v2/service_instances/%C3%A9/last_operation'],
+    ['a 1000-character id', 'x'.repeat(1000), `/v2/service_instances/${'x'.repeat(1000)}/last_operation`],
+  ])(
+    'GIVEN a path with %s WHEN last_operation is read THEN the route gets the decoded id',
+    async (_name, id, path) => {
+      const { osb, broker } = testApi();
+      broker.lastOperations.set(id, { state: 'succeeded' });
+      const res = await osb.get(path);
+      expect([res.status, res.body]).toEqual([200, { state: 'succeeded' }]);
+      expect(broker.calls.map((c) => c.args[0])).toEqual([id]);
+    },
+  );
+
+  test.each([
+    ['an empty id', '/v2/service_instances//last_operation'],
+    ['a malformed percent-encoding', '/v2/service_instances/%E0%A4%A/last_operation'],
+  ])('GIVEN %s WHEN last_operation is read THEN 404 and the broker is not called', async (_name, path) => {
+    const { osb, broker } = testApi();
+    const res = await osb.get(path);
+    expect([res.status, res.body.error]).toEqual([404, 'NotFound']);
+    expect(broker.calls).toEqual([]);
+  });
+
+  test('GIVEN OPTIONS on a route WHEN called THEN 200 with Allow and no body; HEAD answers like GET without a body', async () => {
+    const { osb, http } = testApi();
+    const options = await http
+      .options('/v2/catalog')
+      .set('Authorization', basic(USERNAME, PASSWORD))
+      .set('X-Broker-API-Version', '2.17');
+    expect([options.status, options.headers.allow, options.text]).toEqual([200, 'HEAD, GET', '']);
+    const head = await http
+      .head('/v2/catalog')
+      .set('Authorization', basic(USERNAME, PASSWORD))
+      .set('X-Broker-API-Version', '2.17');
+    const get = await osb.get('/v2/catalog');
+    expect([head.status, head.headers['content-length'], head.text]).toEqual([
+      200,
+      get.headers['content-length'],
+      undefined,
+    ]);
+  });
+
   test('GIVEN an unknown route outside /v2 WHEN it is called without auth THEN 404, not 401', async () => {
     const { http } = testApi();
     const res = await http.get('/metrics');

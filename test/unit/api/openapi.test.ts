@@ -1,7 +1,7 @@
 /** openapi.yaml describes exactly the routes the app serves, in both directions. */
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { createRouters } from '../../../src/api/app.js';
+import { createRoutes } from '../../../src/api/app.js';
 import { FakeBroker, testApi, testCatalog } from './support.js';
 
 const METHODS = ['get', 'put', 'patch', 'delete', 'post', 'head', 'options'] as const;
@@ -17,20 +17,11 @@ const doc = parse(readFileSync(new URL('../../../openapi.yaml', import.meta.url)
   components: { parameters: Record<string, { name: string; in: string }> };
 };
 
-/** `METHOD /path/{param}` of every route the routers register (HEAD comes with GET). */
+/** `METHOD /path/{param}` of every route the app serves (HEAD comes with GET). */
 function servedRoutes(): string[] {
-  const { health, osb } = createRouters({
-    broker: new FakeBroker(),
-    catalog: testCatalog(),
-    maxBodyBytes: 1024,
-  });
-  return [health, osb]
-    .flatMap((router) => router.stack)
-    .flatMap((layer) =>
-      layer.methods
-        .filter((m) => m !== 'HEAD')
-        .map((m) => `${m} ${String(layer.path).replace(/:([a-z_]+)/g, '{$1}')}`),
-    )
+  return createRoutes({ broker: new FakeBroker(), catalog: testCatalog(), maxBodyBytes: 1024 })
+    .list()
+    .map((route) => route.replace(/:([a-z_]+)/g, '{$1}'))
     .sort();
 }
 
