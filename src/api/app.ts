@@ -91,9 +91,9 @@ export function createApp(options: AppOptions): Koa {
     },
     stopping,
   );
-  app.use(async (ctx, next) => {
+  app.use((ctx, next) => {
     if (stopping()) ctx.set('Connection', 'close');
-    await next();
+    return next();
   });
   app.use(errorHandler(log));
   app.use(echoRequestIdentity);

@@ -115,10 +115,10 @@ export function errorHandler(log: Logger) {
 }
 
 /** Echoes `X-Broker-API-Request-Identity` on every response, errors included. */
-export async function echoRequestIdentity(ctx: Context, next: Next): Promise<void> {
+export function echoRequestIdentity(ctx: Context, next: Next): Promise<void> {
   const requestIdentity = ctx.get(REQUEST_IDENTITY);
   if (requestIdentity) ctx.set(REQUEST_IDENTITY, requestIdentity);
-  await next();
+  return next();
 }
 
 /** SHA-256 in one call: no Hash object per request (it costs a third more and leaves work for the collector). */
@@ -161,7 +161,7 @@ export function basicAuth(credentials: () => Credentials | readonly Credentials[
   };
   // The Authorization headers each credential has accepted, in a few spellings at most.
   const acceptedHeaders = new WeakMap<Credentials, Set<string>>();
-  return async (ctx: Context, next: Next): Promise<void> => {
+  return (ctx: Context, next: Next): Promise<void> => {
     const header = ctx.get('Authorization');
     const configured = credentials();
     const all = Array.isArray(configured) ? configured : [configured as Credentials];
@@ -183,7 +183,7 @@ export function basicAuth(credentials: () => Credentials | readonly Credentials[
       if (!given || !accepting) throw unauthorized();
       remember(acceptedHeaders, accepting, header);
     }
-    await next();
+    return next();
   };
 }
 
@@ -200,7 +200,7 @@ function remember(headers: WeakMap<Credentials, Set<string>>, credential: Creden
  * `X-Broker-API-Version` (412 when missing, malformed or unsupported) and
  * `X-Broker-API-Originating-Identity` (400 when malformed), into `ctx.state`.
  */
-export async function osbHeaders(ctx: Context, next: Next): Promise<void> {
+export function osbHeaders(ctx: Context, next: Next): Promise<void> {
   const version = parseApiVersion(ctx.get('X-Broker-API-Version') || undefined);
   const originatingIdentity = parseOriginatingIdentity(
     ctx.get('X-Broker-API-Originating-Identity') || undefined,
@@ -213,14 +213,19 @@ export async function osbHeaders(ctx: Context, next: Next): Promise<void> {
     ...(originatingIdentity ? { originatingIdentity } : {}),
     ...(requestIdentity ? { requestIdentity } : {}),
   };
-  await next();
+  return next();
 }
 
-/** Runs `middleware` on /v2 paths only. */
+/**
+ * Runs `middleware` on /v2 paths only, in order. The middleware on the way of every request return
+ * `next()` rather than awaiting it (a throw on the way in is still a rejection: koa-compose catches
+ * it): the Temporal client switches on AsyncLocalStorage, which on Node 20 puts a hook on every
+ * promise, and each async layer cost a read about 2 µs more.
+ */
 export function onOsbPaths(...middleware: ((ctx: Context, next: Next) => Promise<void>)[]) {
-  return async (ctx: Context, next: Next): Promise<void> => {
+  return (ctx: Context, next: Next): Promise<void> => {
     if (!isOsbPath(ctx.path)) return next();
-    const run = async (i: number): Promise<void> =>
+    const run = (i: number): Promise<void> =>
       i < middleware.length ? middleware[i]!(ctx, () => run(i + 1)) : next();
     return run(0);
   };
