@@ -3,8 +3,12 @@
 # module proxy on first use, cached outside the repo.
 .PHONY: run test
 
+# npm ci, tried three times: the registry sometimes drops a connection (EIDLETIMEOUT) mid-install.
 node_modules/.installed: package-lock.json
-	npm ci --no-audit --no-fund
+	@for attempt in 1 2 3; do \
+	  npm ci --no-audit --no-fund && exit 0; \
+	  echo "npm ci failed (attempt $$attempt of 3)" >&2; sleep 10; \
+	done; exit 1
 	@touch $@
 
 ## Runs the whole system locally: control plane, Temporal (UI on :8233), example catalog and operator, worker, broker.
