@@ -44,9 +44,9 @@ export interface Credentials {
 }
 
 /**
- * Paths under the OSB API, which need authentication and the version header. In any case: the
- * routers match case-sensitively, but whatever a router would take for an OSB path must be one
- * here, or it would be served without credentials.
+ * Paths under the OSB API, which need authentication and the version header: `/v2` in any case.
+ * The router matches only paths written as they are (case-sensitive, fixed segments not
+ * percent-encoded, see router.ts), so whatever it would serve as an OSB route is one here too.
  */
 export const isOsbPath = (path: string): boolean => /^\/v2(?:\/|$)/i.test(path);
 
@@ -141,8 +141,8 @@ function basicCredentials(header: string): { username: string; password: string 
  * match, so a missing configuration locks the API rather than opening it.
  *
  * A platform sends the same header on every request, so a header once accepted is remembered with
- * the credential that accepted it (a few spellings each) and found again by a set lookup: the
- * digests are a sixth of the CPU of a read answered from memory. The lookup tells nothing a client
+ * the credential that accepted it (a few spellings each) and found again by a set lookup: the two
+ * digests were about a fifth of the JavaScript of a read answered from memory. The lookup tells nothing a client
  * could not learn from the answer itself: it hashes the whole header and matches only a header that
  * was accepted before. A credential that is rotated out takes what it accepted with it.
  *
