@@ -7,6 +7,13 @@ const base = {
   INTEROP_BROKER_PASSWORD: 'secret',
 };
 
+/** Loading `role` with `name=value` throws a ConfigError that names the variable and the value. */
+function expectRefused(role: 'broker' | 'worker', name: string, value: string): void {
+  const load = () => loadConfig(role, { ...base, [name]: value });
+  expect(load).toThrow(ConfigError);
+  expect(load).toThrow(new RegExp(`${name}.*"${value}"`));
+}
+
 describe('broker connection settings', () => {
   test('GIVEN nothing set WHEN loaded THEN idle connections stay 95 s and a stopping broker drains 5 s', () => {
     const { broker } = loadConfig('broker', base);
@@ -42,9 +49,7 @@ describe('broker connection settings', () => {
     ['INTEROP_SHUTDOWN_DELAY_SECONDS', '3000000'],
     ['INTEROP_KEEP_ALIVE_SECONDS', '3601'],
   ])('GIVEN %s=%s WHEN loaded THEN a ConfigError names the variable and the value', (name, value) => {
-    const load = () => loadConfig('broker', { ...base, [name]: value });
-    expect(load).toThrow(ConfigError);
-    expect(load).toThrow(new RegExp(`${name}.*"${value}"`));
+    expectRefused('broker', name, value);
   });
 });
 
@@ -68,8 +73,6 @@ describe('worker settings', () => {
     ['INTEROP_WORKER_STEPS', '0'],
     ['INTEROP_WORKER_STEPS', 'many'],
   ])('GIVEN %s=%s WHEN loaded THEN a ConfigError names the variable and the value', (name, value) => {
-    const load = () => loadConfig('worker', { ...base, [name]: value });
-    expect(load).toThrow(ConfigError);
-    expect(load).toThrow(new RegExp(`${name}.*"${value}"`));
+    expectRefused('worker', name, value);
   });
 });
