@@ -302,6 +302,8 @@ describe('routes and methods', () => {
     ['an encoded slash', 'a/b', '/v2/service_instances/a%2Fb/last_operation'],
     ['a non-ASCII id', 'é', '/v2/service_instances/%C3%A9/last_operation'],
     ['a 1000-character id', 'x'.repeat(1000), `/v2/service_instances/${'x'.repeat(1000)}/last_operation`],
+    ['an id named like a prototype key', '__proto__', '/v2/service_instances/__proto__/last_operation'],
+    ['an encoded prototype key', 'constructor', '/v2/service_instances/%63onstructor/last_operation'],
   ])(
     'GIVEN a path with %s WHEN last_operation is read THEN the route gets the decoded id',
     async (_name, id, path) => {
