@@ -196,6 +196,30 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
       return instanceRefOf(req.instanceId, record);
     },
 
+    /**
+     * The request the instance's record holds, as `req` would become if it were recorded again:
+     * what a failed or cancelled update puts back. Undefined when there is no record.
+     */
+    async recordedInstanceRequest(req: InstanceRequest): Promise<InstanceRequest | undefined> {
+      const ref = instanceRefOf(req.instanceId);
+      const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
+      if (!record) return undefined;
+      const spec = record.spec;
+      return {
+        instanceId: req.instanceId,
+        serviceId: spec.serviceId,
+        planId: spec.planId,
+        ...(spec.organizationGuid ? { organizationGuid: spec.organizationGuid } : {}),
+        ...(spec.spaceGuid ? { spaceGuid: spec.spaceGuid } : {}),
+        ...(spec.context ? { context: spec.context } : {}),
+        ...(spec.parameters ? { parameters: spec.parameters } : {}),
+        ...(spec.previousValues ? { previousValues: spec.previousValues } : {}),
+        ...(spec.maintenanceInfo ? { maintenanceInfo: spec.maintenanceInfo } : {}),
+        requestHash: record.metadata.annotations?.[ANNOTATIONS.requestHash] ?? '',
+        deadlineSeconds: req.deadlineSeconds,
+      };
+    },
+
     /** Writes an operation's progress or outcome to the instance record's status. */
     async recordInstanceStatus(ref: InstanceRef, status: OperationStatus): Promise<void> {
       try {

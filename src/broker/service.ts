@@ -20,6 +20,7 @@ import type { ClusterClient } from '../kube/clients.js';
 import type { CatalogCache } from '../kube/catalog-cache.js';
 import { getRecord } from '../kube/custom-objects.js';
 import { isNotFound } from '../kube/errors.js';
+import { requireAsyncSupport } from '../osb/rules.js';
 import {
   badRequest,
   concurrencyError,
@@ -124,17 +125,23 @@ const requestedBy = (meta: RequestMeta): RequestedBy | undefined =>
     ? { platform: meta.originatingIdentity.platform, identity: meta.originatingIdentity.value }
     : undefined;
 
-const toLastOperation = (status: OperationStatus): LastOperation => ({
-  state: status.state,
-  ...(status.description ? { description: status.description } : {}),
-  ...(status.state === 'failed' && status.instanceUsable !== undefined
-    ? { instanceUsable: status.instanceUsable }
-    : {}),
-  ...(status.state === 'failed' && status.updateRepeatable !== undefined
-    ? { updateRepeatable: status.updateRepeatable }
-    : {}),
-  ...(status.state === 'in progress' ? { retryAfterSeconds: RETRY_AFTER_SECONDS } : {}),
-});
+/**
+ * `instance_usable` only for a failed update or deprovision, `update_repeatable` only for a failed
+ * update (OSB: a failed provision leaves no instance to speak of).
+ */
+const toLastOperation = (status: OperationStatus): LastOperation => {
+  const failed = status.state === 'failed';
+  const usable = failed && (status.operation === 'update' || status.operation === 'deprovision');
+  return {
+    state: status.state,
+    ...(status.description ? { description: status.description } : {}),
+    ...(usable && status.instanceUsable !== undefined ? { instanceUsable: status.instanceUsable } : {}),
+    ...(failed && status.operation === 'update' && status.updateRepeatable !== undefined
+      ? { updateRepeatable: status.updateRepeatable }
+      : {}),
+    ...(status.state === 'in progress' ? { retryAfterSeconds: RETRY_AFTER_SECONDS } : {}),
+  };
+};
 
 /** How many settled runs the broker remembers: a closed run never changes, so last_operation needs no call. */
 const SETTLED_CACHE_SIZE = 10_000;
@@ -160,7 +167,8 @@ export class TemporalServiceBroker implements ServiceBroker {
     // A new instance has no record: starting the workflow finds any operation already running.
     const record = await this.instanceRecord(req.instanceId);
     const running = record ? await this.runningOperation(workflowId) : undefined;
-    if (running) return this.repeatOf(running, 'provision', requestHash, plan);
+    const async = Boolean(plan.spec.manager?.async);
+    if (running) return this.repeatOf(running, workflowId, 'provision', requestHash, async);
     if (record?.metadata.deletionTimestamp) throw concurrencyError('The instance is being deleted.');
     if (record) {
       if (record.metadata.annotations?.[ANNOTATIONS.requestHash] !== requestHash) {
@@ -195,8 +203,15 @@ export class TemporalServiceBroker implements ServiceBroker {
       serviceId: req.serviceId,
       planId: req.planId,
     });
-    if (!started.handle) return this.repeatOf(started.running, 'provision', requestHash, plan);
-    return this.outcome(started.handle, 'provision', plan, true, dashboardUrl);
+    if (!started.handle) return this.repeatOf(started.running, workflowId, 'provision', requestHash, async);
+    return this.outcome(
+      started.handle,
+      started.handle.firstExecutionRunId,
+      'provision',
+      async,
+      true,
+      dashboardUrl,
+    );
   }
 
   async update(req: UpdateRequest, meta: RequestMeta): Promise<OperationOutcome> {
@@ -215,7 +230,8 @@ export class TemporalServiceBroker implements ServiceBroker {
     });
     const workflowId = instanceWorkflowId(req.instanceId);
     const running = await this.runningOperation(workflowId);
-    if (running) return this.repeatOf(running, 'update', requestHash, plan);
+    const async = Boolean(plan.spec.manager?.async);
+    if (running) return this.repeatOf(running, workflowId, 'update', requestHash, async);
     if (
       record.metadata.annotations?.[ANNOTATIONS.requestHash] === requestHash &&
       record.status?.state === 'succeeded' &&
@@ -244,8 +260,8 @@ export class TemporalServiceBroker implements ServiceBroker {
       serviceId: record.spec.serviceId,
       planId,
     });
-    if (!started.handle) return this.repeatOf(started.running, 'update', requestHash, plan);
-    return this.outcome(started.handle, 'update', plan, false);
+    if (!started.handle) return this.repeatOf(started.running, workflowId, 'update', requestHash, async);
+    return this.outcome(started.handle, started.handle.firstExecutionRunId, 'update', async, false);
   }
 
   async deprovision(req: DeprovisionRequest, meta: RequestMeta): Promise<OperationOutcome> {
@@ -255,8 +271,11 @@ export class TemporalServiceBroker implements ServiceBroker {
       this.runningOperation(workflowId),
       this.instanceRecord(req.instanceId),
     ]);
+    // The instance's own plan decides, not the one the request names (which may be another).
     const plan = this.deps.catalog.plan(record?.spec.planId ?? req.planId);
-    if (running) return this.repeatOf(running, 'deprovision', requestHash, plan);
+    if (plan) requireAsyncSupport(plan, req.acceptsIncomplete);
+    const async = Boolean(plan?.spec.manager?.async);
+    if (running) return this.repeatOf(running, workflowId, 'deprovision', requestHash, async);
     if (!record) throw gone('The service instance does not exist.');
     const input: InstanceRequest = {
       instanceId: req.instanceId,
@@ -271,8 +290,8 @@ export class TemporalServiceBroker implements ServiceBroker {
       serviceId: record.spec.serviceId,
       planId: record.spec.planId,
     });
-    if (!started.handle) return this.repeatOf(started.running, 'deprovision', requestHash, plan);
-    return this.outcome(started.handle, 'deprovision', plan, false);
+    if (!started.handle) return this.repeatOf(started.running, workflowId, 'deprovision', requestHash, async);
+    return this.outcome(started.handle, started.handle.firstExecutionRunId, 'deprovision', async, false);
   }
 
   async getInstance(instanceId: string): Promise<InstanceView | undefined> {
@@ -339,8 +358,9 @@ export class TemporalServiceBroker implements ServiceBroker {
       parameters: req.parameters,
     });
     const workflowId = bindingWorkflowId(req.instanceId, req.bindingId);
+    const async = Boolean(plan.spec.manager?.asyncBinding) && req.acceptsIncomplete;
     const running = await this.runningOperation(workflowId);
-    if (running) return this.bindRepeatOf(running, requestHash, plan);
+    if (running) return this.bindRepeatOf(running, workflowId, requestHash, req, async);
     const record = await this.bindingRecord(req.instanceId, req.bindingId);
     if (record?.metadata.deletionTimestamp) throw concurrencyError('The binding is being deleted.');
     if (record) {
@@ -370,18 +390,10 @@ export class TemporalServiceBroker implements ServiceBroker {
       serviceId: req.serviceId,
       planId: req.planId,
     });
-    if (!started.handle) return this.bindRepeatOf(started.running, requestHash, plan);
-    const async = Boolean(plan.spec.manager?.asyncBinding) && req.acceptsIncomplete;
+    if (!started.handle) return this.bindRepeatOf(started.running, workflowId, requestHash, req, async);
     if (async)
       return { kind: 'accepted', operation: operationString('bind', started.handle.firstExecutionRunId) };
-    const status = await this.waitSync(started.handle, 'bind');
-    const bound = await this.bindingRecord(req.instanceId, req.bindingId);
-    if (!bound) throw internalError('The binding record disappeared while the binding was created.');
-    return {
-      kind: 'done',
-      created: true,
-      response: await this.bindingResponse(bound, status.responseSecret),
-    };
+    return this.bound(started.handle, req, true);
   }
 
   async unbind(req: UnbindRequest, meta: RequestMeta): Promise<OperationOutcome> {
@@ -389,7 +401,8 @@ export class TemporalServiceBroker implements ServiceBroker {
     const workflowId = bindingWorkflowId(req.instanceId, req.bindingId);
     const running = await this.runningOperation(workflowId);
     const plan = this.deps.catalog.plan(req.planId);
-    if (running) return this.repeatOf(running, 'unbind', requestHash, plan);
+    const async = Boolean(plan?.spec.manager?.asyncBinding) && req.acceptsIncomplete;
+    if (running) return this.repeatOf(running, workflowId, 'unbind', requestHash, async);
     const record = await this.bindingRecord(req.instanceId, req.bindingId);
     if (!record) throw gone('The service binding does not exist.');
     const input: BindingRequest = {
@@ -407,15 +420,8 @@ export class TemporalServiceBroker implements ServiceBroker {
       serviceId: record.spec.serviceId,
       planId: record.spec.planId,
     });
-    if (!started.handle) return this.repeatOf(started.running, 'unbind', requestHash, plan);
-    return this.outcome(
-      started.handle,
-      'unbind',
-      plan,
-      false,
-      undefined,
-      Boolean(plan?.spec.manager?.asyncBinding) && req.acceptsIncomplete,
-    );
+    if (!started.handle) return this.repeatOf(started.running, workflowId, 'unbind', requestHash, async);
+    return this.outcome(started.handle, started.handle.firstExecutionRunId, 'unbind', async, false);
   }
 
   async getBinding(instanceId: string, bindingId: string): Promise<BindingView | undefined> {
@@ -586,39 +592,56 @@ export class TemporalServiceBroker implements ServiceBroker {
     };
   }
 
-  /** The answer to a request that finds an operation already running on the same instance or binding. */
-  private repeatOf(
+  /**
+   * The answer to a request that finds an operation already running on the same instance or
+   * binding. The same request again gets the same operation: asynchronously its operation string,
+   * synchronously the wait for its outcome, as the first request does.
+   */
+  private async repeatOf(
     running: RunState,
+    workflowId: string,
     type: OperationType,
     requestHash: string,
-    plan: SFPlan | undefined,
-  ): OperationOutcome {
+    async: boolean,
+  ): Promise<OperationOutcome> {
     const memo = running.memo;
     if (memo?.operation === type && memo.requestHash === requestHash) {
-      return {
-        kind: 'accepted',
-        operation: operationString(type, running.runId),
-        ...(memo.dashboardUrl ? { dashboardUrl: memo.dashboardUrl } : {}),
-      };
+      const handle = this.deps.client.workflow.getHandle(workflowId, running.runId);
+      return this.outcome(handle, running.runId, type, async, false, memo.dashboardUrl);
     }
     if (memo?.operation === type && type === 'provision') {
       throw conflict('An instance with this id is being provisioned with different attributes.');
     }
-    void plan;
     throw concurrencyError(`Another operation (${memo?.operation ?? 'unknown'}) is in progress.`);
   }
 
-  private bindRepeatOf(running: RunState, requestHash: string, plan: SFPlan): BindOutcome {
+  /** {@link repeatOf} for a bind: a synchronous repeat gets the credentials once the binding is made. */
+  private async bindRepeatOf(
+    running: RunState,
+    workflowId: string,
+    requestHash: string,
+    req: BindRequest,
+    async: boolean,
+  ): Promise<BindOutcome> {
     const memo = running.memo;
     if (memo?.operation === 'bind' && memo.requestHash !== requestHash) {
       throw conflict('A binding with this id is being created with different attributes.');
     }
-    if (memo?.operation === 'bind' && plan.spec.manager?.asyncBinding) {
-      return { kind: 'accepted', operation: operationString('bind', running.runId) };
+    if (memo?.operation === 'bind') {
+      if (async) return { kind: 'accepted', operation: operationString('bind', running.runId) };
+      return this.bound(this.deps.client.workflow.getHandle(workflowId, running.runId), req, false);
     }
     throw concurrencyError(
       `Another operation (${memo?.operation ?? 'unknown'}) is in progress on this binding.`,
     );
+  }
+
+  /** Waits for a synchronous bind and answers with the binding's credentials. */
+  private async bound(handle: WorkflowHandle, req: BindRequest, created: boolean): Promise<BindOutcome> {
+    const status = await this.waitSync(handle, 'bind');
+    const record = await this.bindingRecord(req.instanceId, req.bindingId);
+    if (!record) throw internalError('The binding record disappeared while the binding was created.');
+    return { kind: 'done', created, response: await this.bindingResponse(record, status.responseSecret) };
   }
 
   private async start(
@@ -657,19 +680,19 @@ export class TemporalServiceBroker implements ServiceBroker {
     }
   }
 
-  /** 202 for async plans; for sync plans, waits for the workflow (bounded) and answers with its outcome. */
+  /** 202 when asynchronous; else waits for the workflow (bounded) and answers with its outcome. */
   private async outcome(
-    handle: WorkflowHandleWithFirstExecutionRunId,
+    handle: WorkflowHandle,
+    runId: string,
     type: OperationType,
-    plan: SFPlan | undefined,
+    async: boolean,
     created: boolean,
     dashboardUrl?: string,
-    async = Boolean(plan?.spec.manager?.async),
   ): Promise<OperationOutcome> {
     if (async) {
       return {
         kind: 'accepted',
-        operation: operationString(type, handle.firstExecutionRunId),
+        operation: operationString(type, runId),
         ...(dashboardUrl ? { dashboardUrl } : {}),
       };
     }

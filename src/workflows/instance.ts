@@ -4,7 +4,7 @@
  * record the outcome. A failed step fails the operation with its description; a cancelled one
  * (a synchronous request that gave up) removes what it created, so nothing is left orphaned.
  */
-import { isCancellation, upsertSearchAttributes } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, patched, upsertSearchAttributes } from '@temporalio/workflow';
 import type { InstanceRef, StatusReport, Target } from '../activities/index.js';
 import { MASTER_CLUSTER_ID } from '../resources/types.js';
 import { startingStatus, type InstanceRequest, type OperationStatus } from './messages.js';
@@ -75,27 +75,83 @@ export async function provisionWorkflow(req: InstanceRequest): Promise<Operation
     if (!isStepFailure(err)) throw err;
     report = { state: 'failed', description: failureDescription(err) };
   }
-  return outcome(op, target?.instance, report, 'The instance is provisioned', {
-    instanceUsable: report.state === 'succeeded',
-  });
+  return outcome(op, target?.instance, report, 'The instance is provisioned', {});
+}
+
+/**
+ * Puts an instance back as it was before an update that failed or was cancelled: its record, then
+ * the operator's resources rendered from it (when the update got as far as placing them). Says
+ * where the record is, or why putting it back failed.
+ */
+async function rollBack(
+  op: Operation,
+  previous: InstanceRequest,
+  target: Target | undefined,
+): Promise<{ instance?: InstanceRef; failure?: string }> {
+  const { recordInstance, applyTemplate } = op.steps;
+  try {
+    return await op.undo(async () => {
+      const instance = await recordInstance(previous, 'update');
+      if (target) await applyTemplate(target, 'provision');
+      return { instance };
+    });
+  } catch (err) {
+    if (!isStepFailure(err)) throw err;
+    return { failure: failureDescription(err) };
+  }
 }
 
 /** OSB update: PATCH /v2/service_instances/:instance_id */
 export async function updateWorkflow(req: InstanceRequest): Promise<OperationStatus> {
   const op = new Operation(startingStatus('update', req), req.deadlineSeconds);
-  const { applyTemplate, checkStatus } = op.steps;
+  const { recordedInstanceRequest, applyTemplate, checkStatus } = op.steps;
+  let previous: InstanceRequest | undefined;
   let target: Target | undefined;
   let report: StatusReport;
   try {
+    // An update that ran before updates were rolled back goes on without (its history has no such step).
+    if (patched('update-rolls-back')) previous = await recordedInstanceRequest(req);
     target = await placeInstance(op, req, 'update');
     op.update({ description: 'Updating the operator’s resources' });
     await applyTemplate(target, 'provision');
     report = await waitForOperator(op, () => checkStatus(target!, 'update'));
   } catch (err) {
+    if (isCancellation(err)) {
+      // A synchronous request gave up: the instance goes back to what it was.
+      if (previous) {
+        const back = await rollBack(op, previous, target);
+        const status = op.outcome(
+          'failed',
+          back.failure
+            ? `The update was cancelled; putting the instance back failed: ${back.failure}`
+            : 'The update was cancelled and rolled back.',
+          { instanceUsable: !back.failure, updateRepeatable: true },
+        );
+        const instance = back.instance ?? target?.instance;
+        if (instance) await CancellationScope.nonCancellable(() => recordInstanceStatus(instance, status));
+        op.finish(status);
+      }
+      throw err;
+    }
     if (!isStepFailure(err)) throw err;
     report = { state: 'failed', description: failureDescription(err) };
   }
-  // A failed update leaves the instance as it was: still usable, and the update can be repeated.
+  if (report.state === 'failed' && previous) {
+    // A failed update changes nothing: the instance keeps its plan, its parameters and the
+    // operator's resources rendered from them. It stays usable, and the update can be repeated.
+    const back = await rollBack(op, previous, target);
+    const failed = report.description ?? 'The update failed';
+    report = {
+      state: 'failed',
+      description: back.failure
+        ? `${failed}; putting the instance back failed: ${back.failure}`
+        : `${failed} (rolled back: the instance keeps its previous plan and parameters)`,
+    };
+    return outcome(op, back.instance ?? target?.instance, report, '', {
+      instanceUsable: !back.failure,
+      updateRepeatable: true,
+    });
+  }
   return outcome(op, target?.instance, report, 'The instance is updated', {
     instanceUsable: true,
     updateRepeatable: true,

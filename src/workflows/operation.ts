@@ -176,8 +176,8 @@ export class Operation {
   }
 
   /**
-   * Undoes what a cancelled operation made (a synchronous request that gave up): `work` runs to
-   * the end though the workflow is cancelled, with a whole new deadline from now.
+   * Undoes what an operation made when it failed or was cancelled (a synchronous request that gave
+   * up): `work` runs to the end though the workflow is cancelled, with a whole new deadline from now.
    */
   async undo<T>(work: () => Promise<T>): Promise<T> {
     this.deadlineAt = Date.now() + this.deadlineSeconds * 1000;

@@ -10,6 +10,7 @@ import { getRecord, patchRecord } from '../../src/kube/custom-objects.js';
 import { applyObject } from '../../src/kube/objects.js';
 import { ANNOTATIONS } from '../../src/activities/records.js';
 import { instanceWorkflowId } from '../../src/resources/names.js';
+import { freePort } from '../../src/local/processes.js';
 import { clusters, environment, eventually, temporalClient } from '../support/env.js';
 import {
   osbClient,
@@ -17,6 +18,7 @@ import {
   startProcess,
   systemSettings,
   type SystemProcess,
+  type SystemSettings,
 } from '../support/system.js';
 
 const SERVICE = 'b6f3e0f4-rules-service';
@@ -60,8 +62,45 @@ const pgTemplate = (team: string) =>
   team +
   '\n  users:\n    main: []\n  size: {{ default "s" .instance.spec.parameters.size }}\n';
 
+/**
+ * A postgresql whose team is a parameter (`team: fail` makes the operator fail it), and a status
+ * that waits for the operator to have seen the latest change (`team: hang` never ends).
+ */
+const teamPlan = (id: string, async: boolean) =>
+  plan(
+    id,
+    {
+      manager: { async },
+      templates: [
+        {
+          action: 'provision',
+          type: 'gotemplate',
+          content:
+            'apiVersion: acid.zalan.do/v1\nkind: postgresql\nmetadata:\n  name: db\nspec:\n  teamId: {{ default "ok" .instance.spec.parameters.team }}\n  users:\n    main: []\n',
+        },
+        plan(id, {}, '').spec.templates[1]!,
+        {
+          action: 'status',
+          type: 'gotemplate',
+          content: [
+            '{{- $s := "in progress" }}{{ $d := "" }}',
+            '{{- with .pg.status }}{{ if eq (toString .observedGeneration) (toString $.pg.metadata.generation) }}',
+            '{{- if eq .PostgresClusterStatus "Running" }}{{ $s = "succeeded" }}{{ end }}',
+            '{{- if or (eq .PostgresClusterStatus "CreateFailed") (eq .PostgresClusterStatus "UpdateFailed") }}{{ $s = "failed" }}{{ $d = .reason }}{{ end }}{{ end }}{{ end }}',
+            '{{- if eq (default "" .instance.spec.parameters.team) "hang" }}{{ $s = "in progress" }}{{ end }}',
+            'provision: {state: "{{ $s }}", description: {{ $d | quote }}}',
+            'deprovision: {state: "{{ if .pg }}in progress{{ else }}succeeded{{ end }}"}',
+          ].join('\n'),
+        },
+      ],
+    },
+    '',
+  );
+
 const PLANS = {
   ok: 'rules-plan-ok',
+  team: 'rules-plan-team',
+  teamSync: 'rules-plan-team-sync',
   other: 'rules-plan-other',
   maintained: 'rules-plan-maintained',
   failing: 'rules-plan-failing',
@@ -73,6 +112,7 @@ const PLANS = {
 };
 
 describe('OSB rules on the real broker', () => {
+  let settings: SystemSettings;
   let system: SystemProcess;
   let operator: { stop(): Promise<void> };
   let osb: ReturnType<typeof osbClient>;
@@ -158,13 +198,18 @@ describe('OSB rules on the real broker', () => {
       ),
     );
     await applyObject(master!, plan(PLANS.slow, {}, pgTemplate('slow')));
+    await applyObject(master!, teamPlan(PLANS.team, true));
+    await applyObject(master!, teamPlan(PLANS.teamSync, false));
     operator = await startOperator(1500);
-    system = await startProcess('all', await systemSettings());
+    settings = await systemSettings();
+    system = await startProcess('all', settings);
     osb = osbClient(system.url);
     await eventually('the test catalog', async () => {
       const res = await osb('GET', '/v2/catalog');
       const services = res.body.services as { id: string; plans: unknown[] }[];
-      return services.find((s) => s.id === SERVICE)?.plans.length === 9 ? true : undefined;
+      return services.find((s) => s.id === SERVICE)?.plans.length === Object.keys(PLANS).length
+        ? true
+        : undefined;
     });
   });
   afterAll(async () => {
@@ -413,6 +458,11 @@ describe('OSB rules on the real broker', () => {
         ).body,
       ).toMatchObject({ state: 'succeeded' });
 
+      // a DELETE that names a synchronous plan: the instance's own plan is asynchronous, so 422, and nothing changes
+      const named = await osb('DELETE', `${path}?service_id=${SERVICE}&plan_id=${PLANS.teamSync}`);
+      expect([named.status, named.body.error]).toEqual([422, 'AsyncRequired']);
+      expect((await osb('GET', path)).body).toMatchObject({ plan_id: PLANS.ok, parameters: { size: 'm' } });
+
       const deleting = await osb(
         'DELETE',
         `${path}?service_id=${SERVICE}&plan_id=${PLANS.ok}&accepts_incomplete=true`,
@@ -430,6 +480,83 @@ describe('OSB rules on the real broker', () => {
       ).toMatchObject({
         state: 'succeeded',
       });
+    });
+
+    const teamOf = async (id: string) =>
+      (await master!.custom.getNamespacedCustomObject({
+        group: 'acid.zalan.do',
+        version: 'v1',
+        plural: 'postgresqls',
+        namespace: `sf-${id}`,
+        name: 'db',
+      })) as { spec: { teamId: string }; status?: { PostgresClusterStatus?: string } };
+
+    test('a failed update changes nothing: the record and the operator’s resources are put back', async () => {
+      const id = randomUUID();
+      const path = `/v2/service_instances/${id}`;
+      const body = provisionBody(PLANS.team, { team: 'blue' });
+      expect((await osb('PUT', `${path}?accepts_incomplete=true`, body)).status).toBe(202);
+      expect(await until(`${path}/last_operation`)).toMatchObject({ state: 'succeeded' });
+
+      const update = await osb('PATCH', `${path}?accepts_incomplete=true`, {
+        service_id: SERVICE,
+        parameters: { team: 'fail' },
+      });
+      expect(update.status).toBe(202);
+      const result = await until(
+        `${path}/last_operation?operation=${encodeURIComponent(String(update.body.operation))}`,
+      );
+      expect(result).toEqual({
+        state: 'failed',
+        description: expect.stringMatching(
+          /\(rolled back: the instance keeps its previous plan and parameters\)$/,
+        ),
+        instance_usable: true,
+        update_repeatable: true,
+      });
+      expect(result.description).toMatch(/team fail/i);
+      expect((await osb('GET', path)).body).toMatchObject({
+        plan_id: PLANS.team,
+        parameters: { team: 'blue' },
+      });
+      await eventually('the operator to run the previous team again', async () => {
+        const pg = await teamOf(id);
+        return pg.spec.teamId === 'blue' && pg.status?.PostgresClusterStatus === 'Running' ? true : undefined;
+      });
+      // the update can be repeated with other parameters
+      const again = await osb('PATCH', `${path}?accepts_incomplete=true`, {
+        service_id: SERVICE,
+        parameters: { team: 'green' },
+      });
+      expect(
+        await until(`${path}/last_operation?operation=${encodeURIComponent(String(again.body.operation))}`),
+      ).toMatchObject({ state: 'succeeded' });
+      expect((await teamOf(id)).spec.teamId).toBe('green');
+      await deprovision(path, PLANS.team);
+    });
+
+    test('a synchronous provision repeated while it runs waits for the same operation; a failed synchronous update answers 500 and changes nothing', async () => {
+      const id = randomUUID();
+      const path = `/v2/service_instances/${id}`;
+      const body = provisionBody(PLANS.teamSync, { team: 'blue' });
+      const first = osb('PUT', path, body);
+      await new Promise((r) => setTimeout(r, 300));
+      const repeat = await osb('PUT', path, body);
+      const answers = [(await first).status, repeat.status].sort();
+      expect(answers).toEqual([200, 201]);
+      expect((await osb('GET', `${path}/last_operation`)).body).toMatchObject({ state: 'succeeded' });
+
+      const failing = await osb('PATCH', path, { service_id: SERVICE, parameters: { team: 'fail' } });
+      expect([failing.status, failing.body.error]).toEqual([500, 'OperationFailed']);
+      expect(failing.body.description).toMatch(/rolled back/);
+      expect((await osb('GET', path)).body).toMatchObject({
+        plan_id: PLANS.teamSync,
+        parameters: { team: 'blue' },
+      });
+
+      const del = `${path}?service_id=${SERVICE}&plan_id=${PLANS.teamSync}`;
+      expect((await osb('DELETE', del)).status).toBe(200);
+      expect((await osb('DELETE', del)).status).toBe(410);
     });
 
     test.each([
@@ -464,7 +591,6 @@ describe('OSB rules on the real broker', () => {
       expect(result).toEqual({
         state: 'failed',
         description: 'The operator did not report the outcome within 3 s (last: still creating)',
-        instance_usable: false,
       });
       // the last check is at the deadline, not one backoff before it
       expect(took).toBeGreaterThanOrEqual(3000);
@@ -485,7 +611,6 @@ describe('OSB rules on the real broker', () => {
         expect(await until(`${path}/last_operation`)).toEqual({
           state: 'failed',
           description: `Not done within 3 s: namespace ${namespace} on cluster 1 is still being deleted`,
-          instance_usable: false,
         });
         // nothing was recorded, so there is nothing to delete
         const del = await osb(
@@ -533,7 +658,12 @@ describe('OSB rules on the real broker', () => {
   });
 
   test('a synchronous request that runs out of time answers 504 and leaves nothing behind', async () => {
-    const quick = await startProcess('all', await systemSettings({ INTEROP_SYNC_TIMEOUT_SECONDS: '2' }));
+    // A second broker beside the first, with the same worker and keys, that waits 2 s for a synchronous request.
+    const quick = await startProcess('broker', {
+      ...settings,
+      port: await freePort(),
+      extraEnv: { INTEROP_SYNC_TIMEOUT_SECONDS: '2' },
+    });
     try {
       const client = osbClient(quick.url);
       const id = randomUUID();
@@ -551,6 +681,29 @@ describe('OSB rules on the real broker', () => {
       expect(await client('GET', `/v2/service_instances/${id}/last_operation`)).toMatchObject({
         body: { state: 'failed', description: 'The provision was cancelled and rolled back.' },
       });
+
+      // an update that runs out of time puts the instance back as it was
+      const updated = `/v2/service_instances/${randomUUID()}`;
+      expect((await osb('PUT', updated, provisionBody(PLANS.teamSync, { team: 'blue' }))).status).toBe(201);
+      const hanging = await client('PATCH', updated, { service_id: SERVICE, parameters: { team: 'hang' } });
+      expect([hanging.status, hanging.body.description]).toEqual([
+        504,
+        'The update did not finish within 2 s and was rolled back.',
+      ]);
+      await eventually('the update to be rolled back', async () => {
+        const last = await osb('GET', `${updated}/last_operation`);
+        return last.body.state === 'in progress' ? undefined : last.body;
+      });
+      expect((await osb('GET', `${updated}/last_operation`)).body).toEqual({
+        state: 'failed',
+        description: 'The update was cancelled and rolled back.',
+        instance_usable: true,
+        update_repeatable: true,
+      });
+      expect((await osb('GET', updated)).body).toMatchObject({ parameters: { team: 'blue' } });
+      expect((await osb('DELETE', `${updated}?service_id=${SERVICE}&plan_id=${PLANS.teamSync}`)).status).toBe(
+        200,
+      );
     } finally {
       await quick.stop();
     }
