@@ -88,6 +88,7 @@ export function createApp(options: AppOptions): Koa {
       broker: options.broker,
       catalog: options.catalog,
       maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      log,
     },
     stopping,
   );

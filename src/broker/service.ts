@@ -346,6 +346,10 @@ export class TemporalServiceBroker implements ServiceBroker {
     const instance = await this.instanceRecord(req.instanceId);
     if (!instance || instance.metadata.deletionTimestamp)
       throw notFound('The service instance does not exist.');
+    if (instance.status?.operation === 'provision' && instance.status.state === 'failed') {
+      // As GET instance says: a failed provision leaves no instance to bind to (retrying will not help).
+      throw notFound('The service instance failed to provision; it cannot be bound.');
+    }
     if (instance.status?.state !== 'succeeded' && instance.status?.operation === 'provision') {
       throw concurrencyError('The service instance is still being provisioned.');
     }

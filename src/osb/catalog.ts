@@ -2,7 +2,8 @@
  * The OSB catalog (`GET /v2/catalog`) from SFService and SFPlan resources, and the lookup of the
  * service and plan a request names. Pure: plain objects in, plain JSON out, in a stable order.
  */
-import type { SFPlan, SFService } from '../resources/types.js';
+import type { PlanSchemas, SFPlan, SFService } from '../resources/types.js';
+import { compileSchema, parameterSchema, SCHEMA_ACTIONS, SchemaError, withDeclaredDraft } from './schemas.js';
 
 /** A JSON object without the keys whose value is `undefined`, in the order they were written. */
 function defined<T extends Record<string, unknown>>(obj: T): Partial<T> {
@@ -61,12 +62,33 @@ export function osbPlan(plan: SFPlan): OsbPlan {
     free: s.free,
     bindable: s.bindable,
     plan_updateable: s.planUpdatable,
-    schemas: s.schemas as Record<string, unknown> | undefined,
+    schemas: s.schemas ? declaredDrafts(s.schemas) : undefined,
     maintenance_info: s.maintenance_info
       ? defined({ version: s.maintenance_info.version, description: s.maintenance_info.description })
       : undefined,
     maximum_polling_duration: s.maximum_polling_duration,
   }) as OsbPlan;
+}
+
+/** The plan's schemas, each parameter schema with its `$schema` (the spec requires one). */
+function declaredDrafts(schemas: PlanSchemas): Record<string, unknown> {
+  const declared = (parameters?: Record<string, unknown>) =>
+    parameters ? { parameters: withDeclaredDraft(parameters) } : undefined;
+  const withParameters = <T extends { parameters?: Record<string, unknown> }>(action?: T) =>
+    action ? { ...action, ...declared(action.parameters) } : undefined;
+  const instance = schemas.service_instance;
+  const binding = schemas.service_binding;
+  return defined({
+    ...schemas,
+    service_instance: instance
+      ? defined({
+          ...instance,
+          create: withParameters(instance.create),
+          update: withParameters(instance.update),
+        })
+      : undefined,
+    service_binding: binding ? defined({ ...binding, create: withParameters(binding.create) }) : undefined,
+  });
 }
 
 /** One OSB service offering object with the given plans; fields left unset are omitted. */
@@ -137,4 +159,144 @@ export function catalogLookup(services: readonly SFService[], plans: readonly SF
     service: (serviceId) => serviceById.get(serviceId),
     plan: (planId) => planById.get(planId),
   };
+}
+
+/** A service or plan left out of the catalog, and why. */
+export interface CatalogProblem {
+  readonly kind: 'SFService' | 'SFPlan';
+  /** The resource's `metadata.name`. */
+  readonly name: string;
+  readonly reason: string;
+}
+
+/** The values of `requires` the OSB spec defines. */
+const REQUIRES = new Set(['syslog_drain', 'route_forwarding', 'volume_mount']);
+/** SemVer 2.0.0, as semver.org gives it. */
+const SEMVER =
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
+/** Largest parameter schema the spec allows. */
+const MAX_SCHEMA_BYTES = 64 * 1024;
+
+const blank = (value: unknown): boolean => typeof value !== 'string' || value.trim() === '';
+
+/** The first `$ref` in `schema` that points outside it, if any. */
+function externalRef(schema: unknown): string | undefined {
+  if (Array.isArray(schema)) {
+    for (const item of schema) {
+      const found = externalRef(item);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (!schema || typeof schema !== 'object') return undefined;
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === '$ref' && typeof value === 'string' && !value.startsWith('#')) return value;
+    const found = externalRef(value);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+function serviceProblem(service: SFService): string | undefined {
+  const s = service.spec;
+  if (blank(s.id) || blank(s.name) || blank(s.description))
+    return 'it needs a non-empty id, name and description';
+  if (typeof s.bindable !== 'boolean') return 'bindable must be true or false';
+  const unknown = (s.requires ?? []).find((r) => !REQUIRES.has(r));
+  if (unknown !== undefined) {
+    return `requires ${JSON.stringify(unknown)}, which is not one of syslog_drain, route_forwarding, volume_mount`;
+  }
+  return undefined;
+}
+
+function planProblem(plan: SFPlan): string | undefined {
+  const s = plan.spec;
+  if (blank(s.id) || blank(s.name) || blank(s.description))
+    return 'it needs a non-empty id, name and description';
+  const version = s.maintenance_info?.version;
+  if (version !== undefined && !SEMVER.test(version)) {
+    return `maintenance_info.version ${JSON.stringify(version)} is not a SemVer 2.0 version`;
+  }
+  for (const action of SCHEMA_ACTIONS) {
+    const schema = parameterSchema(plan, action);
+    if (!schema) continue;
+    const where = `the ${action} parameter schema`;
+    const bytes = Buffer.byteLength(JSON.stringify(schema));
+    if (bytes > MAX_SCHEMA_BYTES)
+      return `${where} has ${bytes} bytes; at most ${MAX_SCHEMA_BYTES} are allowed`;
+    const ref = externalRef(schema);
+    if (ref !== undefined)
+      return `${where} refers outside itself ($ref ${JSON.stringify(ref.slice(0, 100))})`;
+    try {
+      compileSchema(schema);
+    } catch (err) {
+      if (!(err instanceof SchemaError)) throw err;
+      return `${where} cannot be used: ${err.message}`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The services and plans a catalog may show, by the spec's rules for a catalog, and the problems
+ * of the rest, which are left out (platforms refuse a whole catalog that breaks one rule, so one
+ * bad resource must not take the others with it):
+ *
+ * - a service needs a non-empty id, name and description, a boolean `bindable`, and only the
+ *   `requires` values the spec defines; a plan a non-empty id, name and description, a SemVer
+ *   `maintenance_info.version`, and parameter schemas of at most 64 kB that refer to nothing
+ *   outside themselves and compile;
+ * - ids are unique among all services and plans, service names among services, plan names within
+ *   their service: of resources that collide, the first in catalog order (name, then id) stays;
+ * - a plan needs its service in the catalog, and a service at least one plan.
+ */
+export function checkCatalog(
+  services: readonly SFService[],
+  plans: readonly SFPlan[],
+): { services: SFService[]; plans: SFPlan[]; problems: CatalogProblem[] } {
+  const problems: CatalogProblem[] = [];
+  const ids = new Map<string, string>();
+  const leaveOut = (kind: CatalogProblem['kind'], o: SFService | SFPlan, reason: string) => {
+    problems.push({ kind, name: o.metadata.name, reason });
+  };
+  const serviceNames = new Map<string, string>();
+  const keptServices = new Map<string, SFService>();
+  for (const service of [...services].sort(byNameThenId)) {
+    const problem = serviceProblem(service);
+    const { id, name } = service.spec;
+    if (problem) leaveOut('SFService', service, problem);
+    else if (ids.has(id)) leaveOut('SFService', service, `its id ${id} is taken by ${ids.get(id)}`);
+    else if (serviceNames.has(name)) {
+      leaveOut('SFService', service, `its name ${name} is taken by ${serviceNames.get(name)}`);
+    } else {
+      ids.set(id, `SFService ${service.metadata.name}`);
+      serviceNames.set(name, `SFService ${service.metadata.name}`);
+      keptServices.set(id, service);
+    }
+  }
+  const planNames = new Map<string, string>();
+  const keptPlans: SFPlan[] = [];
+  for (const plan of [...plans].sort(byNameThenId)) {
+    const problem = planProblem(plan);
+    const { id, name, serviceId } = plan.spec;
+    const nameKey = `${serviceId}/${name}`;
+    if (problem) leaveOut('SFPlan', plan, problem);
+    else if (!keptServices.has(serviceId)) {
+      leaveOut('SFPlan', plan, `its service ${serviceId} is not in the catalog`);
+    } else if (ids.has(id)) leaveOut('SFPlan', plan, `its id ${id} is taken by ${ids.get(id)}`);
+    else if (planNames.has(nameKey)) {
+      leaveOut('SFPlan', plan, `its name ${name} is taken in its service by ${planNames.get(nameKey)}`);
+    } else {
+      ids.set(id, `SFPlan ${plan.metadata.name}`);
+      planNames.set(nameKey, `SFPlan ${plan.metadata.name}`);
+      keptPlans.push(plan);
+    }
+  }
+  const withPlans = new Set(keptPlans.map((p) => p.spec.serviceId));
+  const kept = [...keptServices.values()].filter((service) => {
+    if (withPlans.has(service.spec.id)) return true;
+    leaveOut('SFService', service, 'it has no plan in the catalog');
+    return false;
+  });
+  return { services: kept, plans: keptPlans, problems };
 }

@@ -202,6 +202,11 @@ export function describeErrors(errors: readonly ErrorObject[]): string {
   return clauses.length > MAX_LISTED ? `${listed}; and ${clauses.length - MAX_LISTED} more` : listed;
 }
 
+/** `schema` with the `$schema` it is validated by: draft-04, the OSB baseline, when it declares none. */
+export function withDeclaredDraft(schema: Record<string, unknown>): Record<string, unknown> {
+  return schema.$schema === undefined ? { $schema: META_SCHEMA_URI['draft-04'], ...schema } : schema;
+}
+
 /** The parameter schema of `action` in the plan, if it declares one. */
 export function parameterSchema(plan: SFPlan, action: SchemaAction): Record<string, unknown> | undefined {
   const schemas = plan.spec.schemas;

@@ -5,7 +5,12 @@
  */
 import { SFSERVICEINSTANCE } from '../../src/resources/types.js';
 import { getRecord } from '../../src/kube/custom-objects.js';
-import { instanceWorkflowId, bindingWorkflowId } from '../../src/resources/names.js';
+import {
+  bindingSecretName,
+  bindingWorkflowId,
+  instanceWorkflowId,
+  resourceName,
+} from '../../src/resources/names.js';
 import { clusters, eventually, temporalClient } from '../support/env.js';
 import {
   installCatalog,
@@ -252,6 +257,15 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
     expect(await users()).toEqual([bindingId, 'main'].sort());
     const unbound = await osb('DELETE', `${bindingPath}?service_id=${serviceId}&plan_id=${planId}`);
     expect(unbound.status).toBe(200);
+    // the credentials are revoked: the user is out of the operator's resource, the binding's Secret is gone
+    expect(await users()).toEqual(['main']);
+    await expect(
+      master!.core.readNamespacedSecret({
+        namespace: `sf-${instanceId}`,
+        name: bindingSecretName(resourceName(bindingId)),
+      }),
+    ).rejects.toMatchObject({ code: 404 });
+    expect((await osb('GET', bindingPath)).status).toBe(404);
     expect((await osb('DELETE', `${bindingPath}?service_id=${serviceId}&plan_id=${planId}`)).status).toBe(
       410,
     );
@@ -265,6 +279,7 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
       `${instancePath}/last_operation?operation=${encodeURIComponent(String(deleting.body.operation))}`,
     );
     expect(gone.state).toBe('succeeded');
+    expect((await osb('GET', instancePath)).status).toBe(404);
     await eventually('the instance namespace to go', async () => {
       try {
         await master!.core.readNamespace({ name: `sf-${instanceId}` });

@@ -576,6 +576,16 @@ describe('OSB rules on the real broker', () => {
       expect(String(result.description)).not.toMatch(/\n\s+at /);
       const record = await getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, `sf-${id}`, id);
       expect(record?.status).toMatchObject({ state: 'failed' });
+      // nothing to bind to, as GET says; not a ConcurrencyError, which would have the platform retry
+      expect((await osb('GET', path)).status).toBe(404);
+      const bind = await osb('PUT', `${path}/service_bindings/${randomUUID()}`, {
+        service_id: SERVICE,
+        plan_id: planId,
+      });
+      expect([bind.status, bind.body.description]).toEqual([
+        404,
+        'The service instance failed to provision; it cannot be bound.',
+      ]);
       // orphan mitigation: the platform deletes what failed, and that works
       await deprovision(path, planId);
     });
@@ -729,7 +739,10 @@ describe('OSB rules on the real broker', () => {
     expect(await stopped).toBeGreaterThanOrEqual(2500);
   });
 
-  test('a change of an SFPlan shows in the next catalog call', async () => {
+  test('a change of an SFPlan shows in the next catalog call; a plan that breaks a catalog rule does not show', async () => {
+    // a second plan named like PLANS.ok in the same service: platforms refuse such a catalog
+    const twin = plan('rules-plan-twin', {}, pgTemplate('ok'));
+    await applyObject(master!, { ...twin, spec: { ...twin.spec, name: PLANS.ok } });
     await patchRecord(master!, SFPLAN, environment().namespace, PLANS.ok, {
       spec: { description: 'changed just now' },
     });
@@ -745,6 +758,20 @@ describe('OSB rules on the real broker', () => {
       },
       5000,
     );
+    const services = (await osb('GET', '/v2/catalog')).body.services as {
+      id: string;
+      plans: { id: string }[];
+    }[];
+    const ids = services.find((s) => s.id === SERVICE)!.plans.map((p) => p.id);
+    expect(ids).toHaveLength(Object.keys(PLANS).length);
+    expect(ids).not.toContain('rules-plan-twin');
+    await master!.custom.deleteNamespacedCustomObject({
+      group: SFPLAN.group,
+      version: SFPLAN.version,
+      plural: SFPLAN.plural,
+      namespace: environment().namespace,
+      name: 'rules-plan-twin',
+    });
   });
 
   test('durability: the worker dies after the resources are applied; a new one finishes without duplicates', async () => {

@@ -2,7 +2,7 @@
 import type { CatalogSource, ServiceBroker } from '../../broker/types.js';
 import { catalogLookup, type CatalogLookup } from '../../osb/catalog.js';
 import type { Reply } from '../../osb/responses.js';
-import type { OsbState } from '../middleware.js';
+import type { Logger, OsbState } from '../middleware.js';
 import type { RouteContext } from '../router.js';
 
 /** The services the routes call. */
@@ -11,6 +11,8 @@ export interface RouteDeps {
   readonly catalog: CatalogSource;
   /** Largest request body accepted, in bytes. */
   readonly maxBodyBytes: number;
+  /** Where the routes say what the platform is not told (resources left out of the catalog). @default nowhere */
+  readonly log?: Logger;
 }
 
 /** The koa context of an OSB route. */

@@ -92,6 +92,42 @@ describe('GET /v2/catalog', () => {
     expect(after.services[0].id).toBe(before.services[0].id);
   });
 
+  test('GIVEN a plan that breaks a catalog rule WHEN fetched THEN it is left out and logged once per change, and a request naming it is still served (rows 17–18)', async () => {
+    const broken = planVariant('plan-b', 'b-small', { maintenance_info: { version: 'v2' } });
+    const catalog = new MemoryCatalog(undefined, [examplePlan(), broken]);
+    const { osb, log, broker } = testApi({ catalog });
+    for (let i = 0; i < 2; i++) {
+      const plans = (await osb.get('/v2/catalog')).body.services[0].plans as { id: string }[];
+      expect(plans.map((p) => p.id)).toEqual([PLAN_ID]);
+    }
+    const warned = [
+      {
+        level: 'warn',
+        message: 'left out of the catalog',
+        fields: {
+          kind: 'SFPlan',
+          name: 'plan-b',
+          reason: 'maintenance_info.version "v2" is not a SemVer 2.0 version',
+        },
+      },
+    ];
+    expect(log.entries.filter((e) => e.level === 'warn')).toEqual(warned);
+    // a change of the catalog: said again
+    catalog.planList = [examplePlan(), { ...broken, metadata: { ...broken.metadata, resourceVersion: '2' } }];
+    await osb.get('/v2/catalog');
+    expect(log.entries.filter((e) => e.level === 'warn')).toEqual([...warned, ...warned]);
+    // platforms that knew the plan before still reach it
+    const res = await osb.put('/v2/service_instances/i-1?accepts_incomplete=true', {
+      service_id: SERVICE_ID,
+      plan_id: 'plan-b',
+      organization_guid: 'o',
+      space_guid: 's',
+      parameters: { foo: 'bar' },
+    });
+    expect(res.status).toBe(202);
+    expect(broker.calls.map((c) => c.method)).toContain('provision');
+  });
+
   test('GIVEN a plan that names a new service WHEN fetched THEN the service shows once its plan exists', async () => {
     const catalog = new MemoryCatalog(
       [

@@ -1,5 +1,5 @@
 /** The OSB catalog from SFService/SFPlan resources, and the lookup by id. Pure. */
-import { catalogLookup, osbCatalog, osbPlan, osbService } from '../../../src/osb/catalog.js';
+import { catalogLookup, checkCatalog, osbCatalog, osbPlan, osbService } from '../../../src/osb/catalog.js';
 import type { SFPlan, SFService } from '../../../src/resources/types.js';
 
 const service = (id: string, name: string, spec: Partial<SFService['spec']> = {}): SFService => ({
@@ -98,7 +98,11 @@ describe('osbService and osbPlan', () => {
           free: false,
           bindable: true,
           plan_updateable: true,
-          schemas: { service_instance: { create: { parameters: { type: 'object' } } } },
+          schemas: {
+            service_instance: {
+              create: { parameters: { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object' } },
+            },
+          },
           maintenance_info: { version: '1.2.3', description: 'PostgreSQL 16' },
           maximum_polling_duration: 600,
         },
@@ -139,6 +143,154 @@ describe('osbService and osbPlan', () => {
     expect(osbService(service('s-1', 'x', { dashboardClient: client }), []).dashboard_client).toEqual(
       expected,
     );
+  });
+});
+
+describe('osbPlan schemas', () => {
+  test('GIVEN a schema that declares its draft WHEN mapped THEN it is served as written; one that does not gets draft-04, which validates it', () => {
+    const declared = { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' };
+    const p = plan('p-1', 'small', 's-1', {
+      schemas: {
+        service_instance: { create: { parameters: declared }, update: {} },
+        service_binding: { create: { parameters: { type: 'object' } } },
+      },
+    });
+    expect(osbPlan(p).schemas).toEqual({
+      service_instance: { create: { parameters: declared }, update: {} },
+      service_binding: {
+        create: { parameters: { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object' } },
+      },
+    });
+    expect(p.spec.schemas?.service_binding?.create?.parameters).toEqual({ type: 'object' });
+  });
+});
+
+describe('checkCatalog (checklist rows 13–19)', () => {
+  const left = (result: ReturnType<typeof checkCatalog>) =>
+    result.problems.map((p) => `${p.kind} ${p.name}: ${p.reason}`);
+  const ids = (result: ReturnType<typeof checkCatalog>) => [
+    result.services.map((s) => s.spec.id),
+    result.plans.map((p) => p.spec.id),
+  ];
+
+  test('GIVEN a valid catalog WHEN checked THEN everything stays and nothing is said', () => {
+    const result = checkCatalog(
+      [service('s-1', 'one', { requires: ['volume_mount'] })],
+      [plan('p-1', 'small', 's-1', { maintenance_info: { version: '1.2.3-rc.1+build.5' } })],
+    );
+    expect(ids(result)).toEqual([['s-1'], ['p-1']]);
+    expect(result.problems).toEqual([]);
+  });
+
+  test.each([
+    ['an empty description', { description: ' ' }, 'it needs a non-empty id, name and description'],
+    ['an empty name', { name: '' }, 'it needs a non-empty id, name and description'],
+    ['a bindable that is not a boolean', { bindable: 'yes' }, 'bindable must be true or false'],
+    [
+      'an unknown requires',
+      { requires: ['route_forwarding', 'gpu'] },
+      'requires "gpu", which is not one of syslog_drain, route_forwarding, volume_mount',
+    ],
+  ])('GIVEN a service with %s WHEN checked THEN it and its plans are left out', (_, spec, reason) => {
+    const result = checkCatalog(
+      [service('s-1', 'one', spec as never), service('s-2', 'two')],
+      [plan('p-1', 'a', 's-1'), plan('p-2', 'b', 's-2')],
+    );
+    expect(ids(result)).toEqual([['s-2'], ['p-2']]);
+    expect(left(result)).toEqual([
+      `SFService s-1: ${reason}`,
+      'SFPlan p-1: its service s-1 is not in the catalog',
+    ]);
+  });
+
+  const bigSchema = {
+    type: 'object',
+    properties: Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`p${i}`, { type: 'string' }])),
+  };
+  test.each([
+    ['an empty id', { id: '' }, 'it needs a non-empty id, name and description'],
+    [
+      'a maintenance_info.version that is not SemVer',
+      { maintenance_info: { version: '1.2' } },
+      'maintenance_info.version "1.2" is not a SemVer 2.0 version',
+    ],
+    [
+      'a schema over 64 kB',
+      { schemas: { service_binding: { create: { parameters: bigSchema } } } },
+      `the service_binding.create parameter schema has ${Buffer.byteLength(JSON.stringify(bigSchema))} bytes; at most 65536 are allowed`,
+    ],
+    [
+      'a schema that refers outside itself',
+      {
+        schemas: {
+          service_instance: {
+            update: {
+              parameters: { properties: { a: { $ref: '#/definitions/x' }, b: { $ref: 'https://x/s.json' } } },
+            },
+          },
+        },
+      },
+      'the service_instance.update parameter schema refers outside itself ($ref "https://x/s.json")',
+    ],
+    [
+      'a schema that does not compile',
+      { schemas: { service_instance: { create: { parameters: { type: 'thing' } } } } },
+      expect.stringMatching(
+        /^the service_instance\.create parameter schema cannot be used: schema is invalid/,
+      ),
+    ],
+    [
+      'a schema of an unknown draft',
+      { schemas: { service_instance: { create: { parameters: { $schema: 'https://example.org/mine' } } } } },
+      expect.stringMatching(
+        /^the service_instance\.create parameter schema cannot be used: \$schema "https:\/\/example.org\/mine" is not supported/,
+      ),
+    ],
+  ])('GIVEN a plan with %s WHEN checked THEN it alone is left out', (_, spec, reason) => {
+    const result = checkCatalog(
+      [service('s-1', 'one')],
+      [plan('p-1', 'a', 's-1', spec as never), plan('p-2', 'b', 's-1')],
+    );
+    expect(ids(result)).toEqual([['s-1'], ['p-2']]);
+    expect(result.problems).toEqual([{ kind: 'SFPlan', name: 'p-1', reason }]);
+  });
+
+  test('GIVEN colliding ids and names WHEN checked THEN the first in catalog order stays and the others are named with what took their place', () => {
+    const named = <T extends SFService | SFPlan>(o: T, name: string): T => ({ ...o, metadata: { name } });
+    const result = checkCatalog(
+      [
+        named(service('s-2', 'alpha'), 'alpha-2'),
+        named(service('s-1', 'alpha'), 'alpha-1'),
+        named(service('s-3', 'gamma'), 'gamma'),
+        named(service('s-3', 'delta'), 'delta'),
+      ],
+      [
+        named(plan('p-1', 'small', 's-1'), 'small-1'),
+        named(plan('p-2', 'small', 's-3'), 'small-2'),
+        named(plan('p-3', 'small', 's-3'), 'small-3'),
+        named(plan('p-1', 'large', 's-3'), 'large'),
+        named(plan('s-1', 'medium', 's-3'), 'medium'),
+      ],
+    );
+    expect(ids(result)).toEqual([['s-3'], ['p-1', 'p-2']]);
+    expect(result.plans.map((p) => p.metadata.name)).toEqual(['large', 'small-2']);
+    expect(left(result)).toEqual([
+      'SFService alpha-2: its name alpha is taken by SFService alpha-1',
+      'SFService gamma: its id s-3 is taken by SFService delta',
+      'SFPlan medium: its id s-1 is taken by SFService alpha-1',
+      'SFPlan small-1: its id p-1 is taken by SFPlan large',
+      'SFPlan small-3: its name small is taken in its service by SFPlan small-2',
+      'SFService alpha-1: it has no plan in the catalog',
+    ]);
+  });
+
+  test('GIVEN a service whose plans are all left out WHEN checked THEN it is left out too', () => {
+    const result = checkCatalog([service('s-1', 'one')], [plan('p-1', 'a', 's-1', { description: '' })]);
+    expect(ids(result)).toEqual([[], []]);
+    expect(left(result)).toEqual([
+      'SFPlan p-1: it needs a non-empty id, name and description',
+      'SFService s-1: it has no plan in the catalog',
+    ]);
   });
 });
 
