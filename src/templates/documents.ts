@@ -21,9 +21,14 @@ export function splitDocuments(text: string): string[] {
 export const invalidYaml = (action: string, message: string): TemplateError =>
   new TemplateError(`the ${action} template rendered invalid YAML: ${message}`, 'template');
 
+/**
+ * What a value is, for an error message, never the value itself: rendered text can hold what the
+ * template read (credentials in a bind's status), and errors go to the platform, the records and
+ * Temporal's history.
+ */
 function kindOf(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
-  return typeof value === 'string' ? `the string ${JSON.stringify(value.slice(0, 40))}` : `a ${typeof value}`;
+  return typeof value === 'string' ? `a string of ${value.length} characters` : `a ${typeof value}`;
 }
 
 /**

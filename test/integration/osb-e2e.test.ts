@@ -3,7 +3,8 @@
  * example operator. A platform provisions, polls last_operation, binds and gets the credentials
  * the status template builds, unbinds and deprovisions; Kubernetes shows the records on the way.
  */
-import { SFSERVICEINSTANCE } from '../../src/resources/types.js';
+import { SFSERVICEINSTANCE, type SFPlan } from '../../src/resources/types.js';
+import { applyObject } from '../../src/kube/objects.js';
 import { getRecord } from '../../src/kube/custom-objects.js';
 import {
   bindingSecretName,
@@ -25,6 +26,8 @@ import proto from '@temporalio/proto';
 
 const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
 const PLAN_ID = '39d7d4c8-6fe2-4c2a-a5ca-b826937d5a88';
+/** The mustache plan again, with `manager.asyncBinding`. */
+const ASYNC_BINDING_PLAN_ID = '2f3c9a8e-0d7b-4a8e-b7a6-5a1c0e9d4b03';
 
 /** The two example plans: the design document's (gotemplate) and its mustache twin. */
 const PLANS = [
@@ -35,6 +38,7 @@ const PLANS = [
     prefix: 'sapcp',
     parameters: { foo: 'bar' } as Record<string, unknown>,
     uri: true,
+    asyncBinding: false,
   },
   {
     name: 'mustache',
@@ -43,6 +47,16 @@ const PLANS = [
     prefix: 'mpg',
     parameters: {} as Record<string, unknown>,
     uri: false,
+    asyncBinding: false,
+  },
+  {
+    name: 'mustache, bindings asynchronous',
+    serviceId: '7c1a5a2e-6a4b-4c55-9a7e-2d6f5f0f1a01',
+    planId: ASYNC_BINDING_PLAN_ID,
+    prefix: 'mpg',
+    parameters: {} as Record<string, unknown>,
+    uri: false,
+    asyncBinding: true,
   },
 ];
 
@@ -53,10 +67,30 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
   const [master] = clusters();
 
   beforeAll(async () => {
-    await installCatalog('examples/postgresql', 'examples/mustache');
     operator = await startOperator();
     system = await startProcess('all', await systemSettings());
     osb = osbClient(system.url);
+    const installed = await installCatalog('examples/postgresql', 'examples/mustache');
+    const mustache = installed.find(
+      (o) => o.kind === 'SFPlan' && (o as SFPlan).spec.id === PLANS[1]!.planId,
+    ) as SFPlan;
+    await applyObject(master!, {
+      apiVersion: mustache.apiVersion,
+      kind: mustache.kind,
+      metadata: { name: ASYNC_BINDING_PLAN_ID, namespace: mustache.metadata.namespace },
+      spec: {
+        ...mustache.spec,
+        id: ASYNC_BINDING_PLAN_ID,
+        name: `${mustache.spec.name}-async-bindings`,
+        manager: { ...mustache.spec.manager, asyncBinding: true },
+      },
+    });
+    await eventually('the plan with asynchronous bindings in the catalog', async () => {
+      const services = (await osbClient(system.url)('GET', '/v2/catalog')).body.services as {
+        plans: { id: string }[];
+      }[];
+      return services.some((s) => s.plans.some((p) => p.id === ASYNC_BINDING_PLAN_ID)) ? true : undefined;
+    });
   });
   afterAll(async () => {
     await system?.stop();
@@ -176,10 +210,29 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
     expect((await osb('PUT', `${instancePath}?accepts_incomplete=true`, body)).status).toBe(200);
     expect((await osb('GET', instancePath)).body).toMatchObject({ service_id: serviceId, plan_id: planId });
 
-    // bind (synchronous for this plan): the credentials come from the status template
+    // bind: the credentials come from the status template
     const bindingPath = `${instancePath}/service_bindings/${bindingId}`;
-    const bound = await osb('PUT', bindingPath, { service_id: serviceId, plan_id: planId });
-    expect(bound.status).toBe(201);
+    const bindBody = { service_id: serviceId, plan_id: planId };
+    let bound: Awaited<ReturnType<typeof osb>>;
+    if (p.asyncBinding) {
+      // asynchronous: 422 without accepts_incomplete, else 202 and the binding's own last_operation
+      expect((await osb('PUT', bindingPath, bindBody)).body.error).toBe('AsyncRequired');
+      const binding = await osb('PUT', `${bindingPath}?accepts_incomplete=true`, bindBody);
+      expect(binding.status).toBe(202);
+      expect(String(binding.body.operation)).toMatch(/^bind:/);
+      const again = await osb('PUT', `${bindingPath}?accepts_incomplete=true`, bindBody);
+      expect([again.status, again.body.operation]).toEqual([202, binding.body.operation]);
+      expect(
+        await lastOperation(
+          `${bindingPath}/last_operation?operation=${encodeURIComponent(String(binding.body.operation))}`,
+        ),
+      ).toMatchObject({ status: 200, state: 'succeeded' });
+      bound = await osb('GET', bindingPath);
+      expect(bound.status).toBe(200);
+    } else {
+      bound = await osb('PUT', bindingPath, bindBody);
+      expect(bound.status).toBe(201);
+    }
     const credentials = bound.body.credentials as Record<string, string>;
     expect(credentials).toMatchObject({
       dbname: 'main',
@@ -193,7 +246,8 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
         `postgres://${credentials.username}:${credentials.password}@${credentials.hostname}:5432/main?sslmode=require`,
       );
     }
-    expect((await osb('PUT', bindingPath, { service_id: serviceId, plan_id: planId })).status).toBe(200);
+    const bindAgain = p.asyncBinding ? `${bindingPath}?accepts_incomplete=true` : bindingPath;
+    expect((await osb('PUT', bindAgain, bindBody)).status).toBe(200);
     expect((await osb('GET', bindingPath)).body.credentials).toEqual(credentials);
 
     // the password is nowhere in workflow history
@@ -255,8 +309,19 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
         ).spec.users,
       ).sort();
     expect(await users()).toEqual([bindingId, 'main'].sort());
-    const unbound = await osb('DELETE', `${bindingPath}?service_id=${serviceId}&plan_id=${planId}`);
-    expect(unbound.status).toBe(200);
+    const unbind = `${bindingPath}?service_id=${serviceId}&plan_id=${planId}`;
+    if (p.asyncBinding) {
+      const unbinding = await osb('DELETE', `${unbind}&accepts_incomplete=true`);
+      expect(unbinding.status).toBe(202);
+      expect(String(unbinding.body.operation)).toMatch(/^unbind:/);
+      expect(
+        await lastOperation(
+          `${bindingPath}/last_operation?operation=${encodeURIComponent(String(unbinding.body.operation))}`,
+        ),
+      ).toMatchObject({ state: 'succeeded' });
+    } else {
+      expect((await osb('DELETE', unbind)).status).toBe(200);
+    }
     // the credentials are revoked: the user is out of the operator's resource, the binding's Secret is gone
     expect(await users()).toEqual(['main']);
     await expect(
@@ -266,9 +331,7 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
       }),
     ).rejects.toMatchObject({ code: 404 });
     expect((await osb('GET', bindingPath)).status).toBe(404);
-    expect((await osb('DELETE', `${bindingPath}?service_id=${serviceId}&plan_id=${planId}`)).status).toBe(
-      410,
-    );
+    expect((await osb('DELETE', `${unbind}&accepts_incomplete=true`)).status).toBe(410);
 
     const deleting = await osb(
       'DELETE',

@@ -532,7 +532,20 @@ describe('OSB rules on the real broker', () => {
         await until(`${path}/last_operation?operation=${encodeURIComponent(String(again.body.operation))}`),
       ).toMatchObject({ state: 'succeeded' });
       expect((await teamOf(id)).spec.teamId).toBe('green');
-      await deprovision(path, PLANS.team);
+      // a plan change, polled as platforms do, with the plan the instance had (row 56)
+      const moved = await osb('PATCH', `${path}?accepts_incomplete=true`, {
+        service_id: SERVICE,
+        plan_id: PLANS.ok,
+        previous_values: { plan_id: PLANS.team },
+      });
+      expect(moved.status).toBe(202);
+      expect(
+        await until(
+          `${path}/last_operation?operation=${encodeURIComponent(String(moved.body.operation))}&service_id=${SERVICE}&plan_id=${PLANS.team}`,
+        ),
+      ).toMatchObject({ state: 'succeeded' });
+      expect((await osb('GET', path)).body).toMatchObject({ plan_id: PLANS.ok });
+      await deprovision(path, PLANS.ok);
     });
 
     test('a synchronous provision repeated while it runs waits for the same operation; a failed synchronous update answers 500 and changes nothing', async () => {

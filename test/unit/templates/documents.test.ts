@@ -68,7 +68,7 @@ describe('parseObjects', () => {
     [
       'a string',
       `${cm('a')}---\njust text\n`,
-      'the provision template\'s document 2 is the string "just text", not a Kubernetes object',
+      "the provision template's document 2 is a string of 9 characters, not a Kubernetes object",
     ],
     ['a number', '42\n', "the provision template's document 1 is a number, not a Kubernetes object"],
     [
