@@ -248,6 +248,12 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
     }
     const bindAgain = p.asyncBinding ? `${bindingPath}?accepts_incomplete=true` : bindingPath;
     expect((await osb('PUT', bindAgain, bindBody)).status).toBe(200);
+    // the same binding id with other attributes: 409
+    const otherBinding = await osb('PUT', bindAgain, { ...bindBody, bind_resource: { app_guid: 'another' } });
+    expect([otherBinding.status, otherBinding.body.description]).toEqual([
+      409,
+      'A binding with this id already exists with different attributes.',
+    ]);
     expect((await osb('GET', bindingPath)).body.credentials).toEqual(credentials);
 
     // the password is nowhere in workflow history

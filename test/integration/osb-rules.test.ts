@@ -66,10 +66,11 @@ const pgTemplate = (team: string) =>
  * A postgresql whose team is a parameter (`team: fail` makes the operator fail it), and a status
  * that waits for the operator to have seen the latest change (`team: hang` never ends).
  */
-const teamPlan = (id: string, async: boolean) =>
+const teamPlan = (id: string, async: boolean, extra: Record<string, unknown> = {}) =>
   plan(
     id,
     {
+      ...extra,
       manager: { async },
       templates: [
         {
@@ -101,6 +102,7 @@ const PLANS = {
   ok: 'rules-plan-ok',
   team: 'rules-plan-team',
   teamSync: 'rules-plan-team-sync',
+  teamQuick: 'rules-plan-team-quick',
   other: 'rules-plan-other',
   maintained: 'rules-plan-maintained',
   failing: 'rules-plan-failing',
@@ -200,6 +202,7 @@ describe('OSB rules on the real broker', () => {
     await applyObject(master!, plan(PLANS.slow, {}, pgTemplate('slow')));
     await applyObject(master!, teamPlan(PLANS.team, true));
     await applyObject(master!, teamPlan(PLANS.teamSync, false));
+    await applyObject(master!, teamPlan(PLANS.teamQuick, true, { maximum_polling_duration: 4 }));
     operator = await startOperator(1500);
     settings = await systemSettings();
     system = await startProcess('all', settings);
@@ -546,6 +549,44 @@ describe('OSB rules on the real broker', () => {
       ).toMatchObject({ state: 'succeeded' });
       expect((await osb('GET', path)).body).toMatchObject({ plan_id: PLANS.ok });
       await deprovision(path, PLANS.ok);
+    });
+
+    test('while an update runs: GET and DELETE are 422, the same PATCH gets its operation, another is 422; past the deadline it is rolled back', async () => {
+      const id = randomUUID();
+      const path = `/v2/service_instances/${id}`;
+      const body = provisionBody(PLANS.teamQuick, { team: 'blue' });
+      expect((await osb('PUT', `${path}?accepts_incomplete=true`, body)).status).toBe(202);
+      expect(await until(`${path}/last_operation`)).toMatchObject({ state: 'succeeded' });
+
+      const hang = { service_id: SERVICE, parameters: { team: 'hang' } };
+      const update = await osb('PATCH', `${path}?accepts_incomplete=true`, hang);
+      expect(update.status).toBe(202);
+      const same = await osb('PATCH', `${path}?accepts_incomplete=true`, hang);
+      expect([same.status, same.body.operation]).toEqual([202, update.body.operation]);
+      const other = await osb('PATCH', `${path}?accepts_incomplete=true`, {
+        service_id: SERVICE,
+        parameters: { team: 'red' },
+      });
+      expect([other.status, other.body.error]).toEqual([422, 'ConcurrencyError']);
+      const get = await osb('GET', path);
+      expect([get.status, get.body.error]).toEqual([422, 'ConcurrencyError']);
+      const del = await osb(
+        'DELETE',
+        `${path}?service_id=${SERVICE}&plan_id=${PLANS.teamQuick}&accepts_incomplete=true`,
+      );
+      expect([del.status, del.body.error]).toEqual([422, 'ConcurrencyError']);
+
+      expect(
+        await until(`${path}/last_operation?operation=${encodeURIComponent(String(update.body.operation))}`),
+      ).toEqual({
+        state: 'failed',
+        description:
+          'The operator did not report the outcome within 4 s (rolled back: the instance keeps its previous plan and parameters)',
+        instance_usable: true,
+        update_repeatable: true,
+      });
+      expect((await osb('GET', path)).body).toMatchObject({ parameters: { team: 'blue' } });
+      await deprovision(path, PLANS.teamQuick);
     });
 
     test('a synchronous provision repeated while it runs waits for the same operation; a failed synchronous update answers 500 and changes nothing', async () => {
