@@ -30,6 +30,7 @@ import {
 import { findTemplate, type RenderData } from '../templates/index.js';
 import type { OperationState, OperationType } from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
+import { bindingResponseProblem } from '../osb/responses.js';
 import { FAILURE_TYPES, kubeFailure, retryable, terminal } from './failures.js';
 import type { BindingRef, InstanceRef } from './records.js';
 
@@ -363,6 +364,13 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
           FAILURE_TYPES.template,
         );
       }
+    }
+    const problem = bindingResponseProblem(parsed ?? {});
+    if (problem) {
+      throw terminal(
+        `The bind response the status template rendered ${problem}; check the plan’s status template`,
+        FAILURE_TYPES.template,
+      );
     }
     const body = JSON.stringify(parsed ?? {});
     const secret = {

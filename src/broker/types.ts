@@ -91,6 +91,8 @@ export interface BindingResponse {
   readonly route_service_url?: string;
   readonly volume_mounts?: unknown[];
   readonly endpoints?: unknown[];
+  /** When the credentials expire and when the platform should renew them (OSB 2.16). */
+  readonly metadata?: { readonly expires_at?: string; readonly renew_before?: string };
 }
 
 export type BindOutcome =

@@ -65,8 +65,69 @@ export function bindingFields(response: BindingResponse): Record<string, unknown
     route_service_url: response.route_service_url,
     volume_mounts: response.volume_mounts,
     endpoints: response.endpoints,
+    metadata: response.metadata,
   };
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+}
+
+/** `yyyy-mm-ddThh:mm:ss[.s]Z`, the time format of a binding's `metadata`. */
+const UTC_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$/;
+const PORTS = /^\d{1,5}(?:-\d{1,5})?$/;
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * What is wrong with a bind response (as a status template's `bind.response` renders it) by the
+ * OSB rules for a binding's fields, if anything: said by field, never quoting a value, since the
+ * response holds credentials.
+ */
+export function bindingResponseProblem(response: unknown): string | undefined {
+  if (!isObject(response)) return 'is not an object';
+  const { credentials, endpoints, metadata, volume_mounts } = response;
+  if (credentials !== undefined && !isObject(credentials)) return 'has credentials that are not an object';
+  for (const field of ['syslog_drain_url', 'route_service_url'] as const) {
+    if (response[field] !== undefined && typeof response[field] !== 'string')
+      return `has a ${field} that is not a string`;
+  }
+  if (volume_mounts !== undefined && !Array.isArray(volume_mounts))
+    return 'has volume_mounts that are not a list';
+  if (endpoints !== undefined) {
+    if (!Array.isArray(endpoints)) return 'has endpoints that are not a list';
+    for (const [i, endpoint] of endpoints.entries()) {
+      const at = `endpoints[${i}]`;
+      if (!isObject(endpoint)) return `has ${at} that is not an object`;
+      if (typeof endpoint.host !== 'string' || endpoint.host.trim() === '') return `has ${at} without a host`;
+      const ports = endpoint.ports;
+      if (!Array.isArray(ports) || ports.length === 0) return `has ${at} without ports`;
+      if (!ports.every((port) => typeof port === 'string' && PORTS.test(port))) {
+        return `has ${at} with ports that are not strings such as "443" or "9000-9010"`;
+      }
+      if (endpoint.protocol !== undefined && !['tcp', 'udp', 'all'].includes(endpoint.protocol as string)) {
+        return `has ${at} with a protocol other than tcp, udp or all`;
+      }
+    }
+  }
+  if (metadata !== undefined) {
+    if (!isObject(metadata)) return 'has metadata that is not an object';
+    const times: Record<string, number> = {};
+    for (const field of ['expires_at', 'renew_before'] as const) {
+      const value = metadata[field];
+      if (value === undefined) continue;
+      if (typeof value !== 'string' || !UTC_TIME.test(value) || Number.isNaN(Date.parse(value))) {
+        return `has a metadata.${field} that is not a time such as 2030-01-31T12:00:00.0Z`;
+      }
+      times[field] = Date.parse(value);
+    }
+    if (
+      times.renew_before !== undefined &&
+      times.expires_at !== undefined &&
+      times.renew_before > times.expires_at
+    ) {
+      return 'has a metadata.renew_before after its metadata.expires_at';
+    }
+  }
+  return undefined;
 }
 
 /**

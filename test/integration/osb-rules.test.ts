@@ -91,6 +91,11 @@ const teamPlan = (id: string, async: boolean, extra: Record<string, unknown> = {
             '{{- if eq (default "" .instance.spec.parameters.team) "hang" }}{{ $s = "in progress" }}{{ end }}',
             'provision: {state: "{{ $s }}", description: {{ $d | quote }}}',
             'deprovision: {state: "{{ if .pg }}in progress{{ else }}succeeded{{ end }}"}',
+            // a binding's response with endpoints and metadata; `renew: late` renews after it expires
+            '{{- with .binding }}',
+            'bind: {state: succeeded, response: {credentials: {user: "{{ .metadata.name }}"}, endpoints: [{host: db.example, ports: ["5432"], protocol: tcp}], metadata: {expires_at: "2030-01-31T00:00:00.0Z", renew_before: "2030-0{{ if eq (toString .spec.parameters.renew) "late" }}2{{ else }}1{{ end }}-01T00:00:00.0Z"}}}',
+            'unbind: {state: succeeded}',
+            '{{- end }}',
           ].join('\n'),
         },
       ],
@@ -607,6 +612,31 @@ describe('OSB rules on the real broker', () => {
         plan_id: PLANS.teamSync,
         parameters: { team: 'blue' },
       });
+
+      // a binding: the status template's response, endpoints and metadata as the platform gets them
+      const bindingPath = `${path}/service_bindings/${randomUUID()}`;
+      const bindBody = (renew: string) => ({
+        service_id: SERVICE,
+        plan_id: PLANS.teamSync,
+        parameters: { renew },
+      });
+      const bound = await osb('PUT', bindingPath, bindBody('early'));
+      expect([bound.status, bound.body]).toEqual([
+        201,
+        {
+          credentials: { user: expect.any(String) },
+          endpoints: [{ host: 'db.example', ports: ['5432'], protocol: 'tcp' }],
+          metadata: { expires_at: '2030-01-31T00:00:00.0Z', renew_before: '2030-01-01T00:00:00.0Z' },
+        },
+      ]);
+      expect((await osb('GET', bindingPath)).body).toMatchObject({ metadata: bound.body.metadata });
+      // a response that breaks the OSB rules fails the bind, naming the field
+      const late = await osb('PUT', `${path}/service_bindings/${randomUUID()}`, bindBody('late'));
+      expect([late.status, late.body.error, late.body.description]).toEqual([
+        500,
+        'OperationFailed',
+        'The bind response the status template rendered has a metadata.renew_before after its metadata.expires_at; check the plan’s status template',
+      ]);
 
       const del = `${path}?service_id=${SERVICE}&plan_id=${PLANS.teamSync}`;
       expect((await osb('DELETE', del)).status).toBe(200);

@@ -10,6 +10,7 @@ import type { OsbError } from '../../../src/osb/errors.js';
 import {
   UnexpectedAsyncAnswer,
   bindReply,
+  bindingResponseProblem,
   bindingBody,
   bindingLastOperationBody,
   instanceBody,
@@ -148,4 +149,77 @@ test.each([
   [binding(), { credentials: { a: 1 } }],
 ])('bindingBody: GIVEN %p THEN %p', (view, expected) => {
   expect(outcome(() => bindingBody(view))).toEqual(expected);
+});
+
+describe('bindingResponseProblem (checklist rows 80–81)', () => {
+  const SECRET = 's3cr3t-value';
+  test('GIVEN a response with every field right WHEN checked THEN no problem; bindReply passes metadata on', () => {
+    const response = {
+      credentials: { password: SECRET },
+      endpoints: [
+        { host: 'db.example', ports: ['5432', '9000-9010'], protocol: 'tcp' },
+        { host: 'h', ports: ['1'] },
+      ],
+      metadata: { expires_at: '2030-01-31T12:00:00.0Z', renew_before: '2030-01-01T00:00:00Z' },
+      syslog_drain_url: 'syslog://x',
+      volume_mounts: [],
+    };
+    expect(bindingResponseProblem(response)).toBeUndefined();
+    expect(bindingResponseProblem({})).toBeUndefined();
+    expect(bindReply({ kind: 'done', created: true, response }, false).body).toMatchObject({
+      metadata: response.metadata,
+      endpoints: response.endpoints,
+    });
+  });
+
+  test.each([
+    ['a list', [SECRET], 'is not an object'],
+    ['credentials that are a string', { credentials: SECRET }, 'has credentials that are not an object'],
+    [
+      'a route_service_url that is a number',
+      { route_service_url: 1 },
+      'has a route_service_url that is not a string',
+    ],
+    ['endpoints that are an object', { endpoints: { host: SECRET } }, 'has endpoints that are not a list'],
+    ['an endpoint without host', { endpoints: [{ ports: ['1'] }] }, 'has endpoints[0] without a host'],
+    [
+      'an endpoint without ports',
+      { endpoints: [{ host: SECRET, ports: [] }] },
+      'has endpoints[0] without ports',
+    ],
+    [
+      'a port that is a number',
+      {
+        endpoints: [
+          { host: 'h', ports: ['1'] },
+          { host: 'h', ports: [5432] },
+        ],
+      },
+      'has endpoints[1] with ports that are not strings such as "443" or "9000-9010"',
+    ],
+    [
+      'a protocol of its own',
+      { endpoints: [{ host: 'h', ports: ['1'], protocol: SECRET }] },
+      'has endpoints[0] with a protocol other than tcp, udp or all',
+    ],
+    [
+      'an expiry that is not UTC',
+      { metadata: { expires_at: '2030-01-31T12:00:00+01:00' } },
+      'has a metadata.expires_at that is not a time such as 2030-01-31T12:00:00.0Z',
+    ],
+    [
+      'a renewal that is no time',
+      { metadata: { renew_before: SECRET } },
+      'has a metadata.renew_before that is not a time such as 2030-01-31T12:00:00.0Z',
+    ],
+    [
+      'a renewal after the expiry',
+      { metadata: { expires_at: '2030-01-01T00:00:00.0Z', renew_before: '2030-01-02T00:00:00.0Z' } },
+      'has a metadata.renew_before after its metadata.expires_at',
+    ],
+  ])('GIVEN %s WHEN checked THEN the problem by field, never the value', (_, response, problem) => {
+    const found = bindingResponseProblem(response);
+    expect(found).toBe(problem);
+    expect(found).not.toContain(SECRET);
+  });
 });
