@@ -143,6 +143,9 @@ const toLastOperation = (status: OperationStatus): LastOperation => {
   };
 };
 
+/** Deprovision and unbind: given up on, they stop where they are rather than roll back. */
+const isDeletion = (type: OperationType): boolean => type === 'deprovision' || type === 'unbind';
+
 /** How many settled runs the broker remembers: a closed run never changes, so last_operation needs no call. */
 const SETTLED_CACHE_SIZE = 10_000;
 
@@ -578,9 +581,11 @@ export class TemporalServiceBroker implements ServiceBroker {
     const memo = run.memo!;
     if (run.running || memo.state !== 'in progress') return memo;
     const reason =
-      run.statusName === 'CANCELLED'
-        ? 'was cancelled and rolled back'
-        : `stopped (${run.statusName.toLowerCase()})`;
+      run.statusName !== 'CANCELLED'
+        ? `stopped (${run.statusName.toLowerCase()})`
+        : isDeletion(memo.operation)
+          ? 'was stopped before it finished'
+          : 'was cancelled and rolled back';
     return { ...memo, state: 'failed', description: `The ${memo.operation} ${reason}.` };
   }
 
@@ -718,9 +723,12 @@ export class TemporalServiceBroker implements ServiceBroker {
       const result = await Promise.race([handle.result() as Promise<OperationStatus>, timeout]);
       if (result === 'timeout') {
         await handle.cancel();
+        const undone = isDeletion(type)
+          ? 'was stopped; send the request again to finish it'
+          : 'was rolled back';
         throw new OsbError(
           504,
-          `The ${type} did not finish within ${Math.round(this.deps.syncTimeoutMs / 1000)} s and was rolled back.`,
+          `The ${type} did not finish within ${Math.round(this.deps.syncTimeoutMs / 1000)} s and ${undone}.`,
           'Timeout',
         );
       }

@@ -6,7 +6,15 @@
 import { isCancellation, upsertSearchAttributes } from '@temporalio/workflow';
 import type { StatusReport, Target } from '../activities/index.js';
 import { startingStatus, type BindingRequest, type OperationStatus } from './messages.js';
-import { activities, failureDescription, isStepFailure, Operation, waitForOperator } from './operation.js';
+import {
+  activities,
+  failureDescription,
+  isStepFailure,
+  Operation,
+  recordCancelled,
+  stoppedDeletion,
+  waitForOperator,
+} from './operation.js';
 import { OsbClusterId } from './search-attributes.js';
 
 // Recording the outcome must happen whatever the deadline; the rest of the work runs by op.steps.
@@ -67,6 +75,11 @@ export async function unbindWorkflow(req: BindingRequest): Promise<OperationStat
     target = { instance: binding.instance, binding };
     report = await removeBinding(op, target);
   } catch (err) {
+    if (isCancellation(err)) {
+      const recorded = target?.binding;
+      await recordCancelled(op, stoppedDeletion(op), recorded && ((s) => recordBindingStatus(recorded, s)));
+      throw err;
+    }
     if (!isStepFailure(err)) throw err;
     report = { state: 'failed', description: failureDescription(err) };
   }

@@ -4,11 +4,19 @@
  * record the outcome. A failed step fails the operation with its description; a cancelled one
  * (a synchronous request that gave up) removes what it created, so nothing is left orphaned.
  */
-import { CancellationScope, isCancellation, patched, upsertSearchAttributes } from '@temporalio/workflow';
+import { isCancellation, patched, upsertSearchAttributes } from '@temporalio/workflow';
 import type { InstanceRef, StatusReport, Target } from '../activities/index.js';
 import { MASTER_CLUSTER_ID } from '../resources/types.js';
 import { startingStatus, type InstanceRequest, type OperationStatus } from './messages.js';
-import { activities, failureDescription, isStepFailure, Operation, waitForOperator } from './operation.js';
+import {
+  activities,
+  failureDescription,
+  isStepFailure,
+  Operation,
+  recordCancelled,
+  stoppedDeletion,
+  waitForOperator,
+} from './operation.js';
 import { OsbClusterId } from './search-attributes.js';
 
 // Recording the outcome must happen whatever the deadline; the rest of the work runs by op.steps.
@@ -128,8 +136,7 @@ export async function updateWorkflow(req: InstanceRequest): Promise<OperationSta
           { instanceUsable: !back.failure, updateRepeatable: true },
         );
         const instance = back.instance ?? target?.instance;
-        if (instance) await CancellationScope.nonCancellable(() => recordInstanceStatus(instance, status));
-        op.finish(status);
+        await recordCancelled(op, status, instance && ((s) => recordInstanceStatus(instance, s)));
       }
       throw err;
     }
@@ -167,6 +174,11 @@ export async function deprovisionWorkflow(req: InstanceRequest): Promise<Operati
     instance = await op.steps.recordInstance(req, 'deprovision');
     report = await removeInstance(op, { instance });
   } catch (err) {
+    if (isCancellation(err)) {
+      const recorded = instance;
+      await recordCancelled(op, stoppedDeletion(op), recorded && ((s) => recordInstanceStatus(recorded, s)));
+      throw err;
+    }
     if (!isStepFailure(err)) throw err;
     report = { state: 'failed', description: failureDescription(err) };
   }

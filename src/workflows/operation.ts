@@ -239,6 +239,29 @@ export async function waitForOperator(
   }
 }
 
+/**
+ * Ends an operation that a synchronous request gave up on (the workflow is being cancelled): its
+ * outcome is recorded all the same and published in the memo, then the workflow ends cancelled.
+ */
+export async function recordCancelled(
+  op: Operation,
+  status: OperationStatus,
+  record?: (status: OperationStatus) => Promise<void>,
+): Promise<void> {
+  if (record) await CancellationScope.nonCancellable(() => record(status));
+  op.finish(status);
+}
+
+/**
+ * The outcome of a deprovision or unbind that a synchronous request gave up on: it stops where it
+ * is (what is deleted stays deleted), and the platform deletes again to finish it.
+ */
+export const stoppedDeletion = (op: Operation): OperationStatus =>
+  op.outcome(
+    'failed',
+    `The ${op.current.operation} was stopped before it finished; send the request again to finish it.`,
+  );
+
 /** The human description of why a step failed (the activity's terminal message, not a stack). */
 export function failureDescription(err: unknown): string {
   let cause: unknown = err;

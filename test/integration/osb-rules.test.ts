@@ -90,11 +90,12 @@ const teamPlan = (id: string, async: boolean, extra: Record<string, unknown> = {
             '{{- if or (eq .PostgresClusterStatus "CreateFailed") (eq .PostgresClusterStatus "UpdateFailed") }}{{ $s = "failed" }}{{ $d = .reason }}{{ end }}{{ end }}{{ end }}',
             '{{- if eq (default "" .instance.spec.parameters.team) "hang" }}{{ $s = "in progress" }}{{ end }}',
             'provision: {state: "{{ $s }}", description: {{ $d | quote }}}',
-            'deprovision: {state: "{{ if .pg }}in progress{{ else }}succeeded{{ end }}"}',
+            // `team: stuck` never lets a deprovision finish
+            'deprovision: {state: "{{ if or .pg (eq (default "" .instance.spec.parameters.team) "stuck") }}in progress{{ else }}succeeded{{ end }}"}',
             // a binding's response with endpoints and metadata; `renew: late` renews after it expires
             '{{- with .binding }}',
             'bind: {state: succeeded, response: {credentials: {user: "{{ .metadata.name }}"}, endpoints: [{host: db.example, ports: ["5432"], protocol: tcp}], metadata: {expires_at: "2030-01-31T00:00:00.0Z", renew_before: "2030-0{{ if eq (toString .spec.parameters.renew) "late" }}2{{ else }}1{{ end }}-01T00:00:00.0Z"}}}',
-            'unbind: {state: succeeded}',
+            'unbind: {state: "{{ if eq (toString .spec.parameters.renew) "hang" }}in progress{{ else }}succeeded{{ end }}"}',
             '{{- end }}',
           ].join('\n'),
         },
@@ -795,6 +796,51 @@ describe('OSB rules on the real broker', () => {
         update_repeatable: true,
       });
       expect((await osb('GET', updated)).body).toMatchObject({ parameters: { team: 'blue' } });
+
+      // an unbind and a deprovision that run out of time stop where they are, and say so
+      const stopped = (type: string) =>
+        `The ${type} was stopped before it finished; send the request again to finish it.`;
+      const bindingPath = `${updated}/service_bindings/${randomUUID()}`;
+      const bindBody = { service_id: SERVICE, plan_id: PLANS.teamSync, parameters: { renew: 'hang' } };
+      expect((await osb('PUT', bindingPath, bindBody)).status).toBe(201);
+      const unbinding = await client(
+        'DELETE',
+        `${bindingPath}?service_id=${SERVICE}&plan_id=${PLANS.teamSync}`,
+      );
+      expect([unbinding.status, unbinding.body.description]).toEqual([
+        504,
+        'The unbind did not finish within 2 s and was stopped; send the request again to finish it.',
+      ]);
+      expect(
+        await eventually('the unbind to stop', async () => {
+          const last = await osb('GET', `${bindingPath}/last_operation`);
+          return last.body.state === 'in progress' ? undefined : last.body;
+        }),
+      ).toEqual({ state: 'failed', description: stopped('unbind') });
+
+      const stuck = `/v2/service_instances/${randomUUID()}`;
+      const stuckId = stuck.split('/').pop()!;
+      expect((await osb('PUT', stuck, provisionBody(PLANS.teamSync, { team: 'stuck' }))).status).toBe(201);
+      const deleting = await client('DELETE', `${stuck}?service_id=${SERVICE}&plan_id=${PLANS.teamSync}`);
+      expect([deleting.status, deleting.body.description]).toEqual([
+        504,
+        'The deprovision did not finish within 2 s and was stopped; send the request again to finish it.',
+      ]);
+      expect(
+        await eventually('the deprovision to stop', async () => {
+          const last = await osb('GET', `${stuck}/last_operation`);
+          return last.body.state === 'in progress' ? undefined : last.body;
+        }),
+      ).toMatchObject({ state: 'failed', description: stopped('deprovision') });
+      const record = await getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, `sf-${stuckId}`, stuckId);
+      expect(record?.status).toMatchObject({ state: 'failed', operation: 'deprovision' });
+      // the operator lets go; deleting again finishes it
+      await patchRecord(master!, SFSERVICEINSTANCE, `sf-${stuckId}`, stuckId, {
+        spec: { parameters: { team: 'blue' } },
+      });
+      expect((await osb('DELETE', `${stuck}?service_id=${SERVICE}&plan_id=${PLANS.teamSync}`)).status).toBe(
+        200,
+      );
       expect((await osb('DELETE', `${updated}?service_id=${SERVICE}&plan_id=${PLANS.teamSync}`)).status).toBe(
         200,
       );
