@@ -182,14 +182,15 @@ export async function deprovisionWorkflow(req: InstanceRequest): Promise<Operati
     if (!isStepFailure(err)) throw err;
     report = { state: 'failed', description: failureDescription(err) };
   }
-  // Once deprovisioned there is no record left to write to.
+  // Once deprovisioned there is no record left to write to. A deprovision that failed after it
+  // began deleting the operator's resources leaves an instance that is no longer usable.
   return outcome(
     op,
     report.state === 'succeeded' ? undefined : instance,
     report,
     'The instance is deprovisioned',
     {
-      instanceUsable: report.state !== 'succeeded',
+      instanceUsable: report.state !== 'succeeded' && instance === undefined,
     },
   );
 }

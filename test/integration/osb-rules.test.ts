@@ -595,6 +595,31 @@ describe('OSB rules on the real broker', () => {
       await deprovision(path, PLANS.teamQuick);
     });
 
+    test('a deprovision the operator does not finish in time fails, and the instance is no longer usable', async () => {
+      const id = randomUUID();
+      const path = `/v2/service_instances/${id}`;
+      const body = provisionBody(PLANS.teamQuick, { team: 'stuck' });
+      expect((await osb('PUT', `${path}?accepts_incomplete=true`, body)).status).toBe(202);
+      expect(await until(`${path}/last_operation`)).toMatchObject({ state: 'succeeded' });
+      const query = `service_id=${SERVICE}&plan_id=${PLANS.teamQuick}&accepts_incomplete=true`;
+      const deleting = await osb('DELETE', `${path}?${query}`);
+      expect(deleting.status).toBe(202);
+      expect(
+        await until(
+          `${path}/last_operation?operation=${encodeURIComponent(String(deleting.body.operation))}`,
+        ),
+      ).toEqual({
+        state: 'failed',
+        description: 'The operator did not report the outcome within 4 s',
+        instance_usable: false,
+      });
+      // the operator lets go; deleting again finishes it
+      await patchRecord(master!, SFSERVICEINSTANCE, `sf-${id}`, id, {
+        spec: { parameters: { team: 'blue' } },
+      });
+      await deprovision(path, PLANS.teamQuick);
+    });
+
     test('a synchronous provision repeated while it runs waits for the same operation; a failed synchronous update answers 500 and changes nothing', async () => {
       const id = randomUUID();
       const path = `/v2/service_instances/${id}`;
