@@ -143,6 +143,8 @@ export async function updateWorkflow(req: InstanceRequest): Promise<OperationSta
     if (!isStepFailure(err)) throw err;
     report = { state: 'failed', description: failureDescription(err) };
   }
+  let instance = target?.instance;
+  let instanceUsable = true;
   if (report.state === 'failed' && previous) {
     // A failed update changes nothing: the instance keeps its plan, its parameters and the
     // operator's resources rendered from them. It stays usable, and the update can be repeated.
@@ -154,15 +156,10 @@ export async function updateWorkflow(req: InstanceRequest): Promise<OperationSta
         ? `${failed}; putting the instance back failed: ${back.failure}`
         : `${failed} (rolled back: the instance keeps its previous plan and parameters)`,
     };
-    return outcome(op, back.instance ?? target?.instance, report, '', {
-      instanceUsable: !back.failure,
-      updateRepeatable: true,
-    });
+    instance = back.instance ?? instance;
+    instanceUsable = !back.failure;
   }
-  return outcome(op, target?.instance, report, 'The instance is updated', {
-    instanceUsable: true,
-    updateRepeatable: true,
-  });
+  return outcome(op, instance, report, 'The instance is updated', { instanceUsable, updateRepeatable: true });
 }
 
 /** OSB deprovision: DELETE /v2/service_instances/:instance_id */

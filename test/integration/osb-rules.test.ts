@@ -810,11 +810,7 @@ describe('OSB rules on the real broker', () => {
         504,
         'The update did not finish within 2 s and was rolled back.',
       ]);
-      await eventually('the update to be rolled back', async () => {
-        const last = await osb('GET', `${updated}/last_operation`);
-        return last.body.state === 'in progress' ? undefined : last.body;
-      });
-      expect((await osb('GET', `${updated}/last_operation`)).body).toEqual({
+      expect(await until(`${updated}/last_operation`)).toEqual({
         state: 'failed',
         description: 'The update was cancelled and rolled back.',
         instance_usable: true,
@@ -836,12 +832,10 @@ describe('OSB rules on the real broker', () => {
         504,
         'The unbind did not finish within 2 s and was stopped; send the request again to finish it.',
       ]);
-      expect(
-        await eventually('the unbind to stop', async () => {
-          const last = await osb('GET', `${bindingPath}/last_operation`);
-          return last.body.state === 'in progress' ? undefined : last.body;
-        }),
-      ).toEqual({ state: 'failed', description: stopped('unbind') });
+      expect(await until(`${bindingPath}/last_operation`)).toEqual({
+        state: 'failed',
+        description: stopped('unbind'),
+      });
 
       const stuck = `/v2/service_instances/${randomUUID()}`;
       const stuckId = stuck.split('/').pop()!;
@@ -851,12 +845,10 @@ describe('OSB rules on the real broker', () => {
         504,
         'The deprovision did not finish within 2 s and was stopped; send the request again to finish it.',
       ]);
-      expect(
-        await eventually('the deprovision to stop', async () => {
-          const last = await osb('GET', `${stuck}/last_operation`);
-          return last.body.state === 'in progress' ? undefined : last.body;
-        }),
-      ).toMatchObject({ state: 'failed', description: stopped('deprovision') });
+      expect(await until(`${stuck}/last_operation`)).toMatchObject({
+        state: 'failed',
+        description: stopped('deprovision'),
+      });
       const record = await getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, `sf-${stuckId}`, stuckId);
       expect(record?.status).toMatchObject({ state: 'failed', operation: 'deprovision' });
       // the operator lets go; deleting again finishes it
