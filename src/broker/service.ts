@@ -120,10 +120,12 @@ function canonical(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
-const requestedBy = (meta: RequestMeta): RequestedBy | undefined =>
-  meta.originatingIdentity
-    ? { platform: meta.originatingIdentity.platform, identity: meta.originatingIdentity.value }
-    : undefined;
+const requestedBy = ({ originatingIdentity: who }: RequestMeta): RequestedBy | undefined => {
+  if (!who) return undefined;
+  return 'value' in who
+    ? { platform: who.platform, identity: who.value }
+    : { platform: who.platform, unreadable: true };
+};
 
 /**
  * `instance_usable` only for a failed update or deprovision, `update_repeatable` only for a failed

@@ -6,6 +6,7 @@
  * Implemented over Temporal and Kubernetes by src/broker/service.ts; the API's unit tests use an
  * in-memory implementation.
  */
+import type { OriginatingIdentity } from '../osb/requests.js';
 import type { MaintenanceInfo, SFPlan, SFService } from '../resources/types.js';
 
 /** The catalog as the broker currently knows it (kept in memory by watches). */
@@ -18,8 +19,8 @@ export interface CatalogSource {
 export interface RequestMeta {
   /** `X-Broker-API-Version` as sent, e.g. `2.17`. */
   readonly apiVersion: string;
-  /** Decoded `X-Broker-API-Originating-Identity`. */
-  readonly originatingIdentity?: { readonly platform: string; readonly value: unknown };
+  /** Decoded `X-Broker-API-Originating-Identity` (or `unreadable`: it never fails a request). */
+  readonly originatingIdentity?: OriginatingIdentity;
   /** `X-Broker-API-Request-Identity`, echoed in the response. */
   readonly requestIdentity?: string;
 }

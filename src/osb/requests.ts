@@ -97,19 +97,24 @@ export function parseMaintenanceInfo(value: unknown, name = 'maintenance_info'):
   return { version, ...(description !== undefined ? { description } : {}) };
 }
 
-/** The decoded `X-Broker-API-Originating-Identity`. */
-export interface OriginatingIdentity {
-  readonly platform: string;
-  readonly value: JsonObject;
-}
+/**
+ * The decoded `X-Broker-API-Originating-Identity`. A header that is there but cannot be read is
+ * `unreadable`, with the platform it names when that is a plain word: it is recorded as such and
+ * never refused (platforms MAY send it, and it must not make a request fail).
+ */
+export type OriginatingIdentity =
+  | { readonly platform: string; readonly value: JsonObject }
+  | { readonly platform: string; readonly unreadable: true };
 
-const IDENTITY = /^([^\s]+)[ \t]+([A-Za-z0-9+/]+={0,2})$/;
+/** A platform is a plain word (`cloudfoundry`, `kubernetes`); anything else is not recorded as one. */
+const PLATFORM_WORD = '[A-Za-z][A-Za-z0-9._-]{0,62}';
+const PLATFORM = new RegExp(`^${PLATFORM_WORD}$`);
+const IDENTITY = new RegExp(`^(${PLATFORM_WORD})[ \\t]+([A-Za-z0-9+/]+={0,2})$`);
 
 /**
- * `X-Broker-API-Originating-Identity: <platform> <base64 of a JSON object>`; absent or empty is
- * `undefined`.
- *
- * @throws OsbError 400 when the header is present but not of that form.
+ * `X-Broker-API-Originating-Identity: <platform> <base64 of a JSON object>` (the platform a plain
+ * word); absent or empty is `undefined`, anything else not of that form is `unreadable`. Nothing
+ * of an unreadable value is kept: it may be anything a client sent.
  */
 export function parseOriginatingIdentity(header: string | undefined): OriginatingIdentity | undefined {
   if (header === undefined || header.trim() === '') return undefined;
@@ -120,10 +125,9 @@ export function parseOriginatingIdentity(header: string | undefined): Originatin
   } catch {
     value = undefined;
   }
-  if (!match || !isObject(value)) {
-    throw badRequest('X-Broker-API-Originating-Identity must be "<platform> <base64-encoded JSON object>".');
-  }
-  return { platform: match[1]!, value };
+  if (match && isObject(value)) return { platform: match[1]!, value };
+  const named = header.trim().split(/[ \t]/, 1)[0]!;
+  return { platform: PLATFORM.test(named) ? named : 'unknown', unreadable: true };
 }
 
 /** The fields of a provision body besides `service_id` and `plan_id`. */

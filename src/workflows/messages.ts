@@ -15,7 +15,9 @@ export type OperationState = 'in progress' | 'succeeded' | 'failed';
 /** Who asked, from `X-Broker-API-Originating-Identity`, kept for audit. */
 export interface RequestedBy {
   readonly platform: string;
-  readonly identity: unknown;
+  /** The identity the platform sent; absent when its header could not be read (`unreadable`). */
+  readonly identity?: unknown;
+  readonly unreadable?: true;
 }
 
 /** An instance request, as the provision, update and deprovision workflows receive it. */

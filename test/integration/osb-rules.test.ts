@@ -334,13 +334,21 @@ describe('OSB rules on the real broker', () => {
       expect(body).not.toMatch(/at .*\.js/);
     });
 
-    test('identity headers: the request identity is echoed, a malformed originating identity is refused', async () => {
+    test('identity headers: the request identity is echoed; an unreadable originating identity fails nothing and is recorded as unreadable', async () => {
       const res = await osb('GET', '/v2/catalog', undefined, { 'X-Broker-API-Request-Identity': 'req-123' });
       expect(res.headers.get('x-broker-api-request-identity')).toBe('req-123');
-      const bad = await osb('GET', '/v2/catalog', undefined, {
+      const id = randomUUID();
+      const path = `/v2/service_instances/${id}`;
+      const started = await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(PLANS.ok), {
         'X-Broker-API-Originating-Identity': 'cloudfoundry %%%',
       });
-      expect(bad.status).toBe(400);
+      expect(started.status).toBe(202);
+      expect(await until(`${path}/last_operation`)).toMatchObject({ state: 'succeeded' });
+      const record = await getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, `sf-${id}`, id);
+      expect(JSON.parse(record!.metadata.annotations![ANNOTATIONS.requestedBy]!)).toEqual({
+        platform: 'cloudfoundry',
+        unreadable: true,
+      });
     });
 
     test('unknown instances and bindings: 404 to read or change, 410 to delete', async () => {
