@@ -45,6 +45,11 @@ const TIMED_READS = 20_000;
  * is printed with their median.
  */
 const READ_WINDOWS = 3;
+/**
+ * Reads before each window's timed ones, untimed: the connections, the JIT of the server read and
+ * of the load. With 1000 the first window of every kind (the floor's too) was its slowest.
+ */
+const READ_WARM_UP = 5000;
 /** Activities of one provision on the master of a plan that is ready at once: record, schedule, apply, check, record outcome. */
 const ACTIVITIES_PER_PROVISION = 5;
 const SERVICE = 'bench-service';
@@ -323,7 +328,11 @@ async function main(): Promise<void> {
     // ---- reads at 100 concurrent clients, each on its own kept-alive connection, made by a
     // process of their own (bench/read-load.ts) so that this one's heap does not pause them.
     const readCpu: Record<string, CpuByRole> = {};
-    const loader = fork(fileURLToPath(new URL('./read-load.js', import.meta.url)), { stdio: 'inherit' });
+    // BENCH_LOAD_NODE_ARGS: node flags for the load, e.g. `--trace-gc` (its pauses count in every read).
+    const loader = fork(fileURLToPath(new URL('./read-load.js', import.meta.url)), {
+      stdio: 'inherit',
+      execArgv: process.env.BENCH_LOAD_NODE_ARGS?.split(' ').filter(Boolean) ?? [],
+    });
     stops.push(async () => {
       loader.kill('SIGTERM');
       await new Promise((r) => loader.once('exit', r));
@@ -347,7 +356,7 @@ async function main(): Promise<void> {
           path: p,
           headers: { Authorization: auth, 'X-Broker-API-Version': '2.17' },
           clients: READ_CLIENTS,
-          warmUp: 1000,
+          warmUp: READ_WARM_UP,
           count: TIMED_READS,
         };
         loader.send(job);
@@ -421,10 +430,10 @@ async function main(): Promise<void> {
     console.log(
       `  the same, local          ${trivialLocalCost.total.toFixed(1)} ms   (${trivialLocalCost.text}; trivial-local/provision ${(trivialLocalCost.total / provisionCost.total).toFixed(2)})`,
     );
-    /** p50 of all windows; each window's p99 and their median. */
+    /** p50 of all windows; each window's p99 and their median; the p99 of all the windows' reads together. */
     const windowed = (windows: number[][]) => {
       const p99s = windows.map((w) => percentile(w, 99));
-      return `p50 ${ms(percentile(windows.flat(), 50))}   p99 ${ms(percentile(p99s, 50))}   (windows: ${p99s.map(ms).join(', ')})`;
+      return `p50 ${ms(percentile(windows.flat(), 50))}   p99 ${ms(percentile(p99s, 50))}   (windows: ${p99s.map(ms).join(', ')}; all reads: ${ms(percentile(windows.flat(), 99))})`;
     };
     console.log(
       `  floor, ${READ_CLIENTS} clients       ${windowed(floor)}   (a bare node:http server in its own process, the same body from memory; CPU ms per request: ${perRead(floorPath, READ_WINDOWS)})`,

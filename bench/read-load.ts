@@ -24,15 +24,16 @@ export type ReadReply = { warm: true } | { samples: number[] } | { error: string
 async function run(job: ReadJob): Promise<number[]> {
   const clients = await Promise.all(Array.from({ length: job.clients }, () => LoadClient.connect(job.port)));
   const request = LoadClient.get(job.path, job.headers);
-  const reads = async (count: number, samples?: number[]) => {
+  const reads = async (count: number, samples?: Float64Array) => {
     let next = 0;
     await Promise.all(
       clients.map(async (client) => {
-        while (next++ < count) {
+        while (next < count) {
+          const i = next++;
           const started = performance.now();
           const res = await client.send(request);
           if (res.status !== 200) throw new Error(`GET ${job.path} answered ${res.status}: ${res.body}`);
-          samples?.push(performance.now() - started);
+          if (samples) samples[i] = performance.now() - started;
         }
       }),
     );
@@ -41,9 +42,11 @@ async function run(job: ReadJob): Promise<number[]> {
     await reads(job.warmUp);
     // The parent samples CPU between this message and the samples.
     await new Promise<void>((resolve) => process.send!({ warm: true } satisfies ReadReply, () => resolve()));
-    const samples: number[] = [];
+    // Filled in place: a growing array would make garbage, and the collector's pauses here would count
+    // in the latencies measured.
+    const samples = new Float64Array(job.count);
     await reads(job.count, samples);
-    return samples;
+    return Array.from(samples);
   } finally {
     for (const client of clients) client.close();
   }
