@@ -44,4 +44,5 @@ COPY examples/postgresql examples/postgresql
 USER 1000:1000
 EXPOSE 8080
 ENTRYPOINT ["node"]
-CMD ["dist/src/main.js", "all"]
+# --no-memory-reducer: see BROKER_NODE_FLAGS in src/config.ts.
+CMD ["--no-memory-reducer", "dist/src/main.js", "all"]

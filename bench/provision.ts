@@ -17,6 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { BROKER_NODE_FLAGS } from '../src/config.js';
 import { applyObject } from '../src/kube/objects.js';
 import type { ReadJob, ReadReply } from './read-load.js';
 import { addCpu, cpuByRole, cpuSince, describeCpu, type CpuByRole } from './cpu.js';
@@ -117,15 +118,16 @@ async function main(): Promise<void> {
       },
     });
 
-    // ---- the inter-operator, as it runs in production: one process with broker and worker
+    // ---- the inter-operator as the Helm chart deploys it: broker and worker in their own
+    // processes, the broker with its node flags (BROKER_NODE_FLAGS).
     const port = await freePort();
-    // Broker and worker in their own processes, as the Helm chart deploys them.
     const payloadKeys = generatePayloadKey();
     for (const role of ['worker', 'broker']) {
       const child = spawn(
         process.execPath,
         // BENCH_NODE_ARGS: node flags for the broker and worker, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
         [
+          ...(role === 'broker' ? BROKER_NODE_FLAGS : []),
           ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
           fileURLToPath(new URL('../src/main.js', import.meta.url)),
           role,

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { startExampleOperator } from '../../examples/operator/operator.js';
+import { BROKER_NODE_FLAGS } from '../../src/config.js';
 import { applyObject } from '../../src/kube/objects.js';
 import { freePort } from '../../src/local/processes.js';
 import type { KubeObject } from '../../src/resources/types.js';
@@ -72,25 +73,30 @@ export async function startProcess(
   const env = environment();
   const logFile = path.join(env.workDir, `${role}-${settings.taskQueue}-${Date.now()}.log`);
   const log = createWriteStream(logFile);
-  const child: ChildProcess = spawn(process.execPath, [path.join(root, 'dist', 'src', 'main.js'), role], {
-    env: {
-      ...process.env,
-      INTEROP_TEMPORAL_ADDRESS: env.temporal.address,
-      INTEROP_TEMPORAL_NAMESPACE: env.temporal.namespace,
-      INTEROP_TASK_QUEUE: settings.taskQueue,
-      INTEROP_PAYLOAD_KEYS: settings.payloadKeys,
-      INTEROP_MASTER_KUBECONFIG: env.clusters[0]!.kubeconfigPath,
-      INTEROP_NAMESPACE: env.namespace,
-      INTEROP_BROKER_USERNAME: CREDENTIALS.username,
-      INTEROP_BROKER_PASSWORD: CREDENTIALS.password,
-      INTEROP_PORT: String(settings.port),
-      INTEROP_SYNC_TIMEOUT_SECONDS: '60',
-      // Tests stop their processes at once; the drain is tested on its own.
-      INTEROP_SHUTDOWN_DELAY_SECONDS: '0',
-      ...settings.extraEnv,
+  const flags = role === 'worker' ? [] : BROKER_NODE_FLAGS;
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...flags, path.join(root, 'dist', 'src', 'main.js'), role],
+    {
+      env: {
+        ...process.env,
+        INTEROP_TEMPORAL_ADDRESS: env.temporal.address,
+        INTEROP_TEMPORAL_NAMESPACE: env.temporal.namespace,
+        INTEROP_TASK_QUEUE: settings.taskQueue,
+        INTEROP_PAYLOAD_KEYS: settings.payloadKeys,
+        INTEROP_MASTER_KUBECONFIG: env.clusters[0]!.kubeconfigPath,
+        INTEROP_NAMESPACE: env.namespace,
+        INTEROP_BROKER_USERNAME: CREDENTIALS.username,
+        INTEROP_BROKER_PASSWORD: CREDENTIALS.password,
+        INTEROP_PORT: String(settings.port),
+        INTEROP_SYNC_TIMEOUT_SECONDS: '60',
+        // Tests stop their processes at once; the drain is tested on its own.
+        INTEROP_SHUTDOWN_DELAY_SECONDS: '0',
+        ...settings.extraEnv,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -11,6 +11,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
+import { BROKER_NODE_FLAGS } from '../../../src/config.js';
 
 const root = process.cwd();
 const chartDir = path.join(root, 'charts', 'interoperator');
@@ -195,7 +196,8 @@ withHelm('the chart rendered by helm', () => {
       const pod = podSpec(deployment);
       expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
       const container = pod.containers[0]!;
-      expect(container.command).toEqual(['node', 'dist/src/main.js', role]);
+      const flags = role === 'broker' ? BROKER_NODE_FLAGS : [];
+      expect(container.command).toEqual(['node', ...flags, 'dist/src/main.js', role]);
       expect(container.securityContext).toMatchObject({
         readOnlyRootFilesystem: true,
         allowPrivilegeEscalation: false,

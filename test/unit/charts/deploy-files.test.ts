@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { BROKER_NODE_FLAGS } from '../../../src/config.js';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../../src/workflows/search-attributes.js';
 
 const root = process.cwd();
@@ -64,7 +65,8 @@ describe('docker-compose.yml', () => {
     (role) => {
       const service = compose.services[role]!;
       expect(service.build).toBe('.');
-      expect(service.command!.join(' ')).toContain(`exec node dist/src/main.js ${role}`);
+      const flags = role === 'broker' ? BROKER_NODE_FLAGS.map((f) => `${f} `).join('') : '';
+      expect(service.command!.join(' ')).toContain(`exec node ${flags}dist/src/main.js ${role}`);
       expect(service.environment).toMatchObject({
         INTEROP_TEMPORAL_ADDRESS: 'temporal:7233',
         INTEROP_TEMPORAL_NAMESPACE: 'default',
@@ -161,5 +163,17 @@ describe('Dockerfile', () => {
       expect(dockerfile).toContain(needed.split('/').slice(-1)[0]);
     }
     expect(dockerfile).toMatch(/ENTRYPOINT \["node"\]/);
+  });
+
+  test('make run starts the dev stack, which serves the broker, with the broker’s node flags', () => {
+    const scripts = (
+      JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts;
+    expect(scripts.dev).toContain(`node ${BROKER_NODE_FLAGS.join(' ')} dist/src/dev/main.js`);
+  });
+
+  test('its default command runs the broker and worker in one process, with the broker’s node flags', () => {
+    const cmd = /^CMD (\[.*\])$/m.exec(dockerfile)?.[1];
+    expect(JSON.parse(cmd!)).toEqual([...BROKER_NODE_FLAGS, 'dist/src/main.js', 'all']);
   });
 });
