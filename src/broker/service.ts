@@ -20,7 +20,8 @@ import type { ClusterClient } from '../kube/clients.js';
 import type { CatalogCache } from '../kube/catalog-cache.js';
 import { getRecord } from '../kube/custom-objects.js';
 import { isNotFound } from '../kube/errors.js';
-import { requireAsyncSupport } from '../osb/rules.js';
+import { bindingAcceptsIncomplete, requireAsyncSupport } from '../osb/rules.js';
+import { parseApiVersion } from '../osb/version.js';
 import {
   badRequest,
   concurrencyError,
@@ -408,11 +409,15 @@ export class TemporalServiceBroker implements ServiceBroker {
   async unbind(req: UnbindRequest, meta: RequestMeta): Promise<OperationOutcome> {
     const requestHash = this.digest({ unbind: req.bindingId });
     const workflowId = bindingWorkflowId(req.instanceId, req.bindingId);
-    const running = await this.runningOperation(workflowId);
-    const plan = this.deps.catalog.plan(req.planId);
+    const [running, record] = await Promise.all([
+      this.runningOperation(workflowId),
+      this.bindingRecord(req.instanceId, req.bindingId),
+    ]);
+    // The binding's own plan decides, not the one the request names (which may be another).
+    const plan = this.deps.catalog.plan(record?.spec.planId ?? req.planId);
+    if (plan) bindingAcceptsIncomplete(plan, req.acceptsIncomplete, parseApiVersion(meta.apiVersion));
     const async = Boolean(plan?.spec.manager?.asyncBinding) && req.acceptsIncomplete;
     if (running) return this.repeatOf(running, workflowId, 'unbind', requestHash, async);
-    const record = await this.bindingRecord(req.instanceId, req.bindingId);
     if (!record) throw gone('The service binding does not exist.');
     const input: BindingRequest = {
       instanceId: req.instanceId,

@@ -317,6 +317,14 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
     expect(await users()).toEqual([bindingId, 'main'].sort());
     const unbind = `${bindingPath}?service_id=${serviceId}&plan_id=${planId}`;
     if (p.asyncBinding) {
+      // The binding's own plan decides: naming the service's other plan, whose bindings are
+      // synchronous, does not make this unbind synchronous, and nothing is unbound.
+      const namingOther = await osb(
+        'DELETE',
+        `${bindingPath}?service_id=${serviceId}&plan_id=${PLANS[1]!.planId}`,
+      );
+      expect([namingOther.status, namingOther.body.error]).toEqual([422, 'AsyncRequired']);
+      expect(await users()).toEqual([bindingId, 'main'].sort());
       const unbinding = await osb('DELETE', `${unbind}&accepts_incomplete=true`);
       expect(unbinding.status).toBe(202);
       expect(String(unbinding.body.operation)).toMatch(/^unbind:/);
