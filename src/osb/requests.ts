@@ -117,8 +117,9 @@ const IDENTITY = new RegExp(`^(${PLATFORM_WORD})[ \\t]+([A-Za-z0-9+/]+={0,2})$`)
  * of an unreadable value is kept: it may be anything a client sent.
  */
 export function parseOriginatingIdentity(header: string | undefined): OriginatingIdentity | undefined {
-  if (header === undefined || header.trim() === '') return undefined;
-  const match = IDENTITY.exec(header.trim());
+  const text = header?.trim();
+  if (!text) return undefined;
+  const match = IDENTITY.exec(text);
   let value: unknown;
   try {
     value = match ? JSON.parse(Buffer.from(match[2]!, 'base64').toString('utf8')) : undefined;
@@ -126,7 +127,7 @@ export function parseOriginatingIdentity(header: string | undefined): Originatin
     value = undefined;
   }
   if (match && isObject(value)) return { platform: match[1]!, value };
-  const named = header.trim().split(/[ \t]/, 1)[0]!;
+  const named = text.split(/[ \t]/, 1)[0]!;
   return { platform: PLATFORM.test(named) ? named : 'unknown', unreadable: true };
 }
 

@@ -1,8 +1,8 @@
 /**
- * The Dockerfile and docker-compose.yml: what they build and run, checked as text (no container
- * engine needed). When a compose client is at hand (`docker compose`, `docker-compose`, or
- * ~/.cache/interoperator/bin/compose-<version>/docker-compose), the compose file is also validated
- * with `config -q`.
+ * The Dockerfile, docker-compose.yml and the dev script in package.json: what they build and run,
+ * checked as text (no container engine needed). When a compose client is at hand (`docker
+ * compose`, `docker-compose`, or ~/.cache/interoperator/bin/compose-<version>/docker-compose), the
+ * compose file is also validated with `config -q`.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -165,15 +165,17 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/ENTRYPOINT \["node"\]/);
   });
 
+  test('its default command runs the broker and worker in one process, with the broker’s node flags', () => {
+    const cmd = /^CMD (\[.*\])$/m.exec(dockerfile)?.[1];
+    expect(JSON.parse(cmd!)).toEqual([...BROKER_NODE_FLAGS, 'dist/src/main.js', 'all']);
+  });
+});
+
+describe('package.json', () => {
   test('make run starts the dev stack, which serves the broker, with the broker’s node flags', () => {
     const scripts = (
       JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
     ).scripts;
     expect(scripts.dev).toContain(`node ${BROKER_NODE_FLAGS.join(' ')} dist/src/dev/main.js`);
-  });
-
-  test('its default command runs the broker and worker in one process, with the broker’s node flags', () => {
-    const cmd = /^CMD (\[.*\])$/m.exec(dockerfile)?.[1];
-    expect(JSON.parse(cmd!)).toEqual([...BROKER_NODE_FLAGS, 'dist/src/main.js', 'all']);
   });
 });
