@@ -1,11 +1,11 @@
 /**
  * A lean HTTP/1.1 load client for the read benchmarks: one kept-alive socket per client, the
- * request's bytes built once, the response read by its Content-Length. On a 2-core machine the
- * load shares the CPU with the broker it measures, and every pause of the load's own collector
- * delays all the reads in flight at once, so it counts in the latencies measured: node:http costs
- * about as much CPU per request as the broker answering it, and this client makes next to no
- * garbage. Each socket reads into one buffer of its own (`onread`), and the answer's status and
- * Content-Length are read from its bytes; the body is decoded only when the status is not 200.
+ * request's bytes built once, the response read by its Content-Length. The load shares the CPU
+ * with the broker it measures, and every pause of the load's own collector delays all the reads in
+ * flight at once, so it counts in the latencies measured: this client spends little CPU per
+ * request and makes next to no garbage. Each socket reads into one buffer of its own (`onread`),
+ * and the answer's status and Content-Length are read from its bytes; the body is decoded only
+ * when the status is not 200.
  */
 import net from 'node:net';
 

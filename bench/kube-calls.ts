@@ -1,8 +1,8 @@
 /**
  * What each kind of Kubernetes call a provision makes costs the servers: CPU time of the
  * apiserver, etcd and the controller manager (read from /proc) and of this client, per call, for
- * N instances, 10 calls at a time, in the order a provision makes them. Which calls are worth
- * saving: writes of our custom resources cost the apiserver several times what reads do.
+ * N instances, 10 calls at a time, in the order a provision makes them: it says which calls are
+ * worth saving.
  *
  *   npm run build && node dist/bench/kube-calls.js [instances]
  */

@@ -48,7 +48,8 @@ const TIMED_READS = 20_000;
 const READ_WINDOWS = 3;
 /**
  * Reads before each window's timed ones, untimed: the connections, the JIT of the server read and
- * of the load. With 1000 the first window of every kind (the floor's too) was its slowest.
+ * of the load, and the load's young generation growing to its steady size (each growth is a
+ * scavenge that would hold every read in flight).
  */
 const READ_WARM_UP = 5000;
 /** Activities of one provision on the master of a plan that is ready at once: record, schedule, apply, check, record outcome. */
@@ -152,9 +153,8 @@ async function main(): Promise<void> {
         await new Promise((r) => child.once('exit', r));
       });
     }
-    // The provisions' client: node:http, kept alive (fetch costs the machine more CPU per request
-    // than the broker answering it, and both share the same two cores here). The read benchmarks
-    // use a leaner one still (http-load.ts).
+    // The provisions' client: node:http, kept alive, lighter than fetch (the client shares the
+    // cores with the broker it measures). The read benchmarks use a leaner one still (http-load.ts).
     const agent = new http.Agent({ keepAlive: true, maxSockets: 200 });
     stops.push(async () => agent.destroy());
     const osb = (method: string, p: string, body?: unknown, retried = false) =>

@@ -1,6 +1,7 @@
 /**
  * The baselines of the provision benchmark: a workflow that runs `count` activities that do
- * nothing, queued (as the issue defines the baseline) or local (as the provision runs its steps).
+ * nothing, queued (the baseline the provision is measured against) or local (as the provision runs
+ * its steps).
  */
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 

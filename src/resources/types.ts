@@ -111,7 +111,10 @@ export type TemplateAction = (typeof TEMPLATE_ACTIONS)[number];
 export const TEMPLATE_TYPES = ['gotemplate', 'mustache', 'helm'] as const;
 export type TemplateType = (typeof TEMPLATE_TYPES)[number];
 
-/** One template of a plan; exactly one of `content`, `contentEncoded` (base64) or `url` is set. */
+/**
+ * One template of a plan. Its text is `content` when not empty, else `contentEncoded` (base64) when
+ * not empty, else fetched from `url`, as the original picks it.
+ */
 export interface PlanTemplate {
   action: TemplateAction;
   type: TemplateType;
@@ -186,7 +189,7 @@ export interface SFPlanSpec {
   planUpdatable?: boolean;
   /** Plan ids from which an instance may be updated to this plan (OSB `plan_updateable` refinement). */
   update_predecessors?: string[];
-  /** Instances of this plan are updated when the plan changes (driven by the bulk-update workflow). */
+  /** The original's flag: update this plan's instances when the plan changes. Nothing here acts on it yet. */
   autoUpdateInstances?: boolean;
   schemas?: PlanSchemas;
   templates: PlanTemplate[];

@@ -1,8 +1,8 @@
 /**
  * One rendering API for the templates of an SFPlan. `gotemplate` runs Go's own text/template with
  * sprig and the inter-operator's functions, compiled to WebAssembly; `mustache` runs the mustache
- * package; both in a small pool of worker threads, with time, size and memory limits. `helm` comes
- * later. No Kubernetes or Temporal here: activities and the render command call it.
+ * package; both in a small pool of worker threads, with time, size and memory limits. `helm` is
+ * not supported yet. No Kubernetes or Temporal here: activities and the render command call it.
  *
  * See docs/templates.md.
  */
@@ -102,7 +102,7 @@ const inThreads =
 const ENGINES: Readonly<Record<string, Engine>> = {
   gotemplate: inThreads('gotemplate'),
   mustache: inThreads('mustache'),
-  // The chart at `url` rendered with values from the gotemplate in `content`: a later issue.
+  // The original renders the chart at `url` with values from the gotemplate in `content`; not supported yet.
   helm: () =>
     Promise.reject(new TemplateError('templates of type helm are not supported yet', 'unsupported')),
 };
