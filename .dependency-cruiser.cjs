@@ -1,3 +1,4 @@
+/* global module */
 /**
  * The layering of src/, checked by `npm run lint` (docs/architecture.md draws it). Each layer may
  * import the layers below it, never one above: contracts live at the bottom, so an import that
