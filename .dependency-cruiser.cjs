@@ -1,0 +1,96 @@
+/* global module */
+/**
+ * The layering of src/, checked by `npm run lint` (docs/architecture.md draws it). Each layer may
+ * import the layers below it, never one above: contracts live at the bottom, so an import that
+ * points up is a contract in the wrong home.
+ *
+ *   resources                      custom resource types, names, labels and annotations
+ *   osb                            pure OSB rules and the broker's contract
+ *   templates, scheduling,         rendering; placement; cluster health and capacity (pure)
+ *   clusters
+ *   kube                           one client per cluster, idempotent reads and writes
+ *   workflows                      deterministic runbooks (activities by type only)
+ *   activities                     all I/O of the workflows
+ *   temporal                       the client connection and the payload codec
+ *   broker                         the service layer behind the OSB API
+ *   api                            the Koa OSB API, over the broker's contract
+ *   config, log                    configuration and logging
+ *   roots, main                    composition roots: the only places that build real clients
+ */
+const layer = (name, ...may) => ({
+  name: `layer-${name}`,
+  comment: `src/${name} imports only ${may.length ? may.join(', ') : 'nothing of ours'}`,
+  severity: 'error',
+  from: { path: `^src/${name}/` },
+  to: {
+    path: '^src/',
+    pathNot: [`^src/${name}/`, ...may.map((m) => (m.endsWith('.ts') ? `^src/${m}$` : `^src/${m}/`))],
+  },
+});
+
+const pure = ['resources', 'osb', 'templates', 'scheduling', 'clusters'];
+
+module.exports = {
+  forbidden: [
+    layer('resources'),
+    layer('osb', 'resources'),
+    layer('templates', 'resources'),
+    layer('scheduling', 'resources'),
+    layer('clusters', 'resources'),
+    layer('kube', 'resources', 'osb'),
+    layer('workflows', 'resources', 'osb', 'scheduling', 'clusters', 'activities'),
+    layer('activities', ...pure, 'kube', 'workflows'),
+    layer('temporal'),
+    layer('broker', ...pure, 'kube', 'workflows', 'temporal'),
+    layer('api', 'resources', 'osb', 'log.ts'),
+    {
+      name: 'workflows-import-activities-as-types',
+      comment: 'workflow code runs in the sandbox: activities are proxied, never imported as values',
+      severity: 'error',
+      from: { path: '^src/workflows/' },
+      to: { path: '^src/activities/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'workflows-deterministic',
+      comment: 'workflow code runs in the sandbox: no Node builtins',
+      severity: 'error',
+      from: { path: '^src/workflows/' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'pure-modules-no-io',
+      comment: 'pure modules import no Node builtin, Koa, Temporal or Kubernetes client',
+      severity: 'error',
+      from: { path: `^src/(${['osb', 'scheduling', 'clusters'].join('|')})/` },
+      to: {
+        dependencyTypesNot: ['type-only'],
+        path: '(^node:|^(fs|path|os|http|https|net|crypto|worker_threads)$|node_modules/(koa|@temporalio|@kubernetes)/)',
+      },
+    },
+    {
+      name: 'roots-at-the-top',
+      comment: 'only src/main.ts starts a composition root',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/main\\.ts$', '^src/roots/'] },
+      to: { path: '^src/roots/' },
+    },
+    {
+      name: 'product-apart-from-tooling',
+      comment: 'nothing shipped imports the dev tooling, the examples, the benchmarks or the tests',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(dev|examples|bench|test)/' },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};
