@@ -6,7 +6,7 @@
  */
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
-import type { RequestMeta } from '../broker/types.js';
+import type { Logger } from '../log.js';
 import {
   OsbError,
   internalError,
@@ -17,17 +17,8 @@ import {
   unauthorized,
 } from '../osb/errors.js';
 import { parseOriginatingIdentity } from '../osb/requests.js';
+import type { RequestMeta } from '../osb/service-broker.js';
 import { parseApiVersion, type ApiVersion } from '../osb/version.js';
-
-/** Where the API writes what happened. Fields are written as they are: never pass secrets. */
-export interface Logger {
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
-}
-
-/** A logger that drops everything. */
-export const silentLogger: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 /** What the /v2 middleware leaves in `ctx.state` for the routes. */
 export interface OsbState {

@@ -79,7 +79,7 @@ import type {
   ServiceBroker,
   UnbindRequest,
   UpdateRequest,
-} from './types.js';
+} from '../osb/service-broker.js';
 
 export interface BrokerDeps {
   readonly client: Client;

@@ -1,8 +1,9 @@
 /** What the OSB routes share: their dependencies and small helpers over the koa context. */
-import type { CatalogSource, ServiceBroker } from '../../broker/types.js';
+import type { Logger } from '../../log.js';
 import { catalogLookup, type CatalogLookup } from '../../osb/catalog.js';
 import type { Reply } from '../../osb/responses.js';
-import type { Logger, OsbState } from '../middleware.js';
+import type { CatalogSource, ServiceBroker } from '../../osb/service-broker.js';
+import type { OsbState } from '../middleware.js';
 import type { RouteContext } from '../router.js';
 
 /** The services the routes call. */

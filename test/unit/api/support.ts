@@ -5,7 +5,8 @@
  */
 import type Koa from 'koa';
 import supertest from 'supertest';
-import { createApp, type AppOptions, type Logger } from '../../../src/api/app.js';
+import { createApp, type AppOptions } from '../../../src/api/app.js';
+import type { Logger } from '../../../src/log.js';
 import type {
   BindOutcome,
   BindingView,
@@ -14,7 +15,7 @@ import type {
   OperationOutcome,
   RequestMeta,
   ServiceBroker,
-} from '../../../src/broker/types.js';
+} from '../../../src/osb/service-broker.js';
 import { gone, notFound } from '../../../src/osb/errors.js';
 import {
   MemoryCatalog,

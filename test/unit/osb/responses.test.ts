@@ -5,7 +5,7 @@ import type {
   InstanceView,
   LastOperation,
   OperationOutcome,
-} from '../../../src/broker/types.js';
+} from '../../../src/osb/service-broker.js';
 import type { OsbError } from '../../../src/osb/errors.js';
 import {
   UnexpectedAsyncAnswer,
