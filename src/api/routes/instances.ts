@@ -8,7 +8,6 @@ import {
   parseAcceptsIncomplete,
   parseProvisionFields,
   parseUpdateFields,
-  requiredQuery,
   requiredString,
 } from '../../osb/requests.js';
 import { instanceBody, instanceLastOperationBody, operationReply, retryAfter } from '../../osb/responses.js';
@@ -17,7 +16,7 @@ import { validateParameters } from '../../osb/schemas.js';
 import { readJsonBody } from '../body.js';
 import type { OsbState } from '../middleware.js';
 import type { RouteTable } from '../router.js';
-import { lookup, param, send, type RouteDeps } from './shared.js';
+import { lookup, param, readPlanBody, readPlanQuery, send, type RouteDeps } from './shared.js';
 
 const PATH = '/service_instances/:instance_id';
 
@@ -26,11 +25,7 @@ export function instanceRoutes(router: RouteTable<OsbState>, deps: RouteDeps): v
 
   /** PUT /v2/service_instances/:instance_id (provision) */
   router.put(PATH, async (ctx) => {
-    const acceptsIncomplete = parseAcceptsIncomplete(ctx.query.accepts_incomplete);
-    const body = await readJsonBody(ctx, maxBodyBytes);
-    const serviceId = requiredString(body.service_id, 'service_id');
-    const planId = requiredString(body.plan_id, 'plan_id');
-    const { plan } = resolvePlan(lookup(catalog), serviceId, planId);
+    const { acceptsIncomplete, body, serviceId, planId, plan } = await readPlanBody(ctx, deps);
     requireAsyncSupport(plan, acceptsIncomplete);
     const fields = parseProvisionFields(body);
     checkMaintenanceInfo(plan, fields.maintenanceInfo);
@@ -66,10 +61,7 @@ export function instanceRoutes(router: RouteTable<OsbState>, deps: RouteDeps): v
 
   /** DELETE /v2/service_instances/:instance_id (deprovision) */
   router.delete(PATH, async (ctx) => {
-    const acceptsIncomplete = parseAcceptsIncomplete(ctx.query.accepts_incomplete);
-    const serviceId = requiredQuery(ctx.query.service_id, 'service_id');
-    const planId = requiredQuery(ctx.query.plan_id, 'plan_id');
-    const { plan } = resolvePlan(lookup(catalog), serviceId, planId);
+    const { acceptsIncomplete, serviceId, planId, plan } = readPlanQuery(ctx, deps);
     requireAsyncSupport(plan, acceptsIncomplete);
     const outcome = await broker.deprovision(
       { instanceId: param(ctx, 'instance_id'), serviceId, planId, acceptsIncomplete },
