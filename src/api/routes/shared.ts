@@ -59,7 +59,7 @@ export interface PlanRequest {
  * The start of a provision or a bind, in the order the spec's clients expect: `accepts_incomplete`,
  * the JSON body, its `service_id` and `plan_id`, and the catalog's service and plan.
  *
- * @throws OsbError 400 for any of them missing or wrong (413 and 415 for the body, see body.ts).
+ * @throws OsbError 400 for any of them missing or wrong; 413 for a body over the limit.
  */
 export async function readPlanBody(
   ctx: OsbContext,
