@@ -3,7 +3,8 @@
  * layer (ServiceBroker) and map its answer; errors become responses in one place (middleware.ts).
  */
 import Koa, { type Context } from 'koa';
-import type { CatalogSource, ServiceBroker } from '../broker/types.js';
+import { silentLogger, type Logger } from '../log.js';
+import type { CatalogSource, ServiceBroker } from '../osb/service-broker.js';
 import { DEFAULT_MAX_BODY_BYTES } from './body.js';
 import {
   basicAuth,
@@ -11,9 +12,7 @@ import {
   errorHandler,
   onOsbPaths,
   osbHeaders,
-  silentLogger,
   type Credentials,
-  type Logger,
   type OsbState,
 } from './middleware.js';
 import { bindingRoutes } from './routes/bindings.js';
@@ -22,7 +21,7 @@ import { instanceRoutes } from './routes/instances.js';
 import type { RouteDeps } from './routes/shared.js';
 import { Routes } from './router.js';
 
-export type { Credentials, Logger } from './middleware.js';
+export type { Credentials } from './middleware.js';
 
 export interface AppOptions {
   /** The service layer the routes call. */

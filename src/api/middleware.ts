@@ -6,7 +6,7 @@
  */
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
-import type { RequestMeta } from '../broker/types.js';
+import type { Logger } from '../log.js';
 import {
   OsbError,
   internalError,
@@ -17,17 +17,8 @@ import {
   unauthorized,
 } from '../osb/errors.js';
 import { parseOriginatingIdentity } from '../osb/requests.js';
+import type { RequestMeta } from '../osb/service-broker.js';
 import { parseApiVersion, type ApiVersion } from '../osb/version.js';
-
-/** Where the API writes what happened. Fields are written as they are: never pass secrets. */
-export interface Logger {
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
-}
-
-/** A logger that drops everything. */
-export const silentLogger: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 /** What the /v2 middleware leaves in `ctx.state` for the routes. */
 export interface OsbState {
@@ -121,7 +112,7 @@ export function echoRequestIdentity(ctx: Context, next: Next): Promise<void> {
   return next();
 }
 
-/** SHA-256 in one call: no Hash object per request (it costs a third more and leaves work for the collector). */
+/** SHA-256 of a text, as bytes. */
 const digest = (text: string): Buffer => hash('sha256', text, 'buffer');
 
 /** The user and password of an `Authorization: Basic` header, if it is one. */
@@ -135,21 +126,16 @@ function basicCredentials(header: string): { username: string; password: string 
 }
 
 /**
- * HTTP Basic authentication against every accepted credential (several while one is rotated). The
- * comparison is in constant time: SHA-256 digests compared with `timingSafeEqual`, every
- * credential checked, user and password both. Credentials with an empty user or password never
- * match, so a missing configuration locks the API rather than opening it.
- *
- * A platform sends the same header on every request, so a header once accepted is remembered with
- * the credential that accepted it (a few spellings each) and found again by a set lookup: the two
- * digests were about a fifth of the JavaScript of a read answered from memory. The lookup tells nothing a client
- * could not learn from the answer itself: it hashes the whole header and matches only a header that
- * was accepted before. A credential that is rotated out takes what it accepted with it.
+ * HTTP Basic authentication against every accepted credential (several while one is rotated), on
+ * every request: nothing is remembered of a header once answered. The comparison is in constant
+ * time: SHA-256 digests (all of one length) compared with `timingSafeEqual`, every credential
+ * checked, user and password both. Credentials with an empty user or password never match, so a
+ * missing configuration locks the API rather than opening it.
  *
  * @throws OsbError 401 (the error handler adds `WWW-Authenticate`).
  */
 export function basicAuth(credentials: () => Credentials | readonly Credentials[]) {
-  // The digests of each accepted credential (read-only objects), made once each, not per request.
+  // The digests of each configured credential (read-only objects), made once each.
   const digests = new WeakMap<Credentials, { user: Buffer; password: Buffer }>();
   const digestsOf = (c: Credentials) => {
     let known = digests.get(c);
@@ -159,46 +145,31 @@ export function basicAuth(credentials: () => Credentials | readonly Credentials[
     }
     return known;
   };
-  // The Authorization headers each credential has accepted, in a few spellings at most.
-  const acceptedHeaders = new WeakMap<Credentials, Set<string>>();
   return (ctx: Context, next: Next): Promise<void> => {
-    const header = ctx.get('Authorization');
     const configured = credentials();
     const all = Array.isArray(configured) ? configured : [configured as Credentials];
-    if (!all.some((c) => acceptedHeaders.get(c)?.has(header))) {
-      const given = basicCredentials(header);
-      const user = digest(given?.username ?? '');
-      const password = digest(given?.password ?? '');
-      let accepting: Credentials | undefined;
-      for (const c of all) {
-        const usable = c.username !== '' && c.password !== '' ? 1 : 0;
-        const accepted = digestsOf(c);
-        // `&` rather than `&&`: both comparisons run whatever the first one says.
-        const matched =
-          usable &
-          Number(timingSafeEqual(user, accepted.user)) &
-          Number(timingSafeEqual(password, accepted.password));
-        if (matched === 1) accepting = c;
-      }
-      if (!given || !accepting) throw unauthorized();
-      remember(acceptedHeaders, accepting, header);
+    const given = basicCredentials(ctx.get('Authorization'));
+    const user = digest(given?.username ?? '');
+    const password = digest(given?.password ?? '');
+    let matched = 0;
+    for (const c of all) {
+      const usable = c.username !== '' && c.password !== '' ? 1 : 0;
+      const accepted = digestsOf(c);
+      // `&` and `|` rather than `&&` and `||`: every comparison runs whatever the others say.
+      matched |=
+        usable &
+        Number(timingSafeEqual(user, accepted.user)) &
+        Number(timingSafeEqual(password, accepted.password));
     }
+    if (!given || matched !== 1) throw unauthorized();
     return next();
   };
 }
 
-/** Spellings of one credential's header remembered (`basic` or `Basic`, spaces): a few are enough. */
-const HEADERS_PER_CREDENTIAL = 4;
-
-function remember(headers: WeakMap<Credentials, Set<string>>, credential: Credentials, header: string): void {
-  let known = headers.get(credential);
-  if (!known) headers.set(credential, (known = new Set()));
-  if (known.size < HEADERS_PER_CREDENTIAL) known.add(header);
-}
-
 /**
- * `X-Broker-API-Version` (412 when missing, malformed or unsupported) and
- * `X-Broker-API-Originating-Identity` (400 when malformed), into `ctx.state`.
+ * The OSB request headers, into `ctx.state`: `X-Broker-API-Version` (412 when missing, malformed
+ * or unsupported), `X-Broker-API-Originating-Identity` (decoded; one that cannot be read never
+ * fails the request, it is recorded as `unreadable`) and `X-Broker-API-Request-Identity`.
  */
 export function osbHeaders(ctx: Context, next: Next): Promise<void> {
   const version = parseApiVersion(ctx.get('X-Broker-API-Version') || undefined);
@@ -219,8 +190,8 @@ export function osbHeaders(ctx: Context, next: Next): Promise<void> {
 /**
  * Runs `middleware` on /v2 paths only, in order. The middleware on the way of every request return
  * `next()` rather than awaiting it (a throw on the way in is still a rejection: koa-compose catches
- * it): the Temporal client switches on AsyncLocalStorage, which on Node 20 puts a hook on every
- * promise, and each async layer cost a read about 2 µs more.
+ * it): the Temporal client switches on AsyncLocalStorage, which puts a hook on every promise, so
+ * each async layer adds work to every request.
  */
 export function onOsbPaths(...middleware: ((ctx: Context, next: Next) => Promise<void>)[]) {
   return (ctx: Context, next: Next): Promise<void> => {

@@ -8,7 +8,7 @@ import type { ClusterClient } from '../kube/clients.js';
 import { startCatalogCache } from '../kube/catalog-cache.js';
 import { connectClient } from '../temporal/connection.js';
 import { createApp } from './app.js';
-import type { Logger } from './middleware.js';
+import type { Logger } from '../log.js';
 
 /** Starts the OSB API: its Temporal client, its catalog watch and the HTTP server. */
 export async function startBroker(

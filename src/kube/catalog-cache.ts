@@ -9,7 +9,7 @@ import {
   type KubernetesObject,
   type ObjectCache,
 } from '@kubernetes/client-node';
-import type { CatalogSource } from '../broker/types.js';
+import type { CatalogSource } from '../osb/service-broker.js';
 import { SFPLAN, SFSERVICE, type ResourceKind, type SFPlan, type SFService } from '../resources/types.js';
 import type { ClusterClient } from './clients.js';
 

@@ -8,6 +8,7 @@
  */
 import type { MaintenanceInfo } from '../resources/types.js';
 import { badRequest } from './errors.js';
+import type { BindRequest, OriginatingIdentity, ProvisionRequest, UpdateRequest } from './service-broker.js';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -97,15 +98,6 @@ export function parseMaintenanceInfo(value: unknown, name = 'maintenance_info'):
   return { version, ...(description !== undefined ? { description } : {}) };
 }
 
-/**
- * The decoded `X-Broker-API-Originating-Identity`. A header that is there but cannot be read is
- * `unreadable`, with the platform it names when that is a plain word: it is recorded as such and
- * never refused (platforms MAY send it, and it must not make a request fail).
- */
-export type OriginatingIdentity =
-  | { readonly platform: string; readonly value: JsonObject }
-  | { readonly platform: string; readonly unreadable: true };
-
 /** A platform is a plain word (`cloudfoundry`, `kubernetes`); anything else is not recorded as one. */
 const PLATFORM_WORD = '[A-Za-z][A-Za-z0-9._-]{0,62}';
 const PLATFORM = new RegExp(`^${PLATFORM_WORD}$`);
@@ -132,13 +124,8 @@ export function parseOriginatingIdentity(header: string | undefined): Originatin
 }
 
 /** The fields of a provision body besides `service_id` and `plan_id`. */
-export interface ProvisionFields {
-  readonly organizationGuid: string;
-  readonly spaceGuid: string;
-  readonly context?: JsonObject;
-  readonly parameters?: JsonObject;
-  readonly maintenanceInfo?: MaintenanceInfo;
-}
+export type ProvisionFields = Pick<ProvisionRequest, 'context' | 'parameters' | 'maintenanceInfo'> &
+  Required<Pick<ProvisionRequest, 'organizationGuid' | 'spaceGuid'>>;
 
 /**
  * The provision body's other fields. `organization_guid` and `space_guid` are still REQUIRED by
@@ -160,14 +147,7 @@ export function parseProvisionFields(body: JsonObject): ProvisionFields {
 }
 
 /** The fields of an update body besides `service_id`. */
-export interface UpdateFields {
-  /** The plan to move to; absent when the request names none. */
-  readonly planId?: string;
-  readonly context?: JsonObject;
-  readonly parameters?: JsonObject;
-  readonly previousValues?: JsonObject;
-  readonly maintenanceInfo?: MaintenanceInfo;
-}
+export type UpdateFields = Omit<UpdateRequest, 'instanceId' | 'serviceId' | 'acceptsIncomplete'>;
 
 /** The update body's other fields. @throws OsbError 400 for a field of the wrong type. */
 export function parseUpdateFields(body: JsonObject): UpdateFields {
@@ -185,15 +165,13 @@ export function parseUpdateFields(body: JsonObject): UpdateFields {
   };
 }
 
-/** The fields of a bind body besides `service_id` and `plan_id`. */
-export interface BindFields {
-  /** `bind_resource.app_guid`, or else the deprecated top-level `app_guid`. */
-  readonly appGuid?: string;
-  readonly bindResource?: JsonObject;
-  readonly context?: JsonObject;
-  readonly parameters?: JsonObject;
+/**
+ * The fields of a bind body besides `service_id` and `plan_id`. `appGuid` is
+ * `bind_resource.app_guid`, or else the deprecated top-level `app_guid`.
+ */
+export type BindFields = Pick<BindRequest, 'appGuid' | 'bindResource' | 'context' | 'parameters'> & {
   readonly predecessorBindingId?: string;
-}
+};
 
 /** The bind body's other fields. @throws OsbError 400 for a field of the wrong type. */
 export function parseBindFields(body: JsonObject): BindFields {

@@ -9,7 +9,7 @@ import type {
   InstanceView,
   LastOperation,
   OperationOutcome,
-} from '../broker/types.js';
+} from './service-broker.js';
 import { concurrencyError, notFound } from './errors.js';
 
 /** A status and a JSON body. */

@@ -1,19 +1,23 @@
 /**
  * The OSB request rules that depend on the catalog: which service and plan a request names,
  * whether it must run asynchronously, which plan changes, context updates and maintenance versions
- * are allowed, and what a binding needs. Pure: each rule returns, or throws the OsbError the spec
- * asks for.
+ * are allowed, what an update needs of its instance, and what a binding needs. Pure: each rule
+ * returns, or throws the OsbError the spec asks for.
  */
 import type { MaintenanceInfo, SFPlan, SFService } from '../resources/types.js';
 import type { CatalogLookup } from './catalog.js';
 import {
   asyncRequired,
   badRequest,
+  concurrencyError,
   maintenanceInfoConflict,
+  notFound,
   planChangeNotSupported,
   requiresApp,
   OsbError,
 } from './errors.js';
+import { validateParameters } from './schemas.js';
+import type { InstanceView, UpdateRequest } from './service-broker.js';
 import { FEATURES, supports, type ApiVersion } from './version.js';
 
 export type { CatalogLookup } from './catalog.js';
@@ -160,6 +164,64 @@ export function checkContextUpdate(service: SFService, changes: UpdateChanges): 
       'ContextUpdateNotSupported',
     );
   }
+}
+
+/**
+ * Whether `request` may update `instance` (as the broker has it now), and the plan the update runs
+ * on: the plan the request names, else the instance's own. The rules, in the order they are
+ * checked:
+ *
+ * - 404 when there is no instance;
+ * - 400 when the request names another service than the instance's;
+ * - 422 `ConcurrencyError` while the instance is being provisioned or deprovisioned (a running
+ *   update may be this very request again, which the broker answers as a repeat);
+ * - 400 when the request names no plan and the instance's plan has left the catalog;
+ * - 422 `AsyncRequired` when that plan runs asynchronously and the request does not accept it;
+ * - the plan change ({@link checkPlanChange}), the context update ({@link checkContextUpdate}),
+ *   `maintenance_info` ({@link checkMaintenanceInfo}) and the parameters against the plan's
+ *   update schema.
+ *
+ * The service and the named plan must be in the catalog (see {@link resolvePlan}).
+ *
+ * @throws OsbError as listed.
+ */
+export function checkUpdate(
+  catalog: CatalogLookup,
+  instance: InstanceView | undefined,
+  request: UpdateRequest,
+): SFPlan {
+  const service = resolveService(catalog, request.serviceId);
+  const target =
+    request.planId === undefined ? undefined : resolvePlan(catalog, request.serviceId, request.planId).plan;
+  if (!instance) throw notFound('The service instance does not exist.');
+  if (instance.serviceId !== request.serviceId) {
+    throw badRequest(
+      `The service instance belongs to service_id ${instance.serviceId}, not ${request.serviceId}.`,
+    );
+  }
+  const running = instance.operation?.state === 'in progress' ? instance.operation.type : undefined;
+  if (running === 'provision' || running === 'deprovision') {
+    throw concurrencyError(`The service instance is being ${running}ed; update it when that has finished.`);
+  }
+  const current = catalog.plan(instance.planId);
+  const plan = target ?? current;
+  if (!plan) {
+    throw badRequest(
+      `The plan ${instance.planId} of the service instance is no longer in the catalog; name a plan_id to move it to.`,
+    );
+  }
+  requireAsyncSupport(plan, request.acceptsIncomplete);
+  const planChange = plan.spec.id !== instance.planId;
+  if (planChange) checkPlanChange(service, current, plan);
+  checkContextUpdate(service, {
+    planChange,
+    parameters: request.parameters !== undefined,
+    maintenanceInfo: request.maintenanceInfo !== undefined,
+    context: request.context !== undefined,
+  });
+  checkMaintenanceInfo(plan, request.maintenanceInfo);
+  validateParameters(plan, 'service_instance.update', request.parameters);
+  return plan;
 }
 
 /**

@@ -19,6 +19,7 @@ import {
 } from './gotemplate/pool.js';
 import { templateText, URL_LIMITS, type UrlLimits } from './source.js';
 
+export { renderDashboardUrl } from './dashboard-url.js';
 export { objectsOf, splitDocuments } from './documents.js';
 export { TemplateError, type TemplateErrorReason } from './errors.js';
 export { DEFAULT_LIMITS, type RendererLimits, type RenderLimits } from './gotemplate/pool.js';

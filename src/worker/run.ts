@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import type { ClusterClient } from '../kube/clients.js';
 import { startCatalogCache } from '../kube/catalog-cache.js';
 import { clusterDirectory } from '../kube/cluster-directory.js';
-import type { Logger } from '../api/middleware.js';
+import type { Logger } from '../log.js';
 import { closeRenderer, renderObjects, renderValues } from '../templates/index.js';
 import { dataConverter } from '../temporal/connection.js';
 

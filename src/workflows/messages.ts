@@ -5,7 +5,7 @@
  *
  * Pure: imported by workflows, activities and the broker.
  */
-import type { MaintenanceInfo } from '../resources/types.js';
+import type { BindRequest, ProvisionRequest, UpdateRequest } from '../osb/service-broker.js';
 
 export type InstanceOperationType = 'provision' | 'update' | 'deprovision';
 export type BindingOperationType = 'bind' | 'unbind';
@@ -20,40 +20,29 @@ export interface RequestedBy {
   readonly unreadable?: true;
 }
 
-/** An instance request, as the provision, update and deprovision workflows receive it. */
-export interface InstanceRequest {
-  readonly instanceId: string;
-  readonly serviceId: string;
-  readonly planId: string;
-  readonly organizationGuid?: string;
-  readonly spaceGuid?: string;
-  readonly context?: Record<string, unknown>;
-  readonly parameters?: Record<string, unknown>;
-  readonly previousValues?: Record<string, unknown>;
-  readonly maintenanceInfo?: MaintenanceInfo;
-  /** Known before the operator answers (from the plan's dashboard URL template). */
-  readonly dashboardUrl?: string;
+/** What the broker adds to the OSB request it starts an operation for. */
+export interface OperationEnvelope {
   /** Digest of the request's attributes: tells an identical repeat from a conflicting one. */
   readonly requestHash: string;
-  readonly requestedBy?: RequestedBy;
   /** How long to wait for the operator (the plan's maximum_polling_duration, else the default). */
   readonly deadlineSeconds: number;
+  readonly requestedBy?: RequestedBy;
 }
 
-/** A binding request, as the bind and unbind workflows receive it. */
-export interface BindingRequest {
-  readonly instanceId: string;
-  readonly bindingId: string;
-  readonly serviceId: string;
-  readonly planId: string;
-  readonly appGuid?: string;
-  readonly bindResource?: Record<string, unknown>;
-  readonly context?: Record<string, unknown>;
-  readonly parameters?: Record<string, unknown>;
-  readonly requestHash: string;
-  readonly requestedBy?: RequestedBy;
-  readonly deadlineSeconds: number;
-}
+/**
+ * An instance request, as the provision, update and deprovision workflows receive it: the OSB
+ * request's fields (an update's merged with what the instance's record holds; a deprovision's only
+ * the ids) and the envelope.
+ */
+export type InstanceRequest = Omit<ProvisionRequest, 'acceptsIncomplete'> &
+  Pick<UpdateRequest, 'previousValues'> &
+  OperationEnvelope & {
+    /** Known before the operator answers (from the plan's dashboard URL template). */
+    readonly dashboardUrl?: string;
+  };
+
+/** A binding request, as the bind and unbind workflows receive it (an unbind's only the ids). */
+export type BindingRequest = Omit<BindRequest, 'acceptsIncomplete'> & OperationEnvelope;
 
 /** The state of one operation: kept in the workflow's memo under MEMO_KEY, and its result. */
 export interface OperationStatus {

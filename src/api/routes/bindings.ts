@@ -2,13 +2,7 @@
  * The service binding routes. Bindings answer 202 only from API version 2.14, and only when the
  * request sends accepts_incomplete=true (see `bindingAcceptsIncomplete`).
  */
-import {
-  optionalQuery,
-  parseAcceptsIncomplete,
-  parseBindFields,
-  requiredQuery,
-  requiredString,
-} from '../../osb/requests.js';
+import { optionalQuery, parseBindFields } from '../../osb/requests.js';
 import {
   bindReply,
   bindingBody,
@@ -21,27 +15,22 @@ import {
   checkBindable,
   checkBindingRotation,
   checkRequiresApp,
-  resolvePlan,
 } from '../../osb/rules.js';
 import { validateParameters } from '../../osb/schemas.js';
-import { readJsonBody } from '../body.js';
 import type { OsbState } from '../middleware.js';
 import type { RouteTable } from '../router.js';
-import { lookup, param, send, type RouteDeps } from './shared.js';
+import { param, readPlanBody, readPlanQuery, send, type RouteDeps } from './shared.js';
 
 const PATH = '/service_instances/:instance_id/service_bindings/:binding_id';
 
 export function bindingRoutes(router: RouteTable<OsbState>, deps: RouteDeps): void {
-  const { broker, catalog, maxBodyBytes } = deps;
+  const { broker } = deps;
 
   /** PUT /v2/service_instances/:instance_id/service_bindings/:binding_id (bind) */
   router.put(PATH, async (ctx) => {
-    const requested = parseAcceptsIncomplete(ctx.query.accepts_incomplete);
-    const body = await readJsonBody(ctx, maxBodyBytes);
-    const serviceId = requiredString(body.service_id, 'service_id');
-    const planId = requiredString(body.plan_id, 'plan_id');
-    const { service, plan } = resolvePlan(lookup(catalog), serviceId, planId);
-    const acceptsIncomplete = bindingAcceptsIncomplete(plan, requested, ctx.state.version);
+    const named = await readPlanBody(ctx, deps);
+    const { body, serviceId, planId, service, plan } = named;
+    const acceptsIncomplete = bindingAcceptsIncomplete(plan, named.acceptsIncomplete, ctx.state.version);
     checkBindable(service, plan);
     const { predecessorBindingId, ...fields } = parseBindFields(body);
     checkBindingRotation(plan, predecessorBindingId);
@@ -63,11 +52,9 @@ export function bindingRoutes(router: RouteTable<OsbState>, deps: RouteDeps): vo
 
   /** DELETE /v2/service_instances/:instance_id/service_bindings/:binding_id (unbind) */
   router.delete(PATH, async (ctx) => {
-    const requested = parseAcceptsIncomplete(ctx.query.accepts_incomplete);
-    const serviceId = requiredQuery(ctx.query.service_id, 'service_id');
-    const planId = requiredQuery(ctx.query.plan_id, 'plan_id');
-    const { plan } = resolvePlan(lookup(catalog), serviceId, planId);
-    const acceptsIncomplete = bindingAcceptsIncomplete(plan, requested, ctx.state.version);
+    const named = readPlanQuery(ctx, deps);
+    const { serviceId, planId, plan } = named;
+    const acceptsIncomplete = bindingAcceptsIncomplete(plan, named.acceptsIncomplete, ctx.state.version);
     const outcome = await broker.unbind(
       {
         instanceId: param(ctx, 'instance_id'),

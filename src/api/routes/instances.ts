@@ -1,31 +1,22 @@
 /**
  * The service instance routes. Each parses and checks the request in the order the spec's clients
  * expect (spec §9.5: version, then AsyncRequired, then the rest of the body, then existence), calls
- * one ServiceBroker method and maps its answer.
+ * one ServiceBroker method and maps its answer. What needs the instance is the service's to decide.
  */
-import { badRequest, concurrencyError, notFound } from '../../osb/errors.js';
 import {
   optionalQuery,
   parseAcceptsIncomplete,
   parseProvisionFields,
   parseUpdateFields,
-  requiredQuery,
   requiredString,
 } from '../../osb/requests.js';
 import { instanceBody, instanceLastOperationBody, operationReply, retryAfter } from '../../osb/responses.js';
-import {
-  checkContextUpdate,
-  checkMaintenanceInfo,
-  checkPlanChange,
-  requireAsyncSupport,
-  resolvePlan,
-  resolveService,
-} from '../../osb/rules.js';
+import { checkMaintenanceInfo, requireAsyncSupport, resolvePlan, resolveService } from '../../osb/rules.js';
 import { validateParameters } from '../../osb/schemas.js';
 import { readJsonBody } from '../body.js';
 import type { OsbState } from '../middleware.js';
 import type { RouteTable } from '../router.js';
-import { lookup, param, send, type RouteDeps } from './shared.js';
+import { lookup, param, readPlanBody, readPlanQuery, send, type RouteDeps } from './shared.js';
 
 const PATH = '/service_instances/:instance_id';
 
@@ -34,11 +25,7 @@ export function instanceRoutes(router: RouteTable<OsbState>, deps: RouteDeps): v
 
   /** PUT /v2/service_instances/:instance_id (provision) */
   router.put(PATH, async (ctx) => {
-    const acceptsIncomplete = parseAcceptsIncomplete(ctx.query.accepts_incomplete);
-    const body = await readJsonBody(ctx, maxBodyBytes);
-    const serviceId = requiredString(body.service_id, 'service_id');
-    const planId = requiredString(body.plan_id, 'plan_id');
-    const { plan } = resolvePlan(lookup(catalog), serviceId, planId);
+    const { acceptsIncomplete, body, serviceId, planId, plan } = await readPlanBody(ctx, deps);
     requireAsyncSupport(plan, acceptsIncomplete);
     const fields = parseProvisionFields(body);
     checkMaintenanceInfo(plan, fields.maintenanceInfo);
@@ -50,50 +37,23 @@ export function instanceRoutes(router: RouteTable<OsbState>, deps: RouteDeps): v
     send(ctx, operationReply('provision', outcome, acceptsIncomplete));
   });
 
-  /** PATCH /v2/service_instances/:instance_id (update) */
+  /**
+   * PATCH /v2/service_instances/:instance_id (update). What the request alone decides comes first
+   * (AsyncRequired for the plan it names before the rest); what needs the instance, the service
+   * decides on the instance it reads (`checkUpdate`).
+   */
   router.patch(PATH, async (ctx) => {
-    const instanceId = param(ctx, 'instance_id');
     const acceptsIncomplete = parseAcceptsIncomplete(ctx.query.accepts_incomplete);
     const body = await readJsonBody(ctx, maxBodyBytes);
     const serviceId = requiredString(body.service_id, 'service_id');
     const plans = lookup(catalog);
-    const service = resolveService(plans, serviceId);
+    resolveService(plans, serviceId);
     const fields = parseUpdateFields(body);
-    const target =
-      fields.planId === undefined ? undefined : resolvePlan(plans, serviceId, fields.planId).plan;
-    if (target) requireAsyncSupport(target, acceptsIncomplete);
-
-    const instance = await broker.getInstance(instanceId);
-    if (!instance) throw notFound('The service instance does not exist.');
-    if (instance.serviceId !== serviceId) {
-      throw badRequest(`The service instance belongs to service_id ${instance.serviceId}, not ${serviceId}.`);
+    if (fields.planId !== undefined) {
+      requireAsyncSupport(resolvePlan(plans, serviceId, fields.planId).plan, acceptsIncomplete);
     }
-    // A running update may be this very request again (the service layer answers 202 then);
-    // a running provision or deprovision never is.
-    const running = instance.operation?.state === 'in progress' ? instance.operation.type : undefined;
-    if (running === 'provision' || running === 'deprovision') {
-      throw concurrencyError(`The service instance is being ${running}ed; update it when that has finished.`);
-    }
-    const current = plans.plan(instance.planId);
-    const plan = target ?? current;
-    if (!plan) {
-      throw badRequest(
-        `The plan ${instance.planId} of the service instance is no longer in the catalog; name a plan_id to move it to.`,
-      );
-    }
-    if (!target) requireAsyncSupport(plan, acceptsIncomplete);
-    const planChange = plan.spec.id !== instance.planId;
-    if (planChange) checkPlanChange(service, current, plan);
-    checkContextUpdate(service, {
-      planChange,
-      parameters: fields.parameters !== undefined,
-      maintenanceInfo: fields.maintenanceInfo !== undefined,
-      context: fields.context !== undefined,
-    });
-    checkMaintenanceInfo(plan, fields.maintenanceInfo);
-    validateParameters(plan, 'service_instance.update', fields.parameters);
     const outcome = await broker.update(
-      { instanceId, serviceId, ...fields, acceptsIncomplete },
+      { instanceId: param(ctx, 'instance_id'), serviceId, ...fields, acceptsIncomplete },
       ctx.state.meta,
     );
     send(ctx, operationReply('update', outcome, acceptsIncomplete));
@@ -101,10 +61,7 @@ export function instanceRoutes(router: RouteTable<OsbState>, deps: RouteDeps): v
 
   /** DELETE /v2/service_instances/:instance_id (deprovision) */
   router.delete(PATH, async (ctx) => {
-    const acceptsIncomplete = parseAcceptsIncomplete(ctx.query.accepts_incomplete);
-    const serviceId = requiredQuery(ctx.query.service_id, 'service_id');
-    const planId = requiredQuery(ctx.query.plan_id, 'plan_id');
-    const { plan } = resolvePlan(lookup(catalog), serviceId, planId);
+    const { acceptsIncomplete, serviceId, planId, plan } = readPlanQuery(ctx, deps);
     requireAsyncSupport(plan, acceptsIncomplete);
     const outcome = await broker.deprovision(
       { instanceId: param(ctx, 'instance_id'), serviceId, planId, acceptsIncomplete },

@@ -1,8 +1,18 @@
 /** What the OSB routes share: their dependencies and small helpers over the koa context. */
-import type { CatalogSource, ServiceBroker } from '../../broker/types.js';
+import type { Logger } from '../../log.js';
 import { catalogLookup, type CatalogLookup } from '../../osb/catalog.js';
+import {
+  parseAcceptsIncomplete,
+  requiredQuery,
+  requiredString,
+  type JsonObject,
+} from '../../osb/requests.js';
 import type { Reply } from '../../osb/responses.js';
-import type { Logger, OsbState } from '../middleware.js';
+import { resolvePlan } from '../../osb/rules.js';
+import type { CatalogSource, ServiceBroker } from '../../osb/service-broker.js';
+import type { SFPlan, SFService } from '../../resources/types.js';
+import { readJsonBody } from '../body.js';
+import type { OsbState } from '../middleware.js';
 import type { RouteContext } from '../router.js';
 
 /** The services the routes call. */
@@ -33,4 +43,50 @@ export function param(ctx: OsbContext, name: 'instance_id' | 'binding_id'): stri
 export function send(ctx: OsbContext, reply: Reply): void {
   ctx.status = reply.status;
   ctx.body = reply.body;
+}
+
+/** What a request names first: whether it accepts an incomplete answer, and its service and plan. */
+export interface PlanRequest {
+  /** `accepts_incomplete` as the query says it. */
+  readonly acceptsIncomplete: boolean;
+  readonly serviceId: string;
+  readonly planId: string;
+  readonly service: SFService;
+  readonly plan: SFPlan;
+}
+
+/**
+ * The start of a provision or a bind, in the order the spec's clients expect: `accepts_incomplete`,
+ * the JSON body, its `service_id` and `plan_id`, and the catalog's service and plan.
+ *
+ * @throws OsbError 400 for any of them missing or wrong; 413 for a body over the limit.
+ */
+export async function readPlanBody(
+  ctx: OsbContext,
+  deps: RouteDeps,
+): Promise<PlanRequest & { readonly body: JsonObject }> {
+  const acceptsIncomplete = parseAcceptsIncomplete(ctx.query.accepts_incomplete);
+  const body = await readJsonBody(ctx, deps.maxBodyBytes);
+  const serviceId = requiredString(body.service_id, 'service_id');
+  const planId = requiredString(body.plan_id, 'plan_id');
+  return {
+    acceptsIncomplete,
+    body,
+    serviceId,
+    planId,
+    ...resolvePlan(lookup(deps.catalog), serviceId, planId),
+  };
+}
+
+/**
+ * The start of a deprovision or an unbind: `accepts_incomplete`, the `service_id` and `plan_id`
+ * of the query, and the catalog's service and plan.
+ *
+ * @throws OsbError 400 for any of them missing or wrong.
+ */
+export function readPlanQuery(ctx: OsbContext, deps: RouteDeps): PlanRequest {
+  const acceptsIncomplete = parseAcceptsIncomplete(ctx.query.accepts_incomplete);
+  const serviceId = requiredQuery(ctx.query.service_id, 'service_id');
+  const planId = requiredQuery(ctx.query.plan_id, 'plan_id');
+  return { acceptsIncomplete, serviceId, planId, ...resolvePlan(lookup(deps.catalog), serviceId, planId) };
 }

@@ -46,27 +46,24 @@ describe('request bodies', () => {
     expect(res.status).toBe(201);
   });
 
-  test('GIVEN a body that is not UTF-8 WHEN provisioning THEN 400', async () => {
+  test.each([
+    [
+      // as text/plain: superagent would serialise a Buffer labelled JSON
+      'a body that is not UTF-8',
+      { 'Content-Type': 'text/plain' },
+      Buffer.from([0x7b, 0xff, 0xfe, 0x7d]),
+      'The request body is not UTF-8.',
+    ],
+    [
+      'a gzip-encoded body',
+      { 'Content-Encoding': 'gzip', 'Content-Type': 'application/json' },
+      '{}',
+      'Content-Encoding gzip is not supported; send plain JSON.',
+    ],
+  ])('GIVEN %s WHEN provisioning THEN 400', async (_n, headers, payload, description) => {
     const { osb } = testApi();
-    // (as text/plain: superagent would serialise a Buffer labelled JSON)
-    const res = await osb
-      .put(PATH)
-      .set('Content-Type', 'text/plain')
-      .send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]));
-    expect(res.body).toEqual({ error: 'BadRequest', description: 'The request body is not UTF-8.' });
-  });
-
-  test('GIVEN a gzip-encoded body WHEN provisioning THEN 400', async () => {
-    const { osb } = testApi();
-    const res = await osb
-      .put(PATH)
-      .set('Content-Encoding', 'gzip')
-      .set('Content-Type', 'application/json')
-      .send('{}');
-    expect(res.body).toEqual({
-      error: 'BadRequest',
-      description: 'Content-Encoding gzip is not supported; send plain JSON.',
-    });
+    const res = await osb.put(PATH).set(headers).send(payload);
+    expect(res.body).toEqual({ error: 'BadRequest', description });
   });
 
   test('GIVEN maxBodyBytes 200 WHEN a body of exactly 200 bytes THEN accepted; 201 bytes THEN 413', async () => {

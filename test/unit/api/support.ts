@@ -5,17 +5,21 @@
  */
 import type Koa from 'koa';
 import supertest from 'supertest';
-import { createApp, type AppOptions, type Logger } from '../../../src/api/app.js';
+import { createApp, type AppOptions } from '../../../src/api/app.js';
+import type { Logger } from '../../../src/log.js';
+import { catalogLookup } from '../../../src/osb/catalog.js';
+import { gone, notFound } from '../../../src/osb/errors.js';
+import { checkUpdate } from '../../../src/osb/rules.js';
 import type {
   BindOutcome,
   BindingView,
+  CatalogSource,
   InstanceView,
   LastOperation,
   OperationOutcome,
   RequestMeta,
   ServiceBroker,
-} from '../../../src/broker/types.js';
-import { gone, notFound } from '../../../src/osb/errors.js';
+} from '../../../src/osb/service-broker.js';
 import {
   MemoryCatalog,
   PLAN_ID,
@@ -156,6 +160,10 @@ type Overrides = { -readonly [K in keyof ServiceBroker]?: ServiceBroker[K] };
  * An in-memory ServiceBroker for HTTP-layer tests. By default it answers as a broker would for a
  * new resource: 202 `<op>:1` when the request accepts incomplete answers, else done. Reads answer
  * from `instances`, `bindings` and `lastOperations`. `respond` replaces any method.
+ *
+ * An update is decided first as the real broker decides it: by `checkUpdate` on the instance in
+ * `instances`, over `catalog`. An update it refuses is not recorded in `calls`: like the real
+ * broker, it starts nothing.
  */
 export class FakeBroker implements ServiceBroker {
   readonly calls: Call[] = [];
@@ -165,6 +173,8 @@ export class FakeBroker implements ServiceBroker {
   /** Keyed by instance id, or `<instance_id>/<binding_id>`. */
   readonly lastOperations = new Map<string, LastOperation>();
   readonly respond: Overrides = {};
+
+  constructor(private readonly catalog: CatalogSource = testCatalog()) {}
 
   private record(method: keyof ServiceBroker, args: unknown[]): void {
     this.calls.push({ method, args });
@@ -189,6 +199,12 @@ export class FakeBroker implements ServiceBroker {
   }
 
   async update(...args: Parameters<ServiceBroker['update']>): Promise<OperationOutcome> {
+    const [req] = args;
+    checkUpdate(
+      catalogLookup(this.catalog.services(), this.catalog.plans()),
+      this.instances.get(req.instanceId),
+      req,
+    );
     this.record('update', args);
     if (this.respond.update) return this.respond.update(...args);
     return args[0].acceptsIncomplete
@@ -302,8 +318,8 @@ export interface TestApi {
 
 /** A fresh app over a fresh FakeBroker and test catalog. */
 export function testApi(options: Partial<AppOptions> & { version?: string } = {}): TestApi {
-  const broker = (options.broker as FakeBroker | undefined) ?? new FakeBroker();
   const catalog = (options.catalog as MemoryCatalog | undefined) ?? testCatalog();
+  const broker = (options.broker as FakeBroker | undefined) ?? new FakeBroker(catalog);
   const log = new MemoryLogger();
   const app = createApp({
     broker,

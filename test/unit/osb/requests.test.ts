@@ -1,5 +1,4 @@
 /** Parsing of OSB request bodies, queries and headers. Pure and table-driven. */
-import type { OsbError } from '../../../src/osb/errors.js';
 import {
   parseAcceptsIncomplete,
   parseBindFields,
@@ -11,16 +10,13 @@ import {
   requiredQuery,
   requiredString,
 } from '../../../src/osb/requests.js';
+import { osbError } from '../../support/osb-error.js';
 
 const b64 = (value: unknown) =>
   Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64');
 const failure = (fn: () => unknown): [number, string] => {
-  try {
-    fn();
-  } catch (err) {
-    return [(err as OsbError).status, (err as OsbError).description];
-  }
-  throw new Error('expected a failure');
+  const err = osbError(fn);
+  return [err.status, err.description];
 };
 
 test.each([

@@ -5,8 +5,8 @@ import type {
   InstanceView,
   LastOperation,
   OperationOutcome,
-} from '../../../src/broker/types.js';
-import type { OsbError } from '../../../src/osb/errors.js';
+} from '../../../src/osb/service-broker.js';
+import { isOsbError } from '../../../src/osb/errors.js';
 import {
   UnexpectedAsyncAnswer,
   bindReply,
@@ -19,6 +19,7 @@ import {
   retryAfter,
   type OperationKind,
 } from '../../../src/osb/responses.js';
+import { resultOrOsbError } from '../../support/osb-error.js';
 
 const accepted: OperationOutcome = { kind: 'accepted', operation: 'op-1', dashboardUrl: 'https://d' };
 const created: OperationOutcome = { kind: 'done', created: true, dashboardUrl: 'https://d' };
@@ -110,11 +111,8 @@ const instance = (operation?: InstanceView['operation']): InstanceView => ({
   ...(operation ? { operation } : {}),
 });
 const outcome = (fn: () => unknown): unknown => {
-  try {
-    return fn();
-  } catch (err) {
-    return [(err as OsbError).status, (err as OsbError).code];
-  }
+  const result = resultOrOsbError(fn);
+  return isOsbError(result) ? [result.status, result.code] : result;
 };
 
 test.each([

@@ -1,6 +1,6 @@
 /** The OSB request rules over the catalog. Pure and table-driven. */
 import { catalogLookup } from '../../../src/osb/catalog.js';
-import type { OsbError } from '../../../src/osb/errors.js';
+import { isOsbError } from '../../../src/osb/errors.js';
 import {
   bindingAcceptsIncomplete,
   checkBindable,
@@ -9,13 +9,16 @@ import {
   checkMaintenanceInfo,
   checkPlanChange,
   checkRequiresApp,
+  checkUpdate,
   requireAsyncSupport,
   resolvePlan,
   resolveService,
   type UpdateChanges,
 } from '../../../src/osb/rules.js';
 import { parseApiVersion } from '../../../src/osb/version.js';
+import type { InstanceView, UpdateRequest } from '../../../src/osb/service-broker.js';
 import type { SFPlan, SFService } from '../../../src/resources/types.js';
+import { resultOrOsbError } from '../../support/osb-error.js';
 
 const service = (spec: Partial<SFService['spec']> = {}): SFService => ({
   apiVersion: 'osb.servicefabrik.io/v1alpha1',
@@ -32,12 +35,8 @@ const plan = (id: string, spec: Partial<SFPlan['spec']> = {}): SFPlan => ({
 
 /** The body of the OsbError `fn` throws, with its status; `undefined` when it returns. */
 const outcome = (fn: () => unknown): [number, unknown] | undefined => {
-  try {
-    fn();
-    return undefined;
-  } catch (err) {
-    return [(err as OsbError).status, (err as OsbError).toBody()];
-  }
+  const result = resultOrOsbError(fn);
+  return isOsbError(result) ? [result.status, result.toBody()] : undefined;
 };
 
 describe('resolveService and resolvePlan', () => {
@@ -270,5 +269,196 @@ describe('binding rules', () => {
       },
     ]);
     expect(outcome(() => checkBindingRotation(plan('p'), undefined))).toBeUndefined();
+  });
+});
+
+describe('checkUpdate', () => {
+  const lookup = catalogLookup(
+    [
+      service({ planUpdatable: true }),
+      { ...service(), spec: { ...service().spec, id: 's-2', name: 'other' } },
+    ],
+    [
+      plan('p-1'),
+      plan('p-2'),
+      plan('p-async', { manager: { async: true } }),
+      plan('p-fixed', { planUpdatable: false }),
+      plan('p-maintained', { maintenance_info: { version: '2.0.0' } }),
+      plan('p-schema', {
+        schemas: {
+          service_instance: {
+            update: {
+              parameters: { type: 'object', properties: { size: { type: 'integer', maximum: 10 } } },
+            },
+          },
+        },
+      }),
+      plan('p-other', { serviceId: 's-2' }),
+    ],
+  );
+  const instance = (planId: string, more: Partial<InstanceView> = {}): InstanceView => ({
+    instanceId: 'i-1',
+    serviceId: 's-1',
+    planId,
+    operation: { type: 'provision', state: 'succeeded' },
+    ...more,
+  });
+  const running = (type: 'provision' | 'update' | 'deprovision') => ({
+    operation: { type, state: 'in progress' as const },
+  });
+  /** The plan the update runs on, or the OsbError's status and body. */
+  const decide = (view: InstanceView | undefined, request: Partial<UpdateRequest>) => {
+    const req: UpdateRequest = { instanceId: 'i-1', serviceId: 's-1', acceptsIncomplete: false, ...request };
+    const result = resultOrOsbError(() => checkUpdate(lookup, view, req));
+    return isOsbError(result) ? [result.status, result.toBody()] : result.spec.id;
+  };
+
+  test.each([
+    ['parameters of an instance', instance('p-1'), { parameters: { a: 1 } }, 'p-1'],
+    ['a move to another plan', instance('p-1'), { planId: 'p-2' }, 'p-2'],
+    ['an update running (this request again, maybe)', instance('p-1', running('update')), {}, 'p-1'],
+    ['a failed provision', instance('p-1', { operation: { type: 'provision', state: 'failed' } }), {}, 'p-1'],
+    [
+      'no instance',
+      undefined,
+      { parameters: {} },
+      [404, { error: 'NotFound', description: 'The service instance does not exist.' }],
+    ],
+    [
+      'an instance of another service',
+      instance('p-other', { serviceId: 's-2' }),
+      {},
+      [400, { error: 'BadRequest', description: 'The service instance belongs to service_id s-2, not s-1.' }],
+    ],
+    [
+      'a provision running',
+      instance('p-1', running('provision')),
+      {},
+      [
+        422,
+        {
+          error: 'ConcurrencyError',
+          description: 'The service instance is being provisioned; update it when that has finished.',
+        },
+      ],
+    ],
+    [
+      'a deprovision running',
+      instance('p-1', running('deprovision')),
+      {},
+      [
+        422,
+        {
+          error: 'ConcurrencyError',
+          description: 'The service instance is being deprovisioned; update it when that has finished.',
+        },
+      ],
+    ],
+    [
+      'a plan gone from the catalog, none named',
+      instance('p-gone'),
+      { parameters: {} },
+      [
+        400,
+        {
+          error: 'BadRequest',
+          description:
+            'The plan p-gone of the service instance is no longer in the catalog; name a plan_id to move it to.',
+        },
+      ],
+    ],
+    ['a plan gone from the catalog, a move named', instance('p-gone'), { planId: 'p-2' }, 'p-2'],
+    [
+      'an asynchronous plan without accepts_incomplete',
+      instance('p-async'),
+      { parameters: {} },
+      [
+        422,
+        {
+          error: 'AsyncRequired',
+          description:
+            'Plan p-async runs provision, update and deprovision asynchronously; send accepts_incomplete=true.',
+        },
+      ],
+    ],
+    [
+      'an asynchronous plan with accepts_incomplete',
+      instance('p-async'),
+      { parameters: {}, acceptsIncomplete: true },
+      'p-async',
+    ],
+    [
+      'a move from a plan that forbids it',
+      instance('p-fixed'),
+      { planId: 'p-1' },
+      [
+        400,
+        {
+          error: 'PlanChangeNotSupported',
+          description:
+            'Plan p-fixed does not allow changing the plan of its instances (plan_updateable is false).',
+        },
+      ],
+    ],
+    ['the same plan named again', instance('p-fixed'), { planId: 'p-fixed' }, 'p-fixed'],
+    [
+      'only the context, which the service does not allow',
+      instance('p-1'),
+      { context: { name: 'new' } },
+      [
+        400,
+        {
+          error: 'ContextUpdateNotSupported',
+          description:
+            'Service pg does not allow updates that change only the context (allow_context_updates is false).',
+        },
+      ],
+    ],
+    [
+      'maintenance_info other than the plan’s',
+      instance('p-maintained'),
+      { maintenanceInfo: { version: '1.0.0' } },
+      [
+        422,
+        {
+          error: 'MaintenanceInfoConflict',
+          description:
+            'maintenance_info.version 1.0.0 is not the current version 2.0.0 of plan p-maintained; fetch the catalog again.',
+        },
+      ],
+    ],
+    [
+      'maintenance_info checked against the plan moved to',
+      instance('p-1'),
+      { planId: 'p-maintained', maintenanceInfo: { version: '2.0.0' } },
+      'p-maintained',
+    ],
+    [
+      'parameters against the update schema',
+      instance('p-schema'),
+      { parameters: { size: 11 } },
+      [
+        400,
+        {
+          error: 'InvalidParameters',
+          description:
+            'The parameters do not match the service_instance.update.parameters schema of plan p-schema: parameters.size must be <= 10.',
+        },
+      ],
+    ],
+    [
+      'a named plan of another service',
+      instance('p-1'),
+      { planId: 'p-other' },
+      [
+        400,
+        {
+          error: 'BadRequest',
+          description: 'plan_id p-other (plan p-other) does not belong to service_id s-1 (service pg).',
+        },
+      ],
+    ],
+  ] as const)('GIVEN %s THEN the plan it runs on, or the error', (_n, view, request, expected) => {
+    expect(decide(view, request)).toEqual(expected);
   });
 });

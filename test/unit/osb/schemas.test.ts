@@ -1,5 +1,4 @@
 /** Parameter validation against plan schemas, per JSON Schema draft. */
-import { OsbError } from '../../../src/osb/errors.js';
 import {
   SchemaError,
   compileSchema,
@@ -9,6 +8,7 @@ import {
   type SchemaAction,
 } from '../../../src/osb/schemas.js';
 import type { SFPlan } from '../../../src/resources/types.js';
+import { osbError, thrownBy } from '../../support/osb-error.js';
 
 const D4 = 'http://json-schema.org/draft-04/schema#';
 const D6 = 'http://json-schema.org/draft-06/schema#';
@@ -34,15 +34,6 @@ const planWith = (action: SchemaAction, parameters: Record<string, unknown>): SF
       schemas: { [where]: { [op]: { parameters } } },
     },
   };
-};
-
-const failure = (fn: () => unknown): OsbError => {
-  try {
-    fn();
-  } catch (err) {
-    return err as OsbError;
-  }
-  throw new Error('expected a failure');
 };
 
 describe('draftOf', () => {
@@ -145,7 +136,7 @@ describe('each draft validates with its own rules', () => {
       /schema is invalid: data\/type must be equal to one of the allowed values/,
     ],
   ])('GIVEN %s THEN a SchemaError, not a crash', (_n, schema, message) => {
-    const err = failure(() => compileSchema(schema)) as unknown as SchemaError;
+    const err = thrownBy(() => compileSchema(schema)) as SchemaError;
     expect(err).toBeInstanceOf(SchemaError);
     expect(err.message).toMatch(message);
   });
@@ -171,7 +162,7 @@ describe('compileSchema cache', () => {
 
   test('GIVEN an unusable schema WHEN compiled twice THEN the same SchemaError both times', () => {
     const schema = { $schema: D7, type: 'still-nope' };
-    expect(failure(() => compileSchema(schema))).toBe(failure(() => compileSchema(schema)));
+    expect(thrownBy(() => compileSchema(schema))).toBe(thrownBy(() => compileSchema(schema)));
   });
 });
 
@@ -254,7 +245,7 @@ describe('validateParameters', () => {
   ] as const)(
     'GIVEN a %s schema WHEN parameters %p THEN 400 InvalidParameters',
     (action, parameters, clause) => {
-      const err = failure(() => validateParameters(planWith(action, schema), action, parameters));
+      const err = osbError(() => validateParameters(planWith(action, schema), action, parameters));
       expect([err.status, err.toBody()]).toEqual([
         400,
         {
@@ -272,7 +263,7 @@ describe('validateParameters', () => {
 
   test('GIVEN a plan with an unsupported $schema WHEN validated THEN 500 InternalError that names plan and schema', () => {
     const plan = planWith('service_instance.create', { $schema: 'http://json-schema.org/draft-03/schema#' });
-    const err = failure(() => validateParameters(plan, 'service_instance.create', {}));
+    const err = osbError(() => validateParameters(plan, 'service_instance.create', {}));
     expect([err.status, err.toBody()]).toEqual([
       500,
       {
@@ -294,6 +285,6 @@ describe('validateParameters', () => {
         schemas: { service_instance: { create: { parameters: { type: 'object', required: ['b'] } } } },
       },
     };
-    expect(failure(() => validateParameters(changed, 'service_instance.create', { a: 1 })).status).toBe(400);
+    expect(osbError(() => validateParameters(changed, 'service_instance.create', { a: 1 })).status).toBe(400);
   });
 });

@@ -1,6 +1,6 @@
 /** X-Broker-API-Version parsing and feature checks. */
-import { OsbError } from '../../../src/osb/errors.js';
 import { FEATURES, parseApiVersion, supports } from '../../../src/osb/version.js';
+import { osbError } from '../../support/osb-error.js';
 
 describe('parseApiVersion', () => {
   test.each([
@@ -33,14 +33,7 @@ describe('parseApiVersion', () => {
       'X-Broker-API-Version 3.0 is not supported; this broker serves 2.12 to 2.17. Send X-Broker-API-Version: 2.17.',
     ],
   ])('GIVEN %p WHEN parsed THEN 412 PreconditionFailed', (header, description) => {
-    const err = (() => {
-      try {
-        parseApiVersion(header);
-      } catch (e) {
-        return e as OsbError;
-      }
-      throw new Error('no error');
-    })();
+    const err = osbError(() => parseApiVersion(header));
     expect([err.status, err.toBody()]).toEqual([412, { error: 'PreconditionFailed', description }]);
   });
 });

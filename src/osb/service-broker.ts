@@ -1,12 +1,13 @@
 /**
- * The service layer the OSB API calls: one method per OSB endpoint. It knows nothing of Koa; the
- * API parses and validates the request (headers, body, catalog ids, parameter schemas, plan rules)
- * and maps results and `OsbError`s (src/osb/errors.ts) to responses.
+ * The broker's contract: one method per OSB endpoint, its requests and results. The API calls it
+ * and knows nothing of how it is carried out; src/broker implements it over Temporal and
+ * Kubernetes, and the API's unit tests implement it in memory.
  *
- * Implemented over Temporal and Kubernetes by src/broker/service.ts; the API's unit tests use an
- * in-memory implementation.
+ * The API parses and validates what it can from the request alone (headers, body, catalog ids,
+ * parameter schemas, plan rules) before it calls a method; a method decides what needs the
+ * broker's own records, and maps nothing to HTTP: it returns a result or throws an `OsbError`
+ * (src/osb/errors.ts), which the API turns into a response in one place.
  */
-import type { OriginatingIdentity } from '../osb/requests.js';
 import type { MaintenanceInfo, SFPlan, SFService } from '../resources/types.js';
 
 /** The catalog as the broker currently knows it (kept in memory by watches). */
@@ -15,47 +16,62 @@ export interface CatalogSource {
   plans(): readonly SFPlan[];
 }
 
+/**
+ * The decoded `X-Broker-API-Originating-Identity`. A header that is there but cannot be read is
+ * `unreadable`, with the platform it names when that is a plain word: it is recorded as such and
+ * never refused (platforms MAY send it, and it must not make a request fail).
+ */
+export type OriginatingIdentity =
+  | { readonly platform: string; readonly value: Record<string, unknown> }
+  | { readonly platform: string; readonly unreadable: true };
+
 /** Who asked, for audit; from the OSB headers. */
 export interface RequestMeta {
   /** `X-Broker-API-Version` as sent, e.g. `2.17`. */
   readonly apiVersion: string;
-  /** Decoded `X-Broker-API-Originating-Identity` (or `unreadable`: it never fails a request). */
+  /** Decoded `X-Broker-API-Originating-Identity`; `unreadable` when it cannot be decoded. */
   readonly originatingIdentity?: OriginatingIdentity;
   /** `X-Broker-API-Request-Identity`, echoed in the response. */
   readonly requestIdentity?: string;
 }
 
-export interface ProvisionRequest {
+/** What a provision or an update may set on an instance. */
+export interface InstanceAttributes {
+  readonly context?: Record<string, unknown>;
+  readonly parameters?: Record<string, unknown>;
+  readonly maintenanceInfo?: MaintenanceInfo;
+}
+
+/** PUT /v2/service_instances/:instance_id */
+export interface ProvisionRequest extends InstanceAttributes {
   readonly instanceId: string;
   readonly serviceId: string;
   readonly planId: string;
   readonly organizationGuid?: string;
   readonly spaceGuid?: string;
-  readonly context?: Record<string, unknown>;
-  readonly parameters?: Record<string, unknown>;
-  readonly maintenanceInfo?: MaintenanceInfo;
   readonly acceptsIncomplete: boolean;
 }
 
-export interface UpdateRequest {
+/** PATCH /v2/service_instances/:instance_id: only what the request sends; the rest stays as recorded. */
+export interface UpdateRequest extends InstanceAttributes {
   readonly instanceId: string;
   readonly serviceId: string;
   /** The new plan; absent when the plan does not change. */
   readonly planId?: string;
-  readonly context?: Record<string, unknown>;
-  readonly parameters?: Record<string, unknown>;
   readonly previousValues?: Record<string, unknown>;
-  readonly maintenanceInfo?: MaintenanceInfo;
   readonly acceptsIncomplete: boolean;
 }
 
+/** DELETE /v2/service_instances/:instance_id */
 export interface DeprovisionRequest {
   readonly instanceId: string;
   readonly serviceId: string;
+  /** The plan the platform names; the instance's own plan decides how it is deprovisioned. */
   readonly planId: string;
   readonly acceptsIncomplete: boolean;
 }
 
+/** PUT /v2/service_instances/:instance_id/service_bindings/:binding_id */
 export interface BindRequest {
   readonly instanceId: string;
   readonly bindingId: string;
@@ -65,19 +81,17 @@ export interface BindRequest {
   readonly bindResource?: Record<string, unknown>;
   readonly context?: Record<string, unknown>;
   readonly parameters?: Record<string, unknown>;
+  /** Whether the bind may answer 202 (see `bindingAcceptsIncomplete` in src/osb/rules.ts). */
   readonly acceptsIncomplete: boolean;
 }
 
-export interface UnbindRequest {
-  readonly instanceId: string;
+/** DELETE /v2/service_instances/:instance_id/service_bindings/:binding_id */
+export interface UnbindRequest extends DeprovisionRequest {
   readonly bindingId: string;
-  readonly serviceId: string;
-  readonly planId: string;
-  readonly acceptsIncomplete: boolean;
 }
 
 /**
- * The outcome of a state-changing request.
+ * The result of a state-changing request.
  * - `accepted`: the operation runs on (202, with `operation`);
  * - `done`: it finished within the request (201 when it created something new, else 200).
  */
@@ -96,6 +110,7 @@ export interface BindingResponse {
   readonly metadata?: { readonly expires_at?: string; readonly renew_before?: string };
 }
 
+/** The result of a bind: as {@link OperationOutcome}, with the binding's response once it is made. */
 export type BindOutcome =
   | { readonly kind: 'accepted'; readonly operation: string }
   | { readonly kind: 'done'; readonly created: boolean; readonly response: BindingResponse };
@@ -140,7 +155,8 @@ export interface BindingView {
 
 /**
  * One method per OSB endpoint. Methods throw `OsbError` for the spec's error cases they decide
- * (409 conflicting repeat, 410 gone, 422 ConcurrencyError, 404 unknown instance/binding).
+ * (409 conflicting repeat, 410 gone, 422 ConcurrencyError, 404 unknown instance or binding, and
+ * the update rules that need the instance: see `checkUpdate` in src/osb/rules.ts).
  */
 export interface ServiceBroker {
   /** PUT /v2/service_instances/:instance_id */

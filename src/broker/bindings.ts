@@ -1,0 +1,143 @@
+/**
+ * The binding operations: bind and unbind start (or find) the binding's operation workflow; the
+ * binding and its last operation are read from the workflow's state and the records. A
+ * synchronous bind answers with the credentials its workflow wrote to a Secret.
+ */
+import type { WorkflowHandle } from '@temporalio/client';
+import { ANNOTATIONS } from '../activities/records.js';
+import { concurrencyError, conflict, internalError, notFound } from '../osb/errors.js';
+import { bindingAcceptsIncomplete } from '../osb/rules.js';
+import type {
+  BindOutcome,
+  BindRequest,
+  BindingView,
+  LastOperation,
+  OperationOutcome,
+  RequestMeta,
+  UnbindRequest,
+} from '../osb/service-broker.js';
+import { parseApiVersion } from '../osb/version.js';
+import { bindingWorkflowId } from '../resources/names.js';
+import { operationString, type BindingRequest } from '../workflows/messages.js';
+import { catalogPlan, type BrokerParts } from './deps.js';
+import type { RunState } from './workflow-runs.js';
+
+/** The ServiceBroker methods of bindings. */
+export function bindingOperations({ deps, runs, records, digests }: BrokerParts) {
+  /**
+   * {@link WorkflowRuns.repeatOf} for a bind: the same bind again gets its operation, or, when
+   * synchronous, the credentials once the binding is made.
+   *
+   * @throws OsbError 409 for a bind of the same id with other attributes; 422 `ConcurrencyError`
+   *   while an unbind runs.
+   */
+  async function repeatOf(
+    running: RunState,
+    workflowId: string,
+    requestHash: string,
+    req: BindRequest,
+    async: boolean,
+  ): Promise<BindOutcome> {
+    const memo = running.memo;
+    if (memo?.operation === 'bind' && memo.requestHash !== requestHash) {
+      throw conflict('A binding with this id is being created with different attributes.');
+    }
+    if (memo?.operation === 'bind') {
+      if (async) return { kind: 'accepted', operation: operationString('bind', running.runId) };
+      return bound(runs.handle(workflowId, running.runId), req, false);
+    }
+    throw concurrencyError(
+      `Another operation (${memo?.operation ?? 'unknown'}) is in progress on this binding.`,
+    );
+  }
+
+  /** Waits for a synchronous bind and answers with the binding's credentials. */
+  async function bound(handle: WorkflowHandle, req: BindRequest, created: boolean): Promise<BindOutcome> {
+    const status = await runs.waitSync(handle, 'bind');
+    const record = await records.binding(req.instanceId, req.bindingId);
+    if (!record) throw internalError('The binding record disappeared while the binding was created.');
+    return {
+      kind: 'done',
+      created,
+      response: await records.bindingResponse(record, status.responseSecret),
+    };
+  }
+
+  return {
+    async bind(req: BindRequest, meta: RequestMeta): Promise<BindOutcome> {
+      const instance = await records.instance(req.instanceId);
+      if (!instance || instance.metadata.deletionTimestamp)
+        throw notFound('The service instance does not exist.');
+      if (instance.status?.operation === 'provision' && instance.status.state === 'failed') {
+        // As GET instance says: a failed provision leaves no instance to bind to (retrying will not help).
+        throw notFound('The service instance failed to provision; it cannot be bound.');
+      }
+      if (instance.status?.state !== 'succeeded' && instance.status?.operation === 'provision') {
+        throw concurrencyError('The service instance is still being provisioned.');
+      }
+      const plan = catalogPlan(deps.catalog, req.planId);
+      const requestHash = digests.bind(req);
+      const workflowId = bindingWorkflowId(req.instanceId, req.bindingId);
+      const async = Boolean(plan.spec.manager?.asyncBinding) && req.acceptsIncomplete;
+      const running = await runs.running(workflowId);
+      if (running) return repeatOf(running, workflowId, requestHash, req, async);
+      const record = await records.binding(req.instanceId, req.bindingId);
+      if (record?.metadata.deletionTimestamp) throw concurrencyError('The binding is being deleted.');
+      if (record) {
+        if (record.metadata.annotations?.[ANNOTATIONS.requestHash] !== requestHash) {
+          throw conflict('A binding with this id already exists with different attributes.');
+        }
+        if (record.status?.state === 'succeeded') {
+          return { kind: 'done', created: false, response: await records.bindingResponse(record) };
+        }
+      }
+      const { acceptsIncomplete: _, ...request } = req;
+      const input: BindingRequest = { ...request, ...runs.envelope(meta, requestHash, plan) };
+      const started = await runs.start('bind', workflowId, input);
+      if (!started.handle) return repeatOf(started.running, workflowId, requestHash, req, async);
+      if (async)
+        return { kind: 'accepted', operation: operationString('bind', started.handle.firstExecutionRunId) };
+      return bound(started.handle, req, true);
+    },
+
+    async unbind(req: UnbindRequest, meta: RequestMeta): Promise<OperationOutcome> {
+      const workflowId = bindingWorkflowId(req.instanceId, req.bindingId);
+      const [running, record] = await Promise.all([
+        runs.running(workflowId),
+        records.binding(req.instanceId, req.bindingId),
+      ]);
+      // The binding's own plan decides, not the one the request names (which may be another).
+      const plan = deps.catalog.plan(record?.spec.planId ?? req.planId);
+      if (plan) bindingAcceptsIncomplete(plan, req.acceptsIncomplete, parseApiVersion(meta.apiVersion));
+      const async = Boolean(plan?.spec.manager?.asyncBinding) && req.acceptsIncomplete;
+      const envelope = runs.envelope(meta, digests.unbind(req.bindingId), plan);
+      const ids = { instanceId: req.instanceId, bindingId: req.bindingId };
+      return runs.deletion('unbind', workflowId, { ids, running, record }, envelope, async);
+    },
+
+    async getBinding(instanceId: string, bindingId: string): Promise<BindingView | undefined> {
+      const record = await records.binding(instanceId, bindingId);
+      if (!record) return undefined;
+      const state = record.status?.state;
+      const type = record.status?.operation === 'unbind' ? 'unbind' : 'bind';
+      const settled = state === 'succeeded' || state === 'failed' ? state : 'in progress';
+      return {
+        bindingId,
+        instanceId,
+        serviceId: record.spec.serviceId,
+        planId: record.spec.planId,
+        ...(record.spec.parameters ? { parameters: record.spec.parameters } : {}),
+        operation: { type, state: settled },
+        ...(type === 'bind' && settled === 'succeeded'
+          ? { response: await records.bindingResponse(record) }
+          : {}),
+      };
+    },
+
+    bindingLastOperation(instanceId: string, bindingId: string, operation?: string): Promise<LastOperation> {
+      return runs.lastOperation('binding', bindingWorkflowId(instanceId, bindingId), operation, () =>
+        records.binding(instanceId, bindingId),
+      );
+    },
+  };
+}

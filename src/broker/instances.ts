@@ -1,0 +1,133 @@
+/**
+ * The instance operations: provision, update and deprovision start (or find) the instance's
+ * operation workflow; the instance and its last operation are read from the workflow's state and
+ * the record.
+ */
+import { ANNOTATIONS } from '../activities/records.js';
+import { catalogLookup } from '../osb/catalog.js';
+import { concurrencyError, conflict, notFound } from '../osb/errors.js';
+import { checkUpdate, requireAsyncSupport } from '../osb/rules.js';
+import type {
+  DeprovisionRequest,
+  InstanceView,
+  LastOperation,
+  OperationOutcome,
+  ProvisionRequest,
+  RequestMeta,
+  UpdateRequest,
+} from '../osb/service-broker.js';
+import { instanceWorkflowId } from '../resources/names.js';
+import { renderDashboardUrl } from '../templates/index.js';
+import type { InstanceRequest } from '../workflows/messages.js';
+import { catalogPlan, type BrokerParts } from './deps.js';
+import { instanceView } from './records.js';
+import { canonicalJson } from './request-digest.js';
+
+/** The ServiceBroker methods of instances. */
+export function instanceOperations({ deps, runs, records, digests }: BrokerParts) {
+  return {
+    async provision(req: ProvisionRequest, meta: RequestMeta): Promise<OperationOutcome> {
+      const plan = catalogPlan(deps.catalog, req.planId);
+      const requestHash = digests.instance(req);
+      const workflowId = instanceWorkflowId(req.instanceId);
+      // A new instance has no record: starting the workflow finds any operation already running.
+      const record = await records.instance(req.instanceId);
+      const running = record ? await runs.running(workflowId) : undefined;
+      const async = Boolean(plan.spec.manager?.async);
+      if (running) return runs.repeatOf(running, workflowId, 'provision', requestHash, async);
+      if (record?.metadata.deletionTimestamp) throw concurrencyError('The instance is being deleted.');
+      if (record) {
+        if (record.metadata.annotations?.[ANNOTATIONS.requestHash] !== requestHash) {
+          throw conflict('An instance with this id already exists with different attributes.');
+        }
+        if (record.status?.state === 'succeeded') {
+          const { dashboardUrl } = record.status;
+          return { kind: 'done', created: false, ...(dashboardUrl ? { dashboardUrl } : {}) };
+        }
+        // Identical, but the last attempt failed: provision again.
+      }
+      const dashboardUrl = renderDashboardUrl(plan, deps.catalog.service(plan.spec.serviceId), req);
+      const { acceptsIncomplete: _, ...request } = req;
+      const input: InstanceRequest = {
+        ...request,
+        ...(dashboardUrl ? { dashboardUrl } : {}),
+        ...runs.envelope(meta, requestHash, plan),
+      };
+      const started = await runs.start('provision', workflowId, input);
+      return runs.answer(started, workflowId, 'provision', requestHash, async, dashboardUrl);
+    },
+
+    /**
+     * Reads the instance once, decides on it ({@link checkUpdate}), and starts the update with what
+     * the request sends over what the record holds.
+     */
+    async update(req: UpdateRequest, meta: RequestMeta): Promise<OperationOutcome> {
+      const workflowId = instanceWorkflowId(req.instanceId);
+      const [record, running] = await Promise.all([
+        records.instance(req.instanceId),
+        runs.running(workflowId),
+      ]);
+      const catalog = catalogLookup(deps.catalog.services(), deps.catalog.plans());
+      const plan = checkUpdate(catalog, instanceView(req.instanceId, record, running), req);
+      if (!record || record.metadata.deletionTimestamp)
+        throw notFound('The service instance does not exist.');
+      // What the request sends replaces what the record holds; the rest stays.
+      const recorded = record.spec;
+      const updated = {
+        serviceId: recorded.serviceId,
+        planId: req.planId ?? recorded.planId,
+        organizationGuid: recorded.organizationGuid,
+        spaceGuid: recorded.spaceGuid,
+        context: req.context ?? recorded.context,
+        parameters: req.parameters ?? recorded.parameters,
+        maintenanceInfo: req.maintenanceInfo ?? recorded.maintenanceInfo,
+      };
+      const requestHash = digests.instance(updated);
+      const async = Boolean(plan.spec.manager?.async);
+      if (running) return runs.repeatOf(running, workflowId, 'update', requestHash, async);
+      if (
+        record.metadata.annotations?.[ANNOTATIONS.requestHash] === requestHash &&
+        record.status?.state === 'succeeded' &&
+        (req.context === undefined || canonicalJson(req.context) === canonicalJson(recorded.context))
+      ) {
+        return { kind: 'done', created: false };
+      }
+      const input: InstanceRequest = {
+        instanceId: req.instanceId,
+        ...updated,
+        previousValues: req.previousValues,
+        ...runs.envelope(meta, requestHash, plan),
+      };
+      const started = await runs.start('update', workflowId, input);
+      return runs.answer(started, workflowId, 'update', requestHash, async);
+    },
+
+    async deprovision(req: DeprovisionRequest, meta: RequestMeta): Promise<OperationOutcome> {
+      const workflowId = instanceWorkflowId(req.instanceId);
+      const [running, record] = await Promise.all([
+        runs.running(workflowId),
+        records.instance(req.instanceId),
+      ]);
+      // The instance's own plan decides, not the one the request names (which may be another).
+      const plan = deps.catalog.plan(record?.spec.planId ?? req.planId);
+      if (plan) requireAsyncSupport(plan, req.acceptsIncomplete);
+      const envelope = runs.envelope(meta, digests.deprovision(req.instanceId), plan);
+      const found = { ids: { instanceId: req.instanceId }, running, record };
+      return runs.deletion('deprovision', workflowId, found, envelope, Boolean(plan?.spec.manager?.async));
+    },
+
+    async getInstance(instanceId: string): Promise<InstanceView | undefined> {
+      const [record, running] = await Promise.all([
+        records.instance(instanceId),
+        runs.running(instanceWorkflowId(instanceId)),
+      ]);
+      return instanceView(instanceId, record, running);
+    },
+
+    instanceLastOperation(instanceId: string, operation?: string): Promise<LastOperation> {
+      return runs.lastOperation('instance', instanceWorkflowId(instanceId), operation, () =>
+        records.instance(instanceId),
+      );
+    },
+  };
+}

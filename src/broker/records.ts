@@ -1,0 +1,93 @@
+/**
+ * The broker's reads of the records in the master cluster (SFServiceInstance, SFServiceBinding and
+ * the Secret with a binding's response), and the instance as the OSB API shows it.
+ */
+import type { ClusterClient } from '../kube/clients.js';
+import { getRecord } from '../kube/custom-objects.js';
+import { isNotFound } from '../kube/errors.js';
+import type { BindingResponse, InstanceView } from '../osb/service-broker.js';
+import { bindingSecretName, instanceNamespace, resourceName } from '../resources/names.js';
+import {
+  SFSERVICEBINDING,
+  SFSERVICEINSTANCE,
+  type SFServiceBinding,
+  type SFServiceInstance,
+} from '../resources/types.js';
+import type { RunState } from './workflow-runs.js';
+
+export class Records {
+  constructor(
+    private readonly deps: { readonly master: ClusterClient; readonly instanceNamespace?: string },
+  ) {}
+
+  /** The instance's record; undefined when there is none. */
+  instance(instanceId: string): Promise<SFServiceInstance | undefined> {
+    return getRecord<SFServiceInstance>(
+      this.deps.master,
+      SFSERVICEINSTANCE,
+      instanceNamespace(instanceId, this.deps.instanceNamespace),
+      resourceName(instanceId),
+    );
+  }
+
+  /** The binding's record; undefined when there is none. */
+  binding(instanceId: string, bindingId: string): Promise<SFServiceBinding | undefined> {
+    return getRecord<SFServiceBinding>(
+      this.deps.master,
+      SFSERVICEBINDING,
+      instanceNamespace(instanceId, this.deps.instanceNamespace),
+      resourceName(bindingId),
+    );
+  }
+
+  /** The binding's response, from the Secret its bind wrote; `{}` when there is none. */
+  async bindingResponse(record: SFServiceBinding, secretName?: string): Promise<BindingResponse> {
+    const name = secretName ?? record.status?.response?.secretRef ?? bindingSecretName(record.metadata.name);
+    try {
+      const secret = await this.deps.master.core.readNamespacedSecret({
+        name,
+        namespace: record.metadata.namespace!,
+      });
+      const raw = secret.data?.response;
+      return raw ? (JSON.parse(Buffer.from(raw, 'base64').toString('utf8')) as BindingResponse) : {};
+    } catch (err) {
+      if (isNotFound(err)) return {};
+      throw err;
+    }
+  }
+}
+
+/**
+ * The instance from its record and the operation running on it, if any. Without a record, a
+ * provision that runs but has not recorded the instance yet: its workflow's search attributes know
+ * the ids. Undefined when neither tells of an instance.
+ */
+export function instanceView(
+  instanceId: string,
+  record: SFServiceInstance | undefined,
+  running: RunState | undefined,
+): InstanceView | undefined {
+  if (!record) {
+    if (!running?.memo || !running.serviceId || !running.planId) return undefined;
+    return {
+      instanceId,
+      serviceId: running.serviceId,
+      planId: running.planId,
+      operation: { type: 'provision', state: 'in progress' },
+    };
+  }
+  const type = running?.memo?.operation ?? record.status?.operation;
+  const state = running ? 'in progress' : (record.status?.state ?? 'in progress');
+  return {
+    instanceId,
+    serviceId: record.spec.serviceId,
+    planId: record.spec.planId,
+    ...(record.spec.parameters ? { parameters: record.spec.parameters } : {}),
+    ...(record.spec.context ? { context: record.spec.context } : {}),
+    ...(record.spec.maintenanceInfo ? { maintenanceInfo: record.spec.maintenanceInfo } : {}),
+    ...(record.status?.dashboardUrl ? { dashboardUrl: record.status.dashboardUrl } : {}),
+    ...(type === 'provision' || type === 'update' || type === 'deprovision'
+      ? { operation: { type, state: state === 'succeeded' || state === 'failed' ? state : 'in progress' } }
+      : {}),
+  };
+}

@@ -1,0 +1,339 @@
+/**
+ * The broker's Temporal side: starting an operation's workflow, describing its runs, answering a
+ * request that finds an operation already running, and waiting for a synchronous one.
+ *
+ * One workflow id per instance and per binding (src/resources/names.ts) makes a retried request
+ * find the running operation and keeps two operations on one instance from running at once. The
+ * operation's state lives in the workflow's memo, so `last_operation` is one describe call that
+ * works with no worker running.
+ */
+import {
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowHandle,
+  type WorkflowHandleWithFirstExecutionRunId,
+} from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { concurrencyError, conflict, gone, notFound, OsbError } from '../osb/errors.js';
+import type { LastOperation, OperationOutcome, RequestMeta } from '../osb/service-broker.js';
+import type { SFPlan } from '../resources/types.js';
+import {
+  MEMO_KEY,
+  WORKFLOW_TYPES,
+  operationString,
+  startingStatus,
+  type BindingRequest,
+  type InstanceRequest,
+  type OperationEnvelope,
+  type OperationStatus,
+  type OperationType,
+} from '../workflows/messages.js';
+import {
+  OsbBindingId,
+  OsbInstanceId,
+  OsbOperation,
+  OsbPlanId,
+  OsbServiceId,
+} from '../workflows/search-attributes.js';
+import {
+  isDeletion,
+  lastOperationOf,
+  lastOperationOfRecord,
+  parseOperationQuery,
+  settledStatus,
+  type RecordStatus,
+} from './last-operation.js';
+
+/** What a describe call tells of the latest (or a given) run of an operation workflow. */
+export interface RunState {
+  readonly runId: string;
+  readonly serviceId?: string;
+  readonly planId?: string;
+  readonly running: boolean;
+  readonly statusName: string;
+  readonly memo?: OperationStatus;
+}
+
+/** A workflow started, or the operation that was already running under its id. */
+export type Started =
+  | { readonly handle: WorkflowHandleWithFirstExecutionRunId; readonly running?: undefined }
+  | { readonly handle?: undefined; readonly running: RunState };
+
+/** How many settled runs are remembered: a closed run never changes, so last_operation needs no call. */
+const SETTLED_CACHE_SIZE = 10_000;
+
+export class WorkflowRuns {
+  private readonly settledRuns = new Map<string, RunState>();
+
+  constructor(
+    private readonly deps: {
+      readonly client: Client;
+      readonly taskQueue: string;
+      readonly syncTimeoutMs: number;
+      readonly operationTimeoutSeconds: number;
+    },
+  ) {}
+
+  /**
+   * What the broker adds to a request it starts an operation for: the digest, the deadline (the
+   * plan's maximum_polling_duration, else the default) and who asked.
+   */
+  envelope(meta: RequestMeta, requestHash: string, plan: SFPlan | undefined): OperationEnvelope {
+    const who = meta.originatingIdentity;
+    return {
+      requestHash,
+      deadlineSeconds: plan?.spec.maximum_polling_duration ?? this.deps.operationTimeoutSeconds,
+      ...(who
+        ? {
+            requestedBy:
+              'value' in who
+                ? { platform: who.platform, identity: who.value }
+                : { platform: who.platform, unreadable: true },
+          }
+        : {}),
+    };
+  }
+
+  /** The latest run of `workflowId`, or the run `runId`; undefined when there is none. */
+  async describe(workflowId: string, runId?: string): Promise<RunState | undefined> {
+    const cached = runId ? this.settledRuns.get(`${workflowId}/${runId}`) : undefined;
+    if (cached) return cached;
+    const run = await this.describeRun(workflowId, runId);
+    if (run && runId && !run.running) {
+      if (this.settledRuns.size >= SETTLED_CACHE_SIZE)
+        this.settledRuns.delete(this.settledRuns.keys().next().value!);
+      this.settledRuns.set(`${workflowId}/${runId}`, run);
+    }
+    return run;
+  }
+
+  /** The run of `workflowId` that is running, if one is. */
+  async running(workflowId: string): Promise<RunState | undefined> {
+    const run = await this.describe(workflowId);
+    return run?.running ? run : undefined;
+  }
+
+  /**
+   * `last_operation` of an instance or a binding: its operation's state as the run's memo keeps it
+   * (the run `operation` names, else the latest), or, once Temporal has no run, as its record's
+   * status keeps it.
+   *
+   * @throws OsbError 400 for an operation string this broker does not hand out; without a run
+   *   or a record, 410 when the operation asked about is the deletion, else 404.
+   */
+  async lastOperation(
+    kind: 'instance' | 'binding',
+    workflowId: string,
+    operation: string | undefined,
+    record: () => Promise<{ readonly status?: RecordStatus } | undefined>,
+  ): Promise<LastOperation> {
+    const asked = parseOperationQuery(operation);
+    const run = await this.describe(workflowId, asked?.runId);
+    if (run?.memo) return lastOperationOf(settledStatus(run.memo, run));
+    const recorded = await record();
+    if (!recorded) {
+      const deletion = kind === 'instance' ? 'deprovision' : 'unbind';
+      if (asked?.type === deletion) throw gone(`The service ${kind} is deleted.`);
+      throw notFound(`The service ${kind} does not exist.`);
+    }
+    // History is gone: the record's status is the last word.
+    return lastOperationOfRecord(recorded.status);
+  }
+
+  handle(workflowId: string, runId: string): WorkflowHandle {
+    return this.deps.client.workflow.getHandle(workflowId, runId);
+  }
+
+  /**
+   * Starts the operation's workflow with `input`, its memo the starting status and its search
+   * attributes the ids of the input. When another broker started an operation under the same id a
+   * moment ago, that one is returned as running.
+   *
+   * @throws OsbError 422 `ConcurrencyError` when that operation has already finished again.
+   */
+  async start(
+    type: OperationType,
+    workflowId: string,
+    input: InstanceRequest | BindingRequest,
+  ): Promise<Started> {
+    const bindingId = 'bindingId' in input ? input.bindingId : undefined;
+    try {
+      const handle = await this.deps.client.workflow.start(WORKFLOW_TYPES[type], {
+        workflowId,
+        taskQueue: this.deps.taskQueue,
+        args: [input],
+        workflowIdConflictPolicy: 'FAIL',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        memo: { [MEMO_KEY]: startingStatus(type, input) },
+        typedSearchAttributes: [
+          { key: OsbInstanceId, value: input.instanceId },
+          ...(bindingId ? [{ key: OsbBindingId, value: bindingId }] : []),
+          { key: OsbServiceId, value: input.serviceId },
+          { key: OsbPlanId, value: input.planId },
+          { key: OsbOperation, value: type },
+        ],
+      });
+      return { handle };
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      const running = await this.running(workflowId);
+      if (!running) throw concurrencyError('Another operation finished just now; retry the request.');
+      return { running };
+    }
+  }
+
+  /**
+   * The answer to a request that finds an operation already running on the same instance or
+   * binding. The same request again gets the same operation: asynchronously its operation string,
+   * synchronously the wait for its outcome, as the first request does.
+   *
+   * @throws OsbError 409 for a provision of the same id with other attributes; 422
+   *   `ConcurrencyError` for any other operation.
+   */
+  async repeatOf(
+    running: RunState,
+    workflowId: string,
+    type: OperationType,
+    requestHash: string,
+    async: boolean,
+  ): Promise<OperationOutcome> {
+    const memo = running.memo;
+    if (memo?.operation === type && memo.requestHash === requestHash) {
+      return this.outcome(
+        this.handle(workflowId, running.runId),
+        running.runId,
+        type,
+        async,
+        false,
+        memo.dashboardUrl,
+      );
+    }
+    if (memo?.operation === type && type === 'provision') {
+      throw conflict('An instance with this id is being provisioned with different attributes.');
+    }
+    throw concurrencyError(`Another operation (${memo?.operation ?? 'unknown'}) is in progress.`);
+  }
+
+  /**
+   * The rest of a deprovision or an unbind once its plan's rules are checked: the same request
+   * again while it runs gets the same answer; without a record there is nothing to delete; else
+   * the operation runs on the service and plan the record holds.
+   *
+   * @throws OsbError 410 without a record; as {@link repeatOf} while another operation runs.
+   */
+  async deletion(
+    type: 'deprovision' | 'unbind',
+    workflowId: string,
+    found: {
+      /** The instance's id, and the binding's for an unbind. */
+      readonly ids: { readonly instanceId: string; readonly bindingId?: string };
+      readonly running: RunState | undefined;
+      readonly record: { readonly spec: { readonly serviceId: string; readonly planId: string } } | undefined;
+    },
+    envelope: OperationEnvelope,
+    async: boolean,
+  ): Promise<OperationOutcome> {
+    const { ids, running, record } = found;
+    if (running) return this.repeatOf(running, workflowId, type, envelope.requestHash, async);
+    if (!record) {
+      throw gone(`The service ${type === 'unbind' ? 'binding' : 'instance'} does not exist.`);
+    }
+    const input = { ...ids, serviceId: record.spec.serviceId, planId: record.spec.planId, ...envelope };
+    const started = await this.start(type, workflowId, input);
+    return this.answer(started, workflowId, type, envelope.requestHash, async);
+  }
+
+  /** The answer to a request that started `started` itself, or found it already running. */
+  answer(
+    started: Started,
+    workflowId: string,
+    type: OperationType,
+    requestHash: string,
+    async: boolean,
+    dashboardUrl?: string,
+  ): Promise<OperationOutcome> {
+    if (!started.handle) return this.repeatOf(started.running, workflowId, type, requestHash, async);
+    const { handle } = started;
+    return this.outcome(handle, handle.firstExecutionRunId, type, async, type === 'provision', dashboardUrl);
+  }
+
+  /** 202 when asynchronous; else waits for the workflow (bounded) and answers with its outcome. */
+  async outcome(
+    handle: WorkflowHandle,
+    runId: string,
+    type: OperationType,
+    async: boolean,
+    created: boolean,
+    dashboardUrl?: string,
+  ): Promise<OperationOutcome> {
+    if (async) {
+      return {
+        kind: 'accepted',
+        operation: operationString(type, runId),
+        ...(dashboardUrl ? { dashboardUrl } : {}),
+      };
+    }
+    const status = await this.waitSync(handle, type);
+    const url = status.dashboardUrl ?? dashboardUrl;
+    return { kind: 'done', created, ...(url ? { dashboardUrl: url } : {}) };
+  }
+
+  /**
+   * Waits for a synchronous operation. Past the bound it cancels the workflow, which rolls back
+   * what it created, so a request that gave up leaves no orphan behind.
+   *
+   * @throws OsbError 504 `Timeout` past the bound; 500 `OperationFailed` when the operation failed.
+   */
+  async waitSync(handle: WorkflowHandle, type: OperationType): Promise<OperationStatus> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), this.deps.syncTimeoutMs);
+    });
+    try {
+      const result = await Promise.race([handle.result() as Promise<OperationStatus>, timeout]);
+      if (result === 'timeout') {
+        await handle.cancel();
+        const undone = isDeletion(type)
+          ? 'was stopped; send the request again to finish it'
+          : 'was rolled back';
+        throw new OsbError(
+          504,
+          `The ${type} did not finish within ${Math.round(this.deps.syncTimeoutMs / 1000)} s and ${undone}.`,
+          'Timeout',
+        );
+      }
+      if (result.state === 'failed') {
+        throw new OsbError(500, result.description ?? `The ${type} failed.`, 'OperationFailed');
+      }
+      return result;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async describeRun(workflowId: string, runId?: string): Promise<RunState | undefined> {
+    try {
+      const info = await this.deps.client.workflow.getHandle(workflowId, runId).describe();
+      const memo = info.memo?.[MEMO_KEY] as OperationStatus | undefined;
+      // describe() leaves the typed view empty for values stored without type metadata.
+      const attributes = info.searchAttributes ?? {};
+      const attribute = (name: string): string | undefined => {
+        const value = attributes[name]?.[0];
+        return typeof value === 'string' ? value : undefined;
+      };
+      const serviceId = attribute(OsbServiceId.name);
+      const planId = attribute(OsbPlanId.name);
+      return {
+        ...(serviceId ? { serviceId } : {}),
+        ...(planId ? { planId } : {}),
+        runId: info.runId,
+        running: info.status.name === 'RUNNING',
+        statusName: info.status.name,
+        ...(memo ? { memo } : {}),
+      };
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return undefined;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,140 @@
+/** What last_operation answers, from a workflow's memo or a record's status. Pure and table-driven. */
+import {
+  lastOperationOf,
+  lastOperationOfRecord,
+  parseOperationQuery,
+  settledStatus,
+} from '../../../src/broker/last-operation.js';
+import type { OperationStatus } from '../../../src/workflows/messages.js';
+import { osbError } from '../../support/osb-error.js';
+
+const status = (fields: Partial<OperationStatus>): OperationStatus => ({
+  operation: 'update',
+  requestHash: 'h',
+  state: 'failed',
+  ...fields,
+});
+const flags = { instanceUsable: true, updateRepeatable: false };
+
+describe('lastOperationOf', () => {
+  test.each([
+    [
+      'an operation in progress',
+      status({ state: 'in progress' }),
+      { state: 'in progress', retryAfterSeconds: 2 },
+    ],
+    [
+      'a provision in progress with a description',
+      status({ operation: 'provision', state: 'in progress', description: 'Creating.' }),
+      { state: 'in progress', description: 'Creating.', retryAfterSeconds: 2 },
+    ],
+    ['a succeeded update, flags set', status({ state: 'succeeded', ...flags }), { state: 'succeeded' }],
+    [
+      'a failed update',
+      status({ description: 'No.', ...flags }),
+      { state: 'failed', description: 'No.', instanceUsable: true, updateRepeatable: false },
+    ],
+    [
+      'a failed deprovision',
+      status({ operation: 'deprovision', ...flags }),
+      { state: 'failed', instanceUsable: true },
+    ],
+    ['a failed provision', status({ operation: 'provision', ...flags }), { state: 'failed' }],
+    ['a failed bind', status({ operation: 'bind', ...flags }), { state: 'failed' }],
+    ['a failed update without flags', status({}), { state: 'failed' }],
+    ['an empty description', status({ state: 'succeeded', description: '' }), { state: 'succeeded' }],
+  ])('GIVEN %s THEN what last_operation says', (_n, memo, expected) => {
+    expect(lastOperationOf(memo)).toEqual(expected);
+  });
+});
+
+describe('lastOperationOfRecord', () => {
+  test.each([
+    ['no status', undefined, { state: 'in progress', retryAfterSeconds: 2 }],
+    ['a state of its own', { state: 'delete' }, { state: 'in progress', retryAfterSeconds: 2 }],
+    ['succeeded', { state: 'succeeded', description: 'Done.' }, { state: 'succeeded', description: 'Done.' }],
+    [
+      'failed with an error and a description',
+      { state: 'failed', description: 'Updating.', error: 'The template is invalid.' },
+      { state: 'failed', description: 'The template is invalid.' },
+    ],
+    [
+      'failed with an empty error',
+      { state: 'failed', error: '', description: 'D.' },
+      { state: 'failed', description: 'D.' },
+    ],
+  ])('GIVEN %s THEN what last_operation says', (_n, recorded, expected) => {
+    expect(lastOperationOfRecord(recorded)).toEqual(expected);
+  });
+});
+
+describe('settledStatus', () => {
+  const inProgress = (operation: OperationStatus['operation']) => status({ operation, state: 'in progress' });
+  test.each([
+    ['a running run', inProgress('update'), true, 'RUNNING', inProgress('update')],
+    [
+      'a run that recorded its outcome',
+      status({ state: 'succeeded' }),
+      false,
+      'COMPLETED',
+      status({ state: 'succeeded' }),
+    ],
+    [
+      'a terminated update',
+      inProgress('update'),
+      false,
+      'TERMINATED',
+      status({ state: 'failed', description: 'The update stopped (terminated).' }),
+    ],
+    [
+      'a provision that timed out',
+      inProgress('provision'),
+      false,
+      'TIMED_OUT',
+      status({ operation: 'provision', description: 'The provision stopped (timed_out).' }),
+    ],
+    [
+      'a cancelled bind',
+      inProgress('bind'),
+      false,
+      'CANCELLED',
+      status({ operation: 'bind', description: 'The bind was cancelled and rolled back.' }),
+    ],
+    [
+      'a cancelled deprovision',
+      inProgress('deprovision'),
+      false,
+      'CANCELLED',
+      status({ operation: 'deprovision', description: 'The deprovision was stopped before it finished.' }),
+    ],
+    [
+      'a cancelled unbind',
+      inProgress('unbind'),
+      false,
+      'CANCELLED',
+      status({ operation: 'unbind', description: 'The unbind was stopped before it finished.' }),
+    ],
+  ])('GIVEN %s THEN its state', (_n, memo, running, statusName, expected) => {
+    expect(settledStatus(memo, { running, statusName })).toEqual(expected);
+  });
+});
+
+describe('parseOperationQuery', () => {
+  test.each([
+    [undefined, undefined],
+    ['', undefined],
+    ['provision:0f1e-2d', { type: 'provision', runId: '0f1e-2d' }],
+    ['unbind:abc', { type: 'unbind', runId: 'abc' }],
+  ])('GIVEN %p THEN %p', (operation, expected) => {
+    expect(parseOperationQuery(operation)).toEqual(expected);
+  });
+
+  test.each([
+    ['rename:abc', 'Unknown operation "rename:abc".'],
+    ['provision:', 'Unknown operation "provision:".'],
+    [`update:${'a'.repeat(120)}`, `Unknown operation "update:${'a'.repeat(93)}".`],
+  ])('GIVEN %p THEN 400', (operation, description) => {
+    const err = osbError(() => parseOperationQuery(operation));
+    expect([err.status, err.toBody()]).toEqual([400, { error: 'BadRequest', description }]);
+  });
+});
