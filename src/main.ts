@@ -5,12 +5,12 @@
  * variables (src/config.ts); stops cleanly on SIGINT/SIGTERM.
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { startBroker } from './api/server.js';
+import { startBroker } from './roots/broker.js';
 import { ConfigError, loadConfig } from './config.js';
 import { clusterClientFromFile } from './kube/clients.js';
 import { jsonLogger } from './log.js';
 import { MASTER_CLUSTER_ID } from './resources/types.js';
-import { startWorker } from './worker/run.js';
+import { startWorker } from './roots/worker.js';
 
 type Role = 'broker' | 'worker' | 'all';
 
