@@ -10,7 +10,7 @@ import { getRecord, patchRecord } from '../../src/kube/custom-objects.js';
 import { applyObject } from '../../src/kube/objects.js';
 import { ANNOTATIONS } from '../../src/activities/records.js';
 import { instanceWorkflowId } from '../../src/resources/names.js';
-import { freePort } from '../../src/local/processes.js';
+import { freePort } from '../../dev/local/processes.js';
 import { clusters, environment, eventually, temporalClient } from '../support/env.js';
 import {
   osbClient,

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { clusterClientFromFile, type ClusterClient } from '../../src/kube/clients.js';
-import type { EnvironmentInfo } from '../../src/local/environment.js';
+import type { EnvironmentInfo } from '../../dev/local/environment.js';
 
 export function environment(): EnvironmentInfo {
   const file = process.env.INTEROP_TEST_ENV;

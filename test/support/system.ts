@@ -11,7 +11,7 @@ import { parseAllDocuments } from 'yaml';
 import { startExampleOperator } from '../../examples/operator/operator.js';
 import { BROKER_NODE_FLAGS } from '../../src/config.js';
 import { applyObject } from '../../src/kube/objects.js';
-import { freePort } from '../../src/local/processes.js';
+import { freePort } from '../../dev/local/processes.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { generatePayloadKey } from '../../src/temporal/codec.js';
 import { clusters, environment, unique } from './env.js';

@@ -343,15 +343,9 @@ describe('limits', () => {
   });
 
   test('a missing WebAssembly build says to run npm run build', async () => {
-    const saved = process.env.INTEROP_GOTEMPLATE_WASM;
-    process.env.INTEROP_GOTEMPLATE_WASM = '/nonexistent/gotemplate.wasm';
-    try {
-      const err = await failure(render('x'));
-      expect(err.reason).toBe('unavailable');
-      expect(err.message).toMatch(/is not built .*run `npm run build`/);
-    } finally {
-      if (saved === undefined) delete process.env.INTEROP_GOTEMPLATE_WASM;
-      else process.env.INTEROP_GOTEMPLATE_WASM = saved;
-    }
+    await configureRenderer({ wasmFile: '/nonexistent/gotemplate.wasm' });
+    const err = await failure(render('x'));
+    expect(err.reason).toBe('unavailable');
+    expect(err.message).toMatch(/is not built .*run `npm run build`/);
   });
 });
