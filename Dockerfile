@@ -31,11 +31,11 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# dist/src holds the renderer's worker thread too (worker.mjs, which the build copies beside the
+# compiled pool); the renderer finds it and dist/wasm from its own location.
 COPY --from=build /app/dist/src dist/src
 COPY --from=build /app/dist/examples dist/examples
 COPY --from=build /app/dist/wasm/gotemplate.wasm /app/dist/wasm/wasm_exec.js dist/wasm/
-# The renderer's worker thread is plain JavaScript loaded from the source tree (src/templates/gotemplate/pool.ts).
-COPY src/templates/gotemplate/worker.mjs src/templates/gotemplate/
 # CRDs and the example catalog, for installing them from the image (docker-compose.yml does).
 COPY charts/interoperator/crds charts/interoperator/crds
 COPY examples/operator/crds examples/operator/crds

@@ -1,6 +1,12 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** The product (src/) is shipped alone: it never imports the dev tooling, the examples, the benchmarks or the tests. */
+const productOnly = {
+  group: ['**/dev/**', '**/examples/**', '**/bench/**', '**/test/**'],
+  message: 'src/ is the product: it imports nothing from dev/, examples/, bench/ or test/.',
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', '.tmp/**', 'node_modules/**', 'coverage/**', '**/*.wasm', '**/wasm_exec.js'] },
   js.configs.recommended,
@@ -14,6 +20,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/**/*.ts', 'src/**/*.mjs'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [productOnly] }] },
+  },
+  {
     // Workflow code runs in Temporal's deterministic sandbox: no Node builtins, no I/O modules.
     files: ['src/workflows/**/*.ts'],
     rules: {
@@ -21,6 +31,7 @@ export default tseslint.config(
         'error',
         {
           patterns: [
+            productOnly,
             {
               group: ['node:*', 'fs', 'path', 'os', 'crypto', 'http', 'https', 'child_process'],
               message: 'Workflows are deterministic: do I/O in activities.',

@@ -1,5 +1,11 @@
-// Two projects: `unit` (pure logic, no servers) and `integration` (real Temporal dev server and real
-// kube-apiservers, started once for the run by test/integration/global-setup.mjs).
+// Three projects:
+//   unit         pure logic and local fakes; needs no build and no servers.
+//   built        what runs the build: the WebAssembly renderer (dist/wasm) and the render command
+//                (dist/src/cli); `npm run test:built` builds first.
+//   integration  the real Temporal dev server and real kube-apiservers, started once for the run
+//                by test/integration/global-setup.mjs from the build.
+// The npm scripts end `--selectProjects <name>` with `--no-watchman`: otherwise jest would read
+// the file arguments given after `npm run test:unit --` as more project names, and run them all.
 const transform = {
   '^.+\\.ts$': [
     '@swc/jest',
@@ -17,6 +23,7 @@ const common = {
 export default {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    { ...common, displayName: 'built', testMatch: ['<rootDir>/test/built/**/*.test.ts'] },
     {
       ...common,
       displayName: 'integration',

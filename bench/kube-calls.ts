@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRecord, getRecord, patchRecord, patchRecordStatus } from '../src/kube/custom-objects.js';
 import { applyObject, readObject } from '../src/kube/objects.js';
-import { startLocalEnvironment } from '../src/local/environment.js';
+import { startLocalEnvironment } from '../dev/local/environment.js';
 import { SFSERVICEINSTANCE, type KubeObject } from '../src/resources/types.js';
 import { cpuByRole, cpuSince } from './cpu.js';
 

@@ -21,8 +21,8 @@ import { BROKER_NODE_FLAGS } from '../src/config.js';
 import { applyObject } from '../src/kube/objects.js';
 import type { ReadJob, ReadReply } from './read-load.js';
 import { addCpu, cpuByRole, cpuSince, describeCpu, type CpuByRole } from './cpu.js';
-import { startLocalEnvironment } from '../src/local/environment.js';
-import { freePort } from '../src/local/processes.js';
+import { startLocalEnvironment } from '../dev/local/environment.js';
+import { freePort } from '../dev/local/processes.js';
 import { instanceWorkflowId } from '../src/resources/names.js';
 import { EncryptionCodec, generatePayloadKey, parsePayloadKeys } from '../src/temporal/codec.js';
 

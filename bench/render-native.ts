@@ -7,7 +7,8 @@ import { execFile, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { cacheDir, repoRoot } from '../src/local/paths.js';
+import { repoRoot } from '../dev/local/paths.js';
+import { cacheDir } from '../dev/settings.js';
 
 const run = promisify(execFile);
 

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'yaml';
-import { repoRoot } from '../src/local/paths.js';
+import { repoRoot } from '../dev/local/paths.js';
 import type { SFPlan } from '../src/resources/types.js';
 import {
   closeRenderer,

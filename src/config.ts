@@ -4,6 +4,19 @@
  */
 import { parsePayloadKeys, type PayloadKey } from './temporal/codec.js';
 
+/** The levels of the JSON log, least severe first. */
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Settings of the template renderer. */
+export interface RendererConfig {
+  /**
+   * INTEROP_GOTEMPLATE_WASM: the WebAssembly build of the gotemplate renderer, with Go's
+   * `wasm_exec.js` in the same folder. @default the build beside the code (`dist/wasm`)
+   */
+  readonly wasmFile?: string;
+}
+
 export interface Config {
   readonly temporal: {
     /** INTEROP_TEMPORAL_ADDRESS @default 127.0.0.1:7233 */
@@ -58,6 +71,9 @@ export interface Config {
   };
   /** INTEROP_OPERATION_TIMEOUT_SECONDS: deadline of an operation (from its start) whose plan has no maximum_polling_duration. @default 3600 */
   readonly operationTimeoutSeconds: number;
+  /** INTEROP_LOG_LEVEL: the least severe level logged: debug, info, warn or error. @default info */
+  readonly logLevel: LogLevel;
+  readonly renderer: RendererConfig;
 }
 
 export class ConfigError extends Error {}
@@ -96,6 +112,30 @@ function required(env: NodeJS.ProcessEnv, name: string): string {
   return value;
 }
 
+/** One of `choices`, or `fallback` when unset or empty. */
+function oneOf<T extends string>(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  choices: readonly T[],
+  fallback: T,
+): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(choices as readonly string[]).includes(raw))
+    throw new ConfigError(
+      `${name} must be ${choices.slice(0, -1).join(', ')} or ${choices.at(-1)}, not "${raw}"`,
+    );
+  return raw as T;
+}
+
+/**
+ * Reads the renderer's settings: the broker and the worker through {@link loadConfig}, and the
+ * render command (src/cli), which needs nothing else.
+ */
+export function loadRendererConfig(env: NodeJS.ProcessEnv = process.env): RendererConfig {
+  return env.INTEROP_GOTEMPLATE_WASM ? { wasmFile: env.INTEROP_GOTEMPLATE_WASM } : {};
+}
+
 /** Reads the configuration; `role` decides which settings are required. */
 export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.ProcessEnv = process.env): Config {
   const needsBroker = role !== 'worker';
@@ -132,6 +172,8 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
       concurrentSteps: count(env, 'INTEROP_WORKER_STEPS', 100),
     },
     operationTimeoutSeconds: number(env, 'INTEROP_OPERATION_TIMEOUT_SECONDS', 3600),
+    logLevel: oneOf(env, 'INTEROP_LOG_LEVEL', LOG_LEVELS, 'info'),
+    renderer: loadRendererConfig(env),
   };
 }
 
@@ -141,10 +183,10 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
  * end-to-end tests and the benchmarks all use these (test/unit/charts checks the first four).
  *
  * `--no-memory-reducer`: when a burst of operations ends and the reads go on, V8's memory reducer
- * takes the lull for the end of the work and compacts the heap (about 60 MB live, most of it the
- * Temporal and Kubernetes client code): a pause of 20-30 ms that holds every read in flight. In the
- * read benchmark the windows it fell in had a last_operation p99 of 32 ms against about 15. Without
- * it the heap keeps its size until the next ordinary collection, which steady reads seldom cause.
- * It must be given on the command line: V8 reads it once, when the heap is set up.
+ * takes the lull for the end of the work and compacts the heap (most of it the Temporal and
+ * Kubernetes client code): a pause that holds every read in flight and shows in the tail latency of
+ * last_operation (the read benchmark, docs/benchmarks.md). Without it the heap keeps its size until
+ * the next ordinary collection, which steady reads seldom cause. It must be given on the command
+ * line: V8 reads it once, when the heap is set up.
  */
 export const BROKER_NODE_FLAGS: readonly string[] = ['--no-memory-reducer'];

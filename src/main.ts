@@ -5,12 +5,13 @@
  * variables (src/config.ts); stops cleanly on SIGINT/SIGTERM.
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { startBroker } from './api/server.js';
+import { startBroker } from './roots/broker.js';
 import { ConfigError, loadConfig } from './config.js';
 import { clusterClientFromFile } from './kube/clients.js';
 import { jsonLogger } from './log.js';
 import { MASTER_CLUSTER_ID } from './resources/types.js';
-import { startWorker } from './worker/run.js';
+import { startWorker } from './roots/worker.js';
+import { configureRenderer } from './templates/index.js';
 
 type Role = 'broker' | 'worker' | 'all';
 
@@ -23,8 +24,9 @@ async function main(): Promise<void> {
   const config = loadConfig(role);
   // We stop the worker ourselves on SIGINT/SIGTERM, after the broker.
   Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
+  if (config.renderer.wasmFile) await configureRenderer({ wasmFile: config.renderer.wasmFile });
   const master = clusterClientFromFile(MASTER_CLUSTER_ID, config.masterKubeconfig);
-  const log = jsonLogger(role, (process.env.INTEROP_LOG_LEVEL as 'info') || 'info');
+  const log = jsonLogger(role, config.logLevel);
   const stops: (() => Promise<void>)[] = [];
   if (role !== 'broker') {
     const worker = await startWorker(config, master, log);
@@ -32,11 +34,7 @@ async function main(): Promise<void> {
     log.info('worker polling', { taskQueue: config.temporal.taskQueue });
   }
   if (role !== 'worker') {
-    const broker = await startBroker(
-      config,
-      master,
-      jsonLogger('broker', (process.env.INTEROP_LOG_LEVEL as 'info') || 'info'),
-    );
+    const broker = await startBroker(config, master, jsonLogger('broker', config.logLevel));
     stops.push(() => broker.stop(config.broker.shutdownDelayMs));
   }
   const stop = async () => {

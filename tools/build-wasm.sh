@@ -30,6 +30,7 @@ exec_js="$goroot/lib/wasm/wasm_exec.js" # Go 1.24 and later
 cp "$exec_js" "$out/wasm_exec.js.tmp"
 mv "$out/wasm_exec.js.tmp" "$out/wasm_exec.js"
 mv "$wasm.tmp" "$wasm"
-# The native renderer is built into the cache (bench/render-native.ts), not here: remove a stale one.
+# dist/wasm holds the WebAssembly build only: the native renderer (bench/render-native.ts) is built
+# into the cache, never here.
 rm -f "$out/render-native"
 echo "build-wasm: built $wasm"

@@ -10,8 +10,9 @@
  * line prints the usage and exits 2.
  */
 import { readFileSync } from 'node:fs';
+import { loadRendererConfig } from '../config.js';
 import type { TemplateAction, TemplateType } from '../resources/types.js';
-import { closeRenderer, parseDataFile, renderTemplate } from '../templates/index.js';
+import { closeRenderer, configureRenderer, parseDataFile, renderTemplate } from '../templates/index.js';
 
 const USAGE = `usage: interoperator template render TEMPLATE_FILE DATA_FILE [--type gotemplate|mustache] [--action NAME]
 
@@ -85,6 +86,8 @@ async function main(argv: readonly string[]): Promise<Exit> {
     return EXIT.usage;
   }
   try {
+    const { wasmFile } = loadRendererConfig();
+    if (wasmFile) await configureRenderer({ wasmFile });
     const content = read(parsed.templateFile, 'template file');
     const data = parseDataFile(read(parsed.dataFile, 'data file'));
     // The action only names the template in errors; any name is fine here.

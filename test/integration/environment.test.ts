@@ -7,8 +7,16 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { OsbInstanceId, OsbOperation } from '../../src/workflows/search-attributes.js';
 import { SFPLAN, SFSERVICEINSTANCE } from '../../src/resources/types.js';
-import { isNotFound, apiMessageOf } from '../../src/kube/errors.js';
-import { clusters, environment, eventually, temporalClient, unique } from '../support/env.js';
+import { apiMessageOf } from '../../src/kube/errors.js';
+import {
+  clusters,
+  environment,
+  eventually,
+  temporalClient,
+  unique,
+  untilGone,
+  untilNamespaceGone,
+} from '../support/env.js';
 
 describe('the local Kubernetes clusters', () => {
   const [master, sister1, sister2] = clusters();
@@ -101,23 +109,11 @@ describe('the local Kubernetes clusters', () => {
       },
     });
     await master!.core.deleteNamespacedConfigMap({ namespace, name: 'owner' });
-    await eventually('the owned ConfigMap to be garbage-collected', async () => {
-      try {
-        await master!.core.readNamespacedConfigMap({ namespace, name: 'owned' });
-        return undefined;
-      } catch (err) {
-        return isNotFound(err) ? true : undefined;
-      }
-    });
+    await untilGone('the owned ConfigMap to be garbage-collected', () =>
+      master!.core.readNamespacedConfigMap({ namespace, name: 'owned' }),
+    );
     await master!.core.deleteNamespace({ name: namespace });
-    await eventually('the namespace to finish deleting', async () => {
-      try {
-        await master!.core.readNamespace({ name: namespace });
-        return undefined;
-      } catch (err) {
-        return isNotFound(err) ? true : undefined;
-      }
-    });
+    await untilNamespaceGone(master!, namespace);
   });
 });
 

@@ -14,7 +14,7 @@ import {
 } from '../../examples/operator/operator.js';
 import type { ClusterClient } from '../../src/kube/clients.js';
 import { isNotFound } from '../../src/kube/errors.js';
-import { clusters, eventually, unique } from '../support/env.js';
+import { clusters, eventually, unique, untilGone } from '../support/env.js';
 
 interface Postgresql {
   metadata: {
@@ -103,20 +103,7 @@ async function secretNames(cluster: ClusterClient, namespace: string, name: stri
   return list.items.map((s) => s.metadata!.name!).sort();
 }
 
-const gone = (what: string, read: () => Promise<unknown>) =>
-  eventually(
-    what,
-    async () => {
-      try {
-        await read();
-        return undefined;
-      } catch (err) {
-        if (isNotFound(err)) return true;
-        throw err;
-      }
-    },
-    60_000,
-  );
+const gone = (what: string, read: () => Promise<unknown>) => untilGone(what, read, 60_000);
 
 describe.each([
   ['the master', master!],

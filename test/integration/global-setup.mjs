@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const compiled = fileURLToPath(new URL('../../dist/src/local/environment.js', import.meta.url));
+const compiled = fileURLToPath(new URL('../../dist/dev/local/environment.js', import.meta.url));
 
 export default async function globalSetup() {
   if (!existsSync(compiled)) throw new Error(`${compiled} is missing: run \`npm run build\` first`);

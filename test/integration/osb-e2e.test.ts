@@ -12,10 +12,10 @@ import {
   instanceWorkflowId,
   resourceName,
 } from '../../src/resources/names.js';
-import { clusters, eventually, temporalClient } from '../support/env.js';
+import { clusters, eventually, temporalClient, untilNamespaceGone } from '../support/env.js';
+import { osbClient, provisionBody, untilSettled, type OsbClient, type OsbResponse } from '../support/osb.js';
 import {
   installCatalog,
-  osbClient,
   startOperator,
   startProcess,
   systemSettings,
@@ -63,7 +63,7 @@ const PLANS = [
 describe('OSB end to end with the PostgreSQL plan of the design document', () => {
   let system: SystemProcess;
   let operator: { stop(): Promise<void> };
-  let osb: ReturnType<typeof osbClient>;
+  let osb: OsbClient;
   const [master] = clusters();
 
   beforeAll(async () => {
@@ -97,15 +97,10 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
     await operator?.stop();
   });
 
+  /** The settled last_operation at `path`: its status and its body's fields. */
   async function lastOperation(path: string): Promise<Record<string, unknown>> {
-    return eventually(
-      `${path} to finish`,
-      async () => {
-        const res = await osb('GET', path);
-        return res.body.state === 'in progress' ? undefined : { status: res.status, ...res.body };
-      },
-      60_000,
-    );
+    const res = await untilSettled(osb, path);
+    return { status: res.status, ...res.body };
   }
 
   test('the catalog serves the service and plan from the SFService and SFPlan', async () => {
@@ -128,13 +123,7 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
     const instancePath = `/v2/service_instances/${instanceId}`;
 
     // GIVEN a platform that provisions with the parameters the plan's schema requires
-    const body = {
-      service_id: serviceId,
-      plan_id: planId,
-      organization_guid: 'org',
-      space_guid: 'space',
-      parameters: p.parameters,
-    };
+    const body = provisionBody(serviceId, planId, p.parameters);
     // WHEN it asks synchronously, THEN the async plan answers 422 AsyncRequired
     expect((await osb('PUT', instancePath, body)).body.error).toBe('AsyncRequired');
     if (p.uri) {
@@ -213,7 +202,7 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
     // bind: the credentials come from the status template
     const bindingPath = `${instancePath}/service_bindings/${bindingId}`;
     const bindBody = { service_id: serviceId, plan_id: planId };
-    let bound: Awaited<ReturnType<typeof osb>>;
+    let bound: OsbResponse;
     if (p.asyncBinding) {
       // asynchronous: 422 without accepts_incomplete, else 202 and the binding's own last_operation
       expect((await osb('PUT', bindingPath, bindBody)).body.error).toBe('AsyncRequired');
@@ -357,14 +346,7 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
     );
     expect(gone.state).toBe('succeeded');
     expect((await osb('GET', instancePath)).status).toBe(404);
-    await eventually('the instance namespace to go', async () => {
-      try {
-        await master!.core.readNamespace({ name: `sf-${instanceId}` });
-        return undefined;
-      } catch {
-        return true;
-      }
-    });
+    await untilNamespaceGone(master!, `sf-${instanceId}`);
     const again = await osb(
       'DELETE',
       `${instancePath}?service_id=${serviceId}&plan_id=${planId}&accepts_incomplete=true`,

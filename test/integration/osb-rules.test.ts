@@ -10,10 +10,10 @@ import { getRecord, patchRecord } from '../../src/kube/custom-objects.js';
 import { applyObject } from '../../src/kube/objects.js';
 import { ANNOTATIONS } from '../../src/activities/records.js';
 import { instanceWorkflowId } from '../../src/resources/names.js';
-import { freePort } from '../../src/local/processes.js';
-import { clusters, environment, eventually, temporalClient } from '../support/env.js';
+import { freePort } from '../../dev/local/processes.js';
+import { clusters, environment, eventually, temporalClient, untilNamespaceGone } from '../support/env.js';
+import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import {
-  osbClient,
   startOperator,
   startProcess,
   systemSettings,
@@ -123,7 +123,7 @@ describe('OSB rules on the real broker', () => {
   let settings: SystemSettings;
   let system: SystemProcess;
   let operator: { stop(): Promise<void> };
-  let osb: ReturnType<typeof osbClient>;
+  let osb: OsbClient;
   const [master] = clusters();
 
   beforeAll(async () => {
@@ -226,22 +226,8 @@ describe('OSB rules on the real broker', () => {
     await operator?.stop();
   });
 
-  const provisionBody = (planId: string, parameters: Record<string, unknown> = {}) => ({
-    service_id: SERVICE,
-    plan_id: planId,
-    organization_guid: 'o',
-    space_guid: 's',
-    parameters,
-  });
-  const until = async (path: string) =>
-    eventually(
-      `${path} to settle`,
-      async () => {
-        const res = await osb('GET', path);
-        return res.body.state === 'in progress' ? undefined : res.body;
-      },
-      60_000,
-    );
+  /** The body of the settled last_operation at `path`. */
+  const until = async (path: string) => (await untilSettled(osb, path)).body;
 
   /** Deprovisions an instance: 202, then last_operation of that operation until it succeeded. */
   const deprovision = async (path: string, planId: string) => {
@@ -293,10 +279,12 @@ describe('OSB rules on the real broker', () => {
       }
     });
 
-    test('X-Broker-API-Version: 412 when missing or below 2.12', async () => {
-      expect((await osbClient(system.url, '')('GET', '/v2/catalog')).status).toBe(412);
-      expect((await osbClient(system.url, '2.11')('GET', '/v2/catalog')).status).toBe(412);
-      expect((await osbClient(system.url, '2.12')('GET', '/v2/catalog')).status).toBe(200);
+    test.each([
+      ['missing', '', 412],
+      ['2.11', '2.11', 412],
+      ['2.12', '2.12', 200],
+    ])('X-Broker-API-Version %s: %i (412 when missing or below 2.12)', async (_, version, status) => {
+      expect((await osbClient(system.url, version)('GET', '/v2/catalog')).status).toBe(status);
     });
 
     test('unknown routes 404 and wrong methods 405, in the OSB error format', async () => {
@@ -314,21 +302,27 @@ describe('OSB rules on the real broker', () => {
       expect((await osb('PUT', path, '{"service_id":')).status).toBe(400);
       expect((await osb('PUT', path, '[1]')).status).toBe(400);
       expect(
-        (await osb('PUT', path, { ...provisionBody(PLANS.ok), pad: 'x'.repeat(2 * 1024 * 1024) })).status,
+        (await osb('PUT', path, { ...provisionBody(SERVICE, PLANS.ok), pad: 'x'.repeat(2 * 1024 * 1024) }))
+          .status,
       ).toBe(413);
       const noPlan = await osb('PUT', path, { service_id: SERVICE });
       expect([noPlan.status, noPlan.body.description]).toEqual([400, 'plan_id is required.']);
-      const unknown = await osb('PUT', path, provisionBody('no-such-plan'));
+      const unknown = await osb('PUT', path, provisionBody(SERVICE, 'no-such-plan'));
       expect(unknown.status).toBe(400);
       expect(unknown.body.description).toMatch(/no-such-plan/);
       const foreign = await osb('PUT', path, {
-        ...provisionBody(PLANS.ok),
+        ...provisionBody(SERVICE, PLANS.ok),
         service_id: '24731fb8-7b84-5f57-914f-c3d55d793dd4',
       });
       expect(foreign.status).toBe(400);
       expect(
-        (await osb('PUT', `/v2/service_instances/x?accepts_incomplete=maybe`, provisionBody(PLANS.ok)))
-          .status,
+        (
+          await osb(
+            'PUT',
+            `/v2/service_instances/x?accepts_incomplete=maybe`,
+            provisionBody(SERVICE, PLANS.ok),
+          )
+        ).status,
       ).toBe(400);
       const body = JSON.stringify((await osb('PUT', path, '{"service_id":')).body);
       expect(body).not.toMatch(/at .*\.js/);
@@ -339,7 +333,7 @@ describe('OSB rules on the real broker', () => {
       expect(res.headers.get('x-broker-api-request-identity')).toBe('req-123');
       const id = randomUUID();
       const path = `/v2/service_instances/${id}`;
-      const started = await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(PLANS.ok), {
+      const started = await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(SERVICE, PLANS.ok), {
         'X-Broker-API-Originating-Identity': 'cloudfoundry %%%',
       });
       expect(started.status).toBe(202);
@@ -351,40 +345,36 @@ describe('OSB rules on the real broker', () => {
       });
     });
 
-    test('unknown instances and bindings: 404 to read or change, 410 to delete', async () => {
-      const id = randomUUID();
-      expect((await osb('GET', `/v2/service_instances/${id}/last_operation`)).status).toBe(404);
-      expect((await osb('GET', `/v2/service_instances/${id}`)).status).toBe(404);
-      expect((await osb('PATCH', `/v2/service_instances/${id}`, { service_id: SERVICE })).status).toBe(404);
-      expect(
-        (
-          await osb('PUT', `/v2/service_instances/${id}/service_bindings/b`, {
-            service_id: SERVICE,
-            plan_id: PLANS.ok,
-          })
-        ).status,
-      ).toBe(404);
-      expect(
-        (
-          await osb(
-            'DELETE',
-            `/v2/service_instances/${id}?service_id=${SERVICE}&plan_id=${PLANS.ok}&accepts_incomplete=true`,
-          )
-        ).status,
-      ).toBe(410);
-      expect(
-        (
-          await osb(
-            'DELETE',
-            `/v2/service_instances/${id}/service_bindings/b?service_id=${SERVICE}&plan_id=${PLANS.ok}`,
-          )
-        ).status,
-      ).toBe(410);
-    });
+    const unknown = `/v2/service_instances/${randomUUID()}`;
+    const ids = `service_id=${SERVICE}&plan_id=${PLANS.ok}`;
+    test.each([
+      { request: 'last_operation', method: 'GET', path: `${unknown}/last_operation`, status: 404 },
+      { request: 'fetch', method: 'GET', path: unknown, status: 404 },
+      { request: 'update', method: 'PATCH', path: unknown, body: { service_id: SERVICE }, status: 404 },
+      {
+        request: 'bind',
+        method: 'PUT',
+        path: `${unknown}/service_bindings/b`,
+        body: { service_id: SERVICE, plan_id: PLANS.ok },
+        status: 404,
+      },
+      {
+        request: 'deprovision',
+        method: 'DELETE',
+        path: `${unknown}?${ids}&accepts_incomplete=true`,
+        status: 410,
+      },
+      { request: 'unbind', method: 'DELETE', path: `${unknown}/service_bindings/b?${ids}`, status: 410 },
+    ])(
+      'unknown instances and bindings: $request is $status (404 to read or change, 410 to delete)',
+      async ({ method, path, body, status }) => {
+        expect((await osb(method, path, body)).status).toBe(status);
+      },
+    );
 
     test('maintenance_info that is not the plan’s: 422 MaintenanceInfoConflict', async () => {
       const res = await osb('PUT', `/v2/service_instances/${randomUUID()}?accepts_incomplete=true`, {
-        ...provisionBody(PLANS.maintained),
+        ...provisionBody(SERVICE, PLANS.maintained),
         maintenance_info: { version: '1.0.0' },
       });
       expect([res.status, res.body.error]).toEqual([422, 'MaintenanceInfoConflict']);
@@ -396,7 +386,7 @@ describe('OSB rules on the real broker', () => {
       const id = randomUUID();
       const path = `/v2/service_instances/${id}`;
       const identity = Buffer.from(JSON.stringify({ user_id: 'alice' })).toString('base64');
-      const started = await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(PLANS.ok), {
+      const started = await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(SERVICE, PLANS.ok), {
         'X-Broker-API-Originating-Identity': `cloudfoundry ${identity}`,
       });
       expect(started.status).toBe(202);
@@ -511,7 +501,7 @@ describe('OSB rules on the real broker', () => {
     test('a failed update changes nothing: the record and the operator’s resources are put back', async () => {
       const id = randomUUID();
       const path = `/v2/service_instances/${id}`;
-      const body = provisionBody(PLANS.team, { team: 'blue' });
+      const body = provisionBody(SERVICE, PLANS.team, { team: 'blue' });
       expect((await osb('PUT', `${path}?accepts_incomplete=true`, body)).status).toBe(202);
       expect(await until(`${path}/last_operation`)).toMatchObject({ state: 'succeeded' });
 
@@ -568,7 +558,7 @@ describe('OSB rules on the real broker', () => {
     test('while an update runs: GET and DELETE are 422, the same PATCH gets its operation, another is 422; past the deadline it is rolled back', async () => {
       const id = randomUUID();
       const path = `/v2/service_instances/${id}`;
-      const body = provisionBody(PLANS.teamQuick, { team: 'blue' });
+      const body = provisionBody(SERVICE, PLANS.teamQuick, { team: 'blue' });
       expect((await osb('PUT', `${path}?accepts_incomplete=true`, body)).status).toBe(202);
       expect(await until(`${path}/last_operation`)).toMatchObject({ state: 'succeeded' });
 
@@ -606,7 +596,7 @@ describe('OSB rules on the real broker', () => {
     test('a deprovision the operator does not finish in time fails, and the instance is no longer usable', async () => {
       const id = randomUUID();
       const path = `/v2/service_instances/${id}`;
-      const body = provisionBody(PLANS.teamQuick, { team: 'stuck' });
+      const body = provisionBody(SERVICE, PLANS.teamQuick, { team: 'stuck' });
       expect((await osb('PUT', `${path}?accepts_incomplete=true`, body)).status).toBe(202);
       expect(await until(`${path}/last_operation`)).toMatchObject({ state: 'succeeded' });
       const query = `service_id=${SERVICE}&plan_id=${PLANS.teamQuick}&accepts_incomplete=true`;
@@ -631,7 +621,7 @@ describe('OSB rules on the real broker', () => {
     test('a synchronous provision repeated while it runs waits for the same operation; a failed synchronous update answers 500 and changes nothing', async () => {
       const id = randomUUID();
       const path = `/v2/service_instances/${id}`;
-      const body = provisionBody(PLANS.teamSync, { team: 'blue' });
+      const body = provisionBody(SERVICE, PLANS.teamSync, { team: 'blue' });
       const first = osb('PUT', path, body);
       await new Promise((r) => setTimeout(r, 300));
       const repeat = await osb('PUT', path, body);
@@ -687,7 +677,9 @@ describe('OSB rules on the real broker', () => {
     ])('a provision with plan %s fails with a human description', async (planId, description) => {
       const id = randomUUID();
       const path = `/v2/service_instances/${id}`;
-      expect((await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(planId))).status).toBe(202);
+      expect(
+        (await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(SERVICE, planId))).status,
+      ).toBe(202);
       const result = await until(`${path}/last_operation`);
       expect(result.state).toBe('failed');
       expect(String(result.description)).toMatch(description);
@@ -712,7 +704,7 @@ describe('OSB rules on the real broker', () => {
       const path = `/v2/service_instances/${id}`;
       const started = Date.now();
       expect(
-        (await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(PLANS.deadline))).status,
+        (await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(SERVICE, PLANS.deadline))).status,
       ).toBe(202);
       const result = await until(`${path}/last_operation`);
       const took = Date.now() - started;
@@ -734,7 +726,8 @@ describe('OSB rules on the real broker', () => {
       await holdNamespace(namespace);
       try {
         expect(
-          (await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(PLANS.deadline))).status,
+          (await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(SERVICE, PLANS.deadline)))
+            .status,
         ).toBe(202);
         expect(await until(`${path}/last_operation`)).toEqual({
           state: 'failed',
@@ -756,7 +749,9 @@ describe('OSB rules on the real broker', () => {
       const namespace = `sf-${id}`;
       const path = `/v2/service_instances/${id}`;
       await holdNamespace(namespace);
-      expect((await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(PLANS.ok))).status).toBe(202);
+      expect(
+        (await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(SERVICE, PLANS.ok))).status,
+      ).toBe(202);
 
       const temporal = await temporalClient();
       try {
@@ -795,24 +790,19 @@ describe('OSB rules on the real broker', () => {
     try {
       const client = osbClient(quick.url);
       const id = randomUUID();
-      const res = await client('PUT', `/v2/service_instances/${id}`, provisionBody(PLANS.never));
+      const res = await client('PUT', `/v2/service_instances/${id}`, provisionBody(SERVICE, PLANS.never));
       expect(res.status).toBe(504);
       expect(res.body.description).toBe('The provision did not finish within 2 s and was rolled back.');
-      await eventually('the instance namespace to be gone', async () => {
-        try {
-          await master!.core.readNamespace({ name: `sf-${id}` });
-          return undefined;
-        } catch {
-          return true;
-        }
-      });
+      await untilNamespaceGone(master!, `sf-${id}`);
       expect(await client('GET', `/v2/service_instances/${id}/last_operation`)).toMatchObject({
         body: { state: 'failed', description: 'The provision was cancelled and rolled back.' },
       });
 
       // an update that runs out of time puts the instance back as it was
       const updated = `/v2/service_instances/${randomUUID()}`;
-      expect((await osb('PUT', updated, provisionBody(PLANS.teamSync, { team: 'blue' }))).status).toBe(201);
+      expect(
+        (await osb('PUT', updated, provisionBody(SERVICE, PLANS.teamSync, { team: 'blue' }))).status,
+      ).toBe(201);
       const hanging = await client('PATCH', updated, { service_id: SERVICE, parameters: { team: 'hang' } });
       expect([hanging.status, hanging.body.description]).toEqual([
         504,
@@ -847,7 +837,9 @@ describe('OSB rules on the real broker', () => {
 
       const stuck = `/v2/service_instances/${randomUUID()}`;
       const stuckId = stuck.split('/').pop()!;
-      expect((await osb('PUT', stuck, provisionBody(PLANS.teamSync, { team: 'stuck' }))).status).toBe(201);
+      expect(
+        (await osb('PUT', stuck, provisionBody(SERVICE, PLANS.teamSync, { team: 'stuck' }))).status,
+      ).toBe(201);
       const deleting = await client('DELETE', `${stuck}?service_id=${SERVICE}&plan_id=${PLANS.teamSync}`);
       expect([deleting.status, deleting.body.description]).toEqual([
         504,
@@ -937,9 +929,9 @@ describe('OSB rules on the real broker', () => {
       const client = osbClient(broker.url);
       const id = randomUUID();
       const path = `/v2/service_instances/${id}`;
-      expect((await client('PUT', `${path}?accepts_incomplete=true`, provisionBody(PLANS.slow))).status).toBe(
-        202,
-      );
+      expect(
+        (await client('PUT', `${path}?accepts_incomplete=true`, provisionBody(SERVICE, PLANS.slow))).status,
+      ).toBe(202);
       const list = async () =>
         (
           (await master!.custom.listNamespacedCustomObject({
@@ -956,16 +948,9 @@ describe('OSB rules on the real broker', () => {
       // with no worker, last_operation still answers from workflow state
       expect((await client('GET', `${path}/last_operation`)).body.state).toBe('in progress');
       worker = await startProcess('worker', settings);
-      expect(
-        await eventually(
-          'the provision to finish',
-          async () => {
-            const res = await client('GET', `${path}/last_operation`);
-            return res.body.state === 'in progress' ? undefined : res.body;
-          },
-          60_000,
-        ),
-      ).toMatchObject({ state: 'succeeded' });
+      expect((await untilSettled(client, `${path}/last_operation`)).body).toMatchObject({
+        state: 'succeeded',
+      });
       expect(await list()).toHaveLength(1);
     } finally {
       await worker.stop();

@@ -1,9 +1,10 @@
-/** Access to the real servers of the integration run (started by test/integration/global-setup.ts). */
+/** Access to the real servers of the integration run (started by test/integration/global-setup.mjs). */
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
+import type { EnvironmentInfo } from '../../dev/local/environment.js';
 import { clusterClientFromFile, type ClusterClient } from '../../src/kube/clients.js';
-import type { EnvironmentInfo } from '../../src/local/environment.js';
+import { isNotFound } from '../../src/kube/errors.js';
 
 export function environment(): EnvironmentInfo {
   const file = process.env.INTEROP_TEST_ENV;
@@ -47,4 +48,37 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
+
+/**
+ * Waits until `read` fails with NotFound: the object is gone (deleted, collected, or its deletion
+ * finished). Other failures are retried until the time is up.
+ */
+export function untilGone(what: string, read: () => Promise<unknown>, timeoutMs = 30_000): Promise<true> {
+  return eventually(
+    what,
+    async () => {
+      try {
+        await read();
+        return undefined;
+      } catch (err) {
+        if (isNotFound(err)) return true;
+        throw err;
+      }
+    },
+    timeoutMs,
+  );
+}
+
+/** Waits until the namespace's deletion has finished on `cluster`. */
+export function untilNamespaceGone(
+  cluster: ClusterClient,
+  namespace: string,
+  timeoutMs = 30_000,
+): Promise<true> {
+  return untilGone(
+    `namespace ${namespace} to go`,
+    () => cluster.core.readNamespace({ name: namespace }),
+    timeoutMs,
+  );
 }

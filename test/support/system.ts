@@ -4,14 +4,13 @@
  * catalog installed and the example operator reconciling on every cluster.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, readFileSync, readdirSync } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
+import { installCatalog as installCatalogInto } from '../../dev/catalog.js';
 import { startExampleOperator } from '../../examples/operator/operator.js';
 import { BROKER_NODE_FLAGS } from '../../src/config.js';
-import { applyObject } from '../../src/kube/objects.js';
-import { freePort } from '../../src/local/processes.js';
+import { freePort } from '../../dev/local/processes.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { generatePayloadKey } from '../../src/temporal/codec.js';
 import { clusters, environment, unique } from './env.js';
@@ -21,24 +20,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 export const CREDENTIALS = { username: 'broker', password: 'test-password-not-secret' };
 
 /** Installs the example catalogs (SFService + SFPlan YAML of each folder) into the broker's namespace. */
-export async function installCatalog(...folders: string[]): Promise<KubeObject[]> {
-  const [master] = clusters();
-  const installed: KubeObject[] = [];
-  for (const folder of folders) {
-    const dir = path.join(root, folder);
-    for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml'))) {
-      for (const doc of parseAllDocuments(readFileSync(path.join(dir, file), 'utf8'))) {
-        const obj = doc.toJS() as KubeObject;
-        installed.push(
-          await applyObject(master!, {
-            ...obj,
-            metadata: { ...obj.metadata, namespace: environment().namespace },
-          }),
-        );
-      }
-    }
-  }
-  return installed;
+export function installCatalog(...folders: string[]): Promise<KubeObject[]> {
+  return installCatalogInto(clusters()[0]!, environment().namespace, folders);
 }
 
 export interface SystemProcess {
@@ -131,34 +114,4 @@ export async function startProcess(
 /** The example operator on every cluster of the run. */
 export function startOperator(readyAfterMs = 500) {
   return startExampleOperator({ clusters: clusters(), readyAfterMs, resyncMs: 200 });
-}
-
-/** An OSB client for the broker at `url`. */
-export function osbClient(url: string, version = '2.17') {
-  const auth = `Basic ${Buffer.from(`${CREDENTIALS.username}:${CREDENTIALS.password}`).toString('base64')}`;
-  return async (
-    method: string,
-    pathAndQuery: string,
-    body?: unknown,
-    headers: Record<string, string> = {},
-  ): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> => {
-    const response = await fetch(`${url}${pathAndQuery}`, {
-      method,
-      headers: {
-        Authorization: auth,
-        'X-Broker-API-Version': version,
-        ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
-        ...headers,
-      },
-      ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
-    });
-    const text = await response.text();
-    let parsed: Record<string, unknown> = {};
-    try {
-      parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-    } catch {
-      parsed = { raw: text };
-    }
-    return { status: response.status, body: parsed, headers: response.headers };
-  };
 }

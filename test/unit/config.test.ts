@@ -1,5 +1,7 @@
 /** The configuration from environment variables: defaults, values, and a clear error for a bad one. */
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ConfigError, loadConfig, loadRendererConfig } from '../../src/config.js';
 
 const base = {
   INTEROP_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
@@ -74,5 +76,58 @@ describe('worker settings', () => {
     ['INTEROP_WORKER_STEPS', 'many'],
   ])('GIVEN %s=%s WHEN loaded THEN a ConfigError names the variable and the value', (name, value) => {
     expectRefused('worker', name, value);
+  });
+});
+
+describe('log level', () => {
+  test('GIVEN nothing set, or an empty value, WHEN loaded THEN info', () => {
+    expect(loadConfig('worker', base).logLevel).toBe('info');
+    expect(loadConfig('worker', { ...base, INTEROP_LOG_LEVEL: '' }).logLevel).toBe('info');
+  });
+
+  test.each(['debug', 'info', 'warn', 'error'])(
+    'GIVEN INTEROP_LOG_LEVEL=%s WHEN loaded THEN it is used',
+    (level) => {
+      expect(loadConfig('broker', { ...base, INTEROP_LOG_LEVEL: level }).logLevel).toBe(level);
+    },
+  );
+
+  test.each(['verbose', 'INFO'])(
+    'GIVEN INTEROP_LOG_LEVEL=%s WHEN loaded THEN a ConfigError names the variable and the value',
+    (value) => {
+      expectRefused('broker', 'INTEROP_LOG_LEVEL', value);
+    },
+  );
+});
+
+describe('renderer settings', () => {
+  test('GIVEN nothing set WHEN loaded THEN the renderer uses the build beside the code', () => {
+    expect(loadConfig('worker', base).renderer).toEqual({});
+    expect(loadRendererConfig({})).toEqual({});
+  });
+
+  test('GIVEN INTEROP_GOTEMPLATE_WASM WHEN loaded THEN the renderer uses that build, without any other setting', () => {
+    const wasmFile = '/opt/renderer/gotemplate.wasm';
+    expect(loadConfig('worker', { ...base, INTEROP_GOTEMPLATE_WASM: wasmFile }).renderer).toEqual({
+      wasmFile,
+    });
+    expect(loadRendererConfig({ INTEROP_GOTEMPLATE_WASM: wasmFile })).toEqual({ wasmFile });
+  });
+});
+
+describe('one home for the environment', () => {
+  /** Every TypeScript and JavaScript file under src/. */
+  const sources = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) return sources(file);
+      return /\.(ts|mjs|js)$/.test(entry.name) ? [file] : [];
+    });
+
+  test('no module of src/ but config.ts reads the environment', () => {
+    const readers = sources('src')
+      .filter((file) => file !== path.join('src', 'config.ts'))
+      .filter((file) => /process\.env\b/.test(readFileSync(file, 'utf8')));
+    expect(readers).toEqual([]);
   });
 });

@@ -7,11 +7,14 @@
 import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { repoRoot } from '../../local/paths.js';
 import { TemplateError, type TemplateErrorReason } from '../errors.js';
 
-/** Limits of the renderer; `timeoutMs`, `maxOutputBytes` and `maxInputBytes` can also be set per render. */
+/**
+ * Limits of the renderer, and where its WebAssembly build is; `timeoutMs`, `maxOutputBytes` and
+ * `maxInputBytes` can also be set per render.
+ */
 export interface RendererLimits {
   /** Render threads. @default 2 */
   readonly size: number;
@@ -27,6 +30,22 @@ export interface RendererLimits {
    * render. @default 512 MiB
    */
   readonly maxMemoryBytes: number;
+  /**
+   * The WebAssembly build of the Go renderer, with Go's `wasm_exec.js` in the same folder.
+   * @default {@link builtWasmFile}
+   */
+  readonly wasmFile: string;
+}
+
+/**
+ * Where `npm run build` puts the WebAssembly build: `wasm/gotemplate.wasm` of the compiled tree
+ * (`dist/`) this module is part of, found from this module's own location; when the module runs
+ * from source (under jest), the repository's `dist/wasm/gotemplate.wasm`.
+ */
+export function builtWasmFile(): string {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const relative = fromSource ? '../../../dist/wasm/gotemplate.wasm' : '../../../wasm/gotemplate.wasm';
+  return fileURLToPath(new URL(relative, import.meta.url));
 }
 
 /** The limits used unless configured otherwise. */
@@ -36,6 +55,7 @@ export const DEFAULT_LIMITS: RendererLimits = {
   maxOutputBytes: 4 * 1024 * 1024,
   maxInputBytes: 4 * 1024 * 1024,
   maxMemoryBytes: 512 * 1024 * 1024,
+  wasmFile: builtWasmFile(),
 };
 
 /** Per-render limits. */
@@ -50,13 +70,9 @@ export type PoolEngine = 'gotemplate' | 'mustache' | 'documents';
 /** What a render's output is read as in the thread: any number of YAML documents, or one value. */
 export type ReadAs = 'documents' | 'value';
 
-/** Where the WebAssembly build is: `INTEROP_GOTEMPLATE_WASM`, or `dist/wasm/gotemplate.wasm` of the repository. */
-export function wasmFile(): string {
-  return process.env.INTEROP_GOTEMPLATE_WASM ?? path.join(repoRoot(), 'dist', 'wasm', 'gotemplate.wasm');
-}
-
-// The worker is plain JavaScript, read from the source tree both under jest and from dist/.
-const WORKER_FILE = path.join(repoRoot(), 'src', 'templates', 'gotemplate', 'worker.mjs');
+// The thread's code is plain JavaScript beside this module: in the source tree, and copied beside
+// the compiled module by `npm run build`.
+const WORKER_FILE = fileURLToPath(new URL('./worker.mjs', import.meta.url));
 const WASM_PAGE = 64 * 1024;
 
 interface Job {
@@ -193,7 +209,7 @@ export class RenderPool {
     if (this.closed) return Promise.reject(new TemplateError('the renderer is closed', 'unavailable'));
     // Checked while no thread runs: a running thread proves the build is there.
     if (!this.threads.some((t) => t.ready)) {
-      const file = wasmFile();
+      const file = this.limits.wasmFile;
       if (!existsSync(file) || !existsSync(path.join(path.dirname(file), 'wasm_exec.js'))) {
         return Promise.reject(
           new TemplateError(
@@ -249,14 +265,14 @@ export class RenderPool {
   private spawn(): Thread | undefined {
     let module: Promise<CompiledModule>;
     try {
-      module = compiledModule(wasmFile(), this.limits.maxMemoryBytes);
+      module = compiledModule(this.limits.wasmFile, this.limits.maxMemoryBytes);
     } catch (err) {
       this.failQueue(err);
       return undefined;
     }
     const worker = new Worker(WORKER_FILE, {
       workerData: {
-        wasmExecFile: path.join(path.dirname(wasmFile()), 'wasm_exec.js'),
+        wasmExecFile: path.join(path.dirname(this.limits.wasmFile), 'wasm_exec.js'),
         goMemLimit: `${Math.floor((this.limits.maxMemoryBytes * 3) / 4 / 2 ** 20)}MiB`,
       },
       resourceLimits: { maxOldGenerationSizeMb: Math.ceil(this.limits.maxMemoryBytes / 2 ** 20) },

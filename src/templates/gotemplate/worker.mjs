@@ -1,7 +1,7 @@
 // One render thread of the pool (pool.ts). It runs Go's text/template + sprig, compiled to
 // WebAssembly and instantiated once per thread, and mustache, so that no template ever runs on the
-// caller's event loop. Plain JavaScript because worker threads cannot load TypeScript; loaded from
-// the source tree both under jest and from dist/.
+// caller's event loop. Plain JavaScript because worker threads cannot load TypeScript; the pool
+// loads it from beside its own module (`npm run build` copies it beside the compiled pool.js).
 //
 // workerData: { wasmExecFile: Go's wasm_exec.js, goMemLimit: GOMEMLIMIT for the Go runtime }
 // In:  first { module: WebAssembly.Module } (compiled once by the pool, with its memory capped),

@@ -5,7 +5,7 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
-import { closeServer, listen } from '../../../src/api/server.js';
+import { closeServer, listen } from '../../../src/roots/broker.js';
 import { PASSWORD, USERNAME, basic, testApi } from './support.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

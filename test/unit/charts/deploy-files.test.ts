@@ -158,7 +158,7 @@ describe('Dockerfile', () => {
       'dist/src',
       'dist/wasm/gotemplate.wasm',
       'dist/wasm/wasm_exec.js',
-      'src/templates/gotemplate/worker.mjs',
+      'dist/src/templates/gotemplate/worker.mjs',
     ]) {
       expect(dockerfile).toContain(needed.split('/').slice(-1)[0]);
     }
@@ -176,6 +176,6 @@ describe('package.json', () => {
     const scripts = (
       JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
     ).scripts;
-    expect(scripts.dev).toContain(`node ${BROKER_NODE_FLAGS.join(' ')} dist/src/dev/main.js`);
+    expect(scripts.dev).toContain(`node ${BROKER_NODE_FLAGS.join(' ')} dist/dev/stack.js`);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * The example catalog (examples/postgresql): the design document's PostgreSQL SFService and SFPlan,
- * unmodified. They must equal the shared originals and satisfy our CRDs' schemas, without a field
- * that the apiserver would silently prune.
+ * unmodified. They must equal the originals (copied into test/fixtures/catalog) and satisfy our
+ * CRDs' schemas, without a field that the apiserver would silently prune.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,12 +11,12 @@ import { parse, parseAllDocuments } from 'yaml';
 
 const root = process.cwd();
 const catalogDir = path.join(root, 'examples', 'postgresql');
-const sharedDir = path.join(root, '..', 'shared', 'examples');
+const originalsDir = path.join(root, 'test', 'fixtures', 'catalog');
 const crdDir = path.join(root, 'charts', 'interoperator', 'crds');
 
 const EXAMPLES = [
-  { file: 'sfservice.yaml', shared: 'postgresql-sfservice.yaml', kind: 'SFService' },
-  { file: 'sfplan.yaml', shared: 'postgresql-sfplan.yaml', kind: 'SFPlan' },
+  { file: 'sfservice.yaml', original: 'postgresql-sfservice.yaml', kind: 'SFService' },
+  { file: 'sfplan.yaml', original: 'postgresql-sfplan.yaml', kind: 'SFPlan' },
 ] as const;
 
 type Schema = Record<string, unknown> & {
@@ -89,24 +89,18 @@ function validator() {
   return ajv;
 }
 
-describe.each(EXAMPLES)('examples/postgresql/$file', ({ file, shared, kind }) => {
+describe.each(EXAMPLES)('examples/postgresql/$file', ({ file, original, kind }) => {
   const example = readYaml(path.join(catalogDir, file));
 
   test(`is the design document's ${kind}, unmodified`, () => {
-    if (!existsSync(sharedDir)) {
-      console.log(`${sharedDir} is absent: the comparison with the shared original is skipped`);
-      return;
-    }
-    const original = readYaml(path.join(sharedDir, shared));
-    expect(example).toEqual(original);
+    expect(example).toEqual(readYaml(path.join(originalsDir, original)));
   });
 
   test('keeps every template byte for byte (only comments are added before the document)', () => {
-    if (!existsSync(sharedDir)) return;
     const text = readFileSync(path.join(catalogDir, file), 'utf8');
-    const original = readFileSync(path.join(sharedDir, shared), 'utf8');
+    const originalText = readFileSync(path.join(originalsDir, original), 'utf8');
     const body = (s: string) => s.slice(s.indexOf('\napiVersion:'));
-    expect(body(text)).toBe(body(original));
+    expect(body(text)).toBe(body(originalText));
   });
 
   test(`is a valid ${kind} by the CRD's v1alpha1 schema`, () => {

@@ -89,6 +89,9 @@ describe('Reflector', () => {
       events([{ type: 'DELETED', object: item('a', '14') }], false),
     ];
     const watchParams: { resourceVersion: string | null; labelSelector: string | null }[] = [];
+    // Settles once the run has opened the last watch and that watch has delivered its event.
+    let reachedLastWatch!: () => void;
+    const lastWatchDelivered = new Promise<void>((resolve) => (reachedLastWatch = resolve));
     const open: ServerResponse[] = [];
     let listCalls = 0;
     const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -133,20 +136,27 @@ describe('Reflector', () => {
         if (!response.ok) throw Object.assign(new Error('list failed'), { code: response.status });
         return body;
       },
-      onChange: (key, current, previous) =>
+      onChange: (key, current, previous) => {
         changes.push(
           `${key} ${previous?.metadata.resourceVersion ?? '-'} -> ${current?.metadata.resourceVersion ?? '-'}`,
-        ),
+        );
+        if (watchParams.length >= 4 && !reflector.store.has('ns/a')) reachedLastWatch();
+      },
     });
 
     // WHEN it runs until the last watch is open and has delivered its event
     const run = reflector.run();
     await reflector.hasSynced();
-    const deadline = Date.now() + 10_000;
-    while (watchParams.length < 4 || reflector.store.has('ns/a')) {
-      if (Date.now() > deadline) throw new Error(`stuck: ${JSON.stringify({ watchParams, changes })}`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    let limit: NodeJS.Timeout | undefined;
+    await Promise.race([
+      lastWatchDelivered,
+      new Promise((_, reject) => {
+        limit = setTimeout(
+          () => reject(new Error(`stuck: ${JSON.stringify({ watchParams, changes })}`)),
+          10_000,
+        );
+      }),
+    ]).finally(() => clearTimeout(limit));
 
     // THEN it relisted after 410 and after failures, and re-watched from the last version after a clean end
     expect(listCalls).toBe(4);

@@ -15,7 +15,7 @@ import {
   startProcess,
   withFreshPorts,
   type ManagedProcess,
-} from '../../../src/local/processes.js';
+} from '../../../../dev/local/processes.js';
 
 let dir: string;
 beforeAll(() => {

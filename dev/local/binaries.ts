@@ -1,11 +1,13 @@
 /**
- * The server binaries of the local environment: taken from an env var when set, else from the
- * cache, else built from the Go module proxy by tools/build-binaries.sh (the first run only).
+ * The server binaries of the local environment: the ones named by the environment when set
+ * (dev/settings.ts), else from the cache, else built from the Go module proxy by
+ * tools/build-binaries.sh (the first run only).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { cacheDir, repoRoot } from './paths.js';
+import { binaryOverrides, cacheDir } from '../settings.js';
+import { repoRoot } from './paths.js';
 
 export interface ServerBinaries {
   readonly temporal: string;
@@ -28,12 +30,13 @@ export function binaryPaths(): ServerBinaries {
   const bin = path.join(cacheDir(), 'bin');
   const kube = requiredVersion('kube/go.mod', /^require k8s\.io\/kubernetes (\S+)/m);
   const etcd = requiredVersion('etcd/go.mod', /^require go\.etcd\.io\/etcd\/server\/v3 (\S+)/m);
+  const given = binaryOverrides();
   return {
-    temporal: process.env.TEMPORAL_CLI ?? path.join(bin, `temporal-${TEMPORAL_CLI_VERSION}`, 'temporal'),
-    etcd: process.env.ETCD_BIN ?? path.join(bin, `etcd-${etcd}`, 'etcd'),
-    kubeApiserver: process.env.KUBE_APISERVER_BIN ?? path.join(bin, `kube-${kube}`, 'kube-apiserver'),
+    temporal: given.temporal ?? path.join(bin, `temporal-${TEMPORAL_CLI_VERSION}`, 'temporal'),
+    etcd: given.etcd ?? path.join(bin, `etcd-${etcd}`, 'etcd'),
+    kubeApiserver: given.kubeApiserver ?? path.join(bin, `kube-${kube}`, 'kube-apiserver'),
     kubeControllerManager:
-      process.env.KUBE_CONTROLLER_MANAGER_BIN ?? path.join(bin, `kube-${kube}`, 'kube-controller-manager'),
+      given.kubeControllerManager ?? path.join(bin, `kube-${kube}`, 'kube-controller-manager'),
   };
 }
 

@@ -2,30 +2,25 @@
  * The dev stack: the whole system on one machine. A local control plane (etcd, a master and two
  * sister kube-apiservers), the Temporal dev server with its Web UI and a SQLite file (so a restart
  * keeps history), our CRDs, the example catalog and the example operator, then the worker and the
- * broker. Ctrl-C stops everything.
+ * broker, in this process, as src/main.ts runs them. Ctrl-C stops everything.
  *
- * Settings (environment): INTEROP_DEV_DIR (state folder; default <cache>/dev-stack),
- * INTEROP_TEMPORAL_UI_PORT (8233), INTEROP_TEMPORAL_PORT (7233), INTEROP_PORT (8080),
- * INTEROP_BROKER_USERNAME / INTEROP_BROKER_PASSWORD (default `broker` and a password generated once
- * and kept in the state folder), and the variables of src/local/environment.ts that point at
- * existing servers instead.
+ * Settings: the dev stack's own and the existing servers to use (dev/settings.ts), and the
+ * broker's and the worker's (src/config.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { startExampleOperator } from '../../examples/operator/operator.js';
-import { startBroker } from '../api/server.js';
-import { loadConfig } from '../config.js';
-import { jsonLogger } from '../log.js';
-import { generatePayloadKey } from '../temporal/codec.js';
-import { startWorker } from '../worker/run.js';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
-import { applyObject } from '../kube/objects.js';
-import type { ClusterClient } from '../kube/clients.js';
-import type { KubeObject } from '../resources/types.js';
-import { startLocalEnvironment } from '../local/environment.js';
-import { cacheDir, repoRoot } from '../local/paths.js';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { startExampleOperator } from '../examples/operator/operator.js';
+import { loadConfig } from '../src/config.js';
+import { jsonLogger } from '../src/log.js';
+import { startBroker } from '../src/roots/broker.js';
+import { startWorker } from '../src/roots/worker.js';
+import { configureRenderer } from '../src/templates/index.js';
+import { generatePayloadKey } from '../src/temporal/codec.js';
+import { installCatalog } from './catalog.js';
+import { startLocalEnvironment } from './local/environment.js';
+import { devStackSettings } from './settings.js';
 
 /** The example catalogs the dev stack installs into the broker's namespace. */
 const EXAMPLE_CATALOGS = ['examples/postgresql', 'examples/mustache'];
@@ -37,31 +32,15 @@ function kept(workDir: string, name: string, make: () => string): string {
   return readFileSync(file, 'utf8').trim();
 }
 
-async function installCatalog(master: ClusterClient, namespace: string): Promise<string[]> {
-  const installed: string[] = [];
-  for (const dir of EXAMPLE_CATALOGS.map((d) => path.join(repoRoot(), d)).filter((d) => existsSync(d))) {
-    const files = readdirSync(dir).filter((f) => /\.ya?ml$/.test(f));
-    for (const file of files) {
-      const docs = parseAllDocuments(readFileSync(path.join(dir, file), 'utf8'));
-      for (const doc of docs) {
-        const obj = doc.toJS() as KubeObject | null;
-        if (!obj?.kind) continue;
-        await applyObject(master, { ...obj, metadata: { ...obj.metadata, namespace } });
-        installed.push(`${obj.kind}/${obj.metadata.name}`);
-      }
-    }
-  }
-  return installed;
-}
-
 async function main(): Promise<void> {
-  const workDir = process.env.INTEROP_DEV_DIR ?? path.join(cacheDir(), 'dev-stack');
+  const settings = devStackSettings();
+  const { workDir } = settings;
   mkdirSync(workDir, { recursive: true });
   const env = await startLocalEnvironment({
     workDir,
     sisters: 2,
-    temporalPort: Number(process.env.INTEROP_TEMPORAL_PORT ?? 7233),
-    temporalUiPort: Number(process.env.INTEROP_TEMPORAL_UI_PORT ?? 8233),
+    temporalPort: settings.temporalPort,
+    temporalUiPort: settings.temporalUiPort,
     temporalDbFile: path.join(workDir, 'temporal.sqlite'),
   });
   // We stop the worker ourselves on SIGINT/SIGTERM, after the broker.
@@ -78,7 +57,9 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
 
-  const catalog = await installCatalog(env.master, env.info.namespace);
+  const catalog = (await installCatalog(env.master, env.info.namespace, EXAMPLE_CATALOGS)).map(
+    (obj) => `${obj.kind}/${obj.metadata.name}`,
+  );
   const operator = await startExampleOperator({ clusters: env.clusters });
   stops.push(() => operator.stop());
 
@@ -87,13 +68,13 @@ async function main(): Promise<void> {
     INTEROP_TEMPORAL_ADDRESS: env.info.temporal.address,
     INTEROP_TEMPORAL_NAMESPACE: env.info.temporal.namespace,
     INTEROP_NAMESPACE: env.info.namespace,
-    INTEROP_PAYLOAD_KEYS:
-      process.env.INTEROP_PAYLOAD_KEYS ?? kept(workDir, 'payload-keys', () => generatePayloadKey()),
-    INTEROP_BROKER_USERNAME: process.env.INTEROP_BROKER_USERNAME ?? 'broker',
+    INTEROP_PAYLOAD_KEYS: settings.payloadKeys ?? kept(workDir, 'payload-keys', () => generatePayloadKey()),
+    INTEROP_BROKER_USERNAME: settings.brokerUsername,
     INTEROP_BROKER_PASSWORD:
-      process.env.INTEROP_BROKER_PASSWORD ??
+      settings.brokerPassword ??
       kept(workDir, 'broker-password', () => randomBytes(12).toString('base64url')),
   });
+  if (config.renderer.wasmFile) await configureRenderer({ wasmFile: config.renderer.wasmFile });
   const log = jsonLogger('dev', 'warn');
   const worker = await startWorker(config, env.master, log);
   stops.push(() => worker.shutdown());

@@ -17,19 +17,14 @@ import {
   TemplateError,
   type RenderData,
 } from '../../../src/templates/index.js';
+import { rejectionOf } from '../../support/rejection.js';
 
 const plan = parse(readFileSync('examples/postgresql/sfplan.yaml', 'utf8')) as SFPlan;
 const template = (action: PlanTemplate['action']) => findTemplate(plan, action)!;
 const go = (content: string): PlanTemplate => ({ action: 'status', type: 'gotemplate', content });
 const render = (content: string, data: RenderData = {}, options = {}) =>
   renderTemplate(go(content), 'status', data, options);
-const failure = (promise: Promise<unknown>) =>
-  promise.then(
-    () => {
-      throw new Error('the render succeeded');
-    },
-    (err: unknown) => err as TemplateError,
-  );
+const failure = (promise: Promise<unknown>) => rejectionOf<TemplateError>(promise);
 
 const instance = { metadata: { name: 'abc', namespace: 'sf-abc' }, spec: { planId: plan.spec.id } };
 const postgresql = (status?: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
@@ -343,15 +338,9 @@ describe('limits', () => {
   });
 
   test('a missing WebAssembly build says to run npm run build', async () => {
-    const saved = process.env.INTEROP_GOTEMPLATE_WASM;
-    process.env.INTEROP_GOTEMPLATE_WASM = '/nonexistent/gotemplate.wasm';
-    try {
-      const err = await failure(render('x'));
-      expect(err.reason).toBe('unavailable');
-      expect(err.message).toMatch(/is not built .*run `npm run build`/);
-    } finally {
-      if (saved === undefined) delete process.env.INTEROP_GOTEMPLATE_WASM;
-      else process.env.INTEROP_GOTEMPLATE_WASM = saved;
-    }
+    await configureRenderer({ wasmFile: '/nonexistent/gotemplate.wasm' });
+    const err = await failure(render('x'));
+    expect(err.reason).toBe('unavailable');
+    expect(err.message).toMatch(/is not built .*run `npm run build`/);
   });
 });

@@ -1,16 +1,16 @@
 /**
  * The whole local environment, as the tests and the dev stack use it: a Temporal dev server and a
  * master plus sister Kubernetes clusters with our CRDs installed and the sisters registered as
- * SFClusters. Environment variables point it at existing servers instead:
- *   INTEROP_TEMPORAL_ADDRESS (host:port), INTEROP_TEMPORAL_NAMESPACE,
- *   INTEROP_MASTER_KUBECONFIG and INTEROP_SISTER_KUBECONFIGS (comma-separated paths).
+ * SFClusters. Environment variables point it at existing servers instead (ExistingServers in
+ * dev/settings.ts).
  */
 import { readdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { clusterClientFromFile, type ClusterClient } from '../kube/clients.js';
-import { installCrds, readCrds } from '../kube/crds.js';
-import { registerCluster } from '../kube/cluster-registry.js';
-import { MASTER_CLUSTER_ID } from '../resources/types.js';
+import { clusterClientFromFile, type ClusterClient } from '../../src/kube/clients.js';
+import { installCrds, readCrds } from '../../src/kube/crds.js';
+import { registerCluster } from '../../src/kube/cluster-registry.js';
+import { MASTER_CLUSTER_ID } from '../../src/resources/types.js';
+import { existingServers, type ExistingServers } from '../settings.js';
 import { startControlPlane, type ControlPlane } from './kube-control-plane.js';
 import { repoRoot } from './paths.js';
 import { startTemporalDevServer } from './temporal-dev-server.js';
@@ -64,8 +64,8 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions): P
     for (const s of stops.reverse()) await s();
   };
   try {
-    const masterKubeconfig = process.env.INTEROP_MASTER_KUBECONFIG;
-    const temporalAddress = process.env.INTEROP_TEMPORAL_ADDRESS;
+    const existing = existingServers();
+    const { masterKubeconfig, temporalAddress } = existing;
 
     const [controlPlane, temporal] = await Promise.all([
       masterKubeconfig
@@ -83,7 +83,7 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions): P
     if (controlPlane) stops.push(() => controlPlane.stop());
     if (temporal) stops.push(() => temporal.stop());
 
-    const clusterFiles = clusterKubeconfigs(controlPlane, masterKubeconfig);
+    const clusterFiles = clusterKubeconfigs(controlPlane, existing);
     const clusters = clusterFiles.map((c) => clusterClientFromFile(c.id, c.kubeconfigPath));
     const crds = readCrds(crdFiles());
     await Promise.all(clusters.map((cluster) => installCrds(cluster, crds)));
@@ -93,7 +93,7 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions): P
     const info: EnvironmentInfo = {
       temporal: temporal
         ? { address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl }
-        : { address: temporalAddress!, namespace: process.env.INTEROP_TEMPORAL_NAMESPACE ?? 'default' },
+        : { address: temporalAddress!, namespace: existing.temporalNamespace },
       clusters: clusterFiles,
       namespace,
       workDir: options.workDir,
@@ -107,12 +107,11 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions): P
 
 function clusterKubeconfigs(
   controlPlane: ControlPlane | undefined,
-  masterKubeconfig: string | undefined,
+  existing: ExistingServers,
 ): { id: string; kubeconfigPath: string }[] {
   if (controlPlane) return controlPlane.clusters.map((c) => ({ id: c.id, kubeconfigPath: c.kubeconfigPath }));
-  const sisters = (process.env.INTEROP_SISTER_KUBECONFIGS ?? '').split(',').filter(Boolean);
   return [
-    { id: MASTER_CLUSTER_ID, kubeconfigPath: masterKubeconfig! },
-    ...sisters.map((file, i) => ({ id: `sister-${i + 1}`, kubeconfigPath: file })),
+    { id: MASTER_CLUSTER_ID, kubeconfigPath: existing.masterKubeconfig! },
+    ...existing.sisterKubeconfigs.map((file, i) => ({ id: `sister-${i + 1}`, kubeconfigPath: file })),
   ];
 }

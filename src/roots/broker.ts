@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import type { ClusterClient } from '../kube/clients.js';
 import { startCatalogCache } from '../kube/catalog-cache.js';
 import { connectClient } from '../temporal/connection.js';
-import { createApp } from './app.js';
+import { createApp } from '../api/app.js';
 import type { Logger } from '../log.js';
 
 /** Starts the OSB API: its Temporal client, its catalog watch and the HTTP server. */

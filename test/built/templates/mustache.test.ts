@@ -17,17 +17,12 @@ import {
   type RenderData,
   type TemplateError,
 } from '../../../src/templates/index.js';
+import { rejectionOf } from '../../support/rejection.js';
 
 const mustache = (content: string): PlanTemplate => ({ action: 'status', type: 'mustache', content });
 const render = (content: string, data: RenderData = {}, options = {}) =>
   renderTemplate(mustache(content), 'status', data, options);
-const failure = (promise: Promise<unknown>) =>
-  promise.then(
-    () => {
-      throw new Error('the render succeeded');
-    },
-    (err: unknown) => err as TemplateError,
-  );
+const failure = (promise: Promise<unknown>) => rejectionOf<TemplateError>(promise);
 
 afterAll(() => closeRenderer());
 

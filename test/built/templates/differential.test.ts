@@ -13,7 +13,7 @@ import {
   renderTemplate,
   splitDocuments,
 } from '../../../src/templates/index.js';
-import { wasmFile } from '../../../src/templates/gotemplate/pool.js';
+import { builtWasmFile } from '../../../src/templates/gotemplate/pool.js';
 import { CORPUS } from './corpus.js';
 
 const NAME = 'status';
@@ -21,7 +21,8 @@ const NAME = 'status';
 afterAll(() => closeRenderer());
 
 test('the WebAssembly renderer is built (npm run build)', () => {
-  expect({ wasm: wasmFile(), built: existsSync(wasmFile()) }).toEqual({ wasm: wasmFile(), built: true });
+  const wasm = builtWasmFile();
+  expect({ wasm, built: existsSync(wasm) }).toEqual({ wasm, built: true });
 });
 
 test('the corpus is large enough to mean something', () => {

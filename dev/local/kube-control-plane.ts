@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
 import path from 'node:path';
-import { MASTER_CLUSTER_ID } from '../resources/types.js';
+import { MASTER_CLUSTER_ID } from '../../src/resources/types.js';
 import { ensureBinaries } from './binaries.js';
 import { freePort, readyOrStopped, startProcess, withFreshPorts, type ManagedProcess } from './processes.js';
 

@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { SEARCH_ATTRIBUTE_NAMES } from '../workflows/search-attributes.js';
+import { SEARCH_ATTRIBUTE_NAMES } from '../../src/workflows/search-attributes.js';
 import { ensureBinaries } from './binaries.js';
 import { freePort, readyOrStopped, startProcess, withFreshPorts } from './processes.js';
 

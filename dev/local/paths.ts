@@ -1,6 +1,5 @@
-/** Where the repository and the binary cache are, wherever the code runs from (src/ or dist/src/). */
+/** Where the repository is, wherever the code runs from (dev/ or dist/dev/). */
 import { existsSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -14,9 +13,4 @@ export function repoRoot(): string {
     dir = parent;
   }
   return dir;
-}
-
-/** Cache of built server binaries, outside the repo. @default ~/.cache/interoperator */
-export function cacheDir(): string {
-  return process.env.INTEROP_CACHE_DIR ?? path.join(os.homedir(), '.cache', 'interoperator');
 }

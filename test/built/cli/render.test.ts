@@ -1,0 +1,91 @@
+/**
+ * The render command service owners use (`interoperator template render`), run as built
+ * (dist/src/cli/main.js).
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+describe('interoperator template render', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'render-cli-'));
+  const file = (name: string, text: string) => {
+    const p = path.join(dir, name);
+    writeFileSync(p, text);
+    return p;
+  };
+  const main = 'dist/src/cli/main.js';
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 30_000 });
+
+  test('is built (npm run build)', () => {
+    expect({ main, built: existsSync(main) }).toEqual({ main, built: true });
+  });
+
+  test('renders a gotemplate over a YAML data file, byte for byte, and exits at once', () => {
+    const data = file('data.yaml', 'plan:\n  spec:\n    context: {size: 1000000}\npg:\n  n: 1000000\n');
+    const started = Date.now();
+    const res = cli(
+      'template',
+      'render',
+      file('t.tpl', '{{ .plan.spec.context.size }} {{ .pg.n }}\n\t '),
+      data,
+    );
+    expect([res.status, res.stdout, res.stderr]).toEqual([0, '1e+06 1000000\n\t ', '']);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  test('renders mustache over a JSON data file', () => {
+    const data = file('data.json', '{"instance": {"metadata": {"name": "x<y"}}}');
+    for (const type of [['--type', 'mustache'], ['--type=mustache']]) {
+      const res = cli('template', 'render', file('m.tpl', 'name: {{instance.metadata.name}}'), data, ...type);
+      expect([res.status, res.stdout]).toEqual([0, 'name: x<y']);
+    }
+  });
+
+  test('a template error goes to stderr in Go’s words, with exit status 1', () => {
+    const res = cli(
+      'template',
+      'render',
+      file('bad.tpl', '{{ if }}'),
+      file('d.json', '{}'),
+      '--action',
+      'status',
+    );
+    expect([res.status, res.stdout, res.stderr]).toEqual([
+      1,
+      '',
+      'template: status:1: missing value for if\n',
+    ]);
+  });
+
+  test('a missing file or a data file that is not an object fails with exit status 1', () => {
+    const missing = cli('template', 'render', path.join(dir, 'nope.tpl'), file('d2.json', '{}'));
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/^cannot read the template file .*nope.tpl: ENOENT/);
+    const list = cli('template', 'render', file('ok.tpl', 'x'), file('list.yaml', '- 1\n'));
+    expect([list.status, list.stderr]).toEqual([
+      1,
+      'the data file must hold an object (keys instance, plan, service, binding, ...)\n',
+    ]);
+  });
+
+  test('--help prints the usage on stdout', () => {
+    const res = cli('--help');
+    expect(res.status).toBe(0);
+    expect(res.stdout).toMatch(/^usage: interoperator template render TEMPLATE_FILE DATA_FILE/);
+  });
+
+  test.each([
+    [['template', 'explode'], 'unknown command template explode'],
+    [[], 'no command'],
+    [['template', 'render', 'only-one'], 'template render needs TEMPLATE_FILE DATA_FILE'],
+    [['template', 'render', 'a', 'b', '--frob'], 'unknown option --frob'],
+    [['template', 'render', 'a', 'b', '--type', 'helm'], '--type must be gotemplate or mustache'],
+    [['template', 'render', 'a', 'b', '--action'], '--action needs a value'],
+  ])('wrong usage %j prints the usage with exit status 2', (args, error) => {
+    const res = cli(...args);
+    expect([res.status, res.stdout]).toEqual([2, '']);
+    expect(res.stderr).toMatch(new RegExp(`^interoperator: ${error.replace(/[-]/g, '\\-')}\nusage: `));
+  });
+});
