@@ -34,7 +34,7 @@ module.exports = {
   forbidden: [
     layer('resources'),
     layer('osb', 'resources'),
-    layer('templates', 'resources'),
+    layer('templates', 'resources', 'osb'),
     layer('scheduling', 'resources'),
     layer('clusters', 'resources'),
     layer('kube', 'resources', 'osb'),

@@ -16,7 +16,7 @@ export async function startBroker(
   master: ClusterClient,
   log: Logger,
 ): Promise<{ url: string; stop(delayMs?: number): Promise<void> }> {
-  const { client, close } = await connectClient(config);
+  const { client, close } = await connectClient(config.temporal);
   const catalog = await startCatalogCache(master, config.namespace, (err) =>
     log.warn('catalog watch failed; restarting', { error: String(err) }),
   );

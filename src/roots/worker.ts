@@ -40,7 +40,7 @@ export async function startWorker(
     maxConcurrentWorkflowTaskExecutions: config.worker.concurrentOperations,
     maxConcurrentLocalActivityExecutions: config.worker.concurrentSteps,
     maxConcurrentActivityTaskExecutions: config.worker.concurrentSteps,
-    dataConverter: dataConverter(config),
+    dataConverter: dataConverter(config.temporal),
   });
   const done = worker.run().finally(async () => {
     await catalog.stop();

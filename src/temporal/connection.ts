@@ -1,19 +1,28 @@
 /** The Temporal client and data converter shared by the broker and the worker. */
 import { Client, Connection } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
-import type { Config } from '../config.js';
-import { EncryptionCodec } from './codec.js';
+import { EncryptionCodec, type PayloadKey } from './codec.js';
 
-export const dataConverter = (config: Config): DataConverter => ({
-  payloadCodecs: [new EncryptionCodec(config.temporal.payloadKeys)],
+/** Where Temporal is and how payloads are encrypted (from the configuration). */
+export interface TemporalSettings {
+  readonly address: string;
+  readonly namespace: string;
+  /** The first encrypts, all decrypt. */
+  readonly payloadKeys: readonly PayloadKey[];
+}
+
+export const dataConverter = (settings: TemporalSettings): DataConverter => ({
+  payloadCodecs: [new EncryptionCodec(settings.payloadKeys)],
 });
 
-export async function connectClient(config: Config): Promise<{ client: Client; close(): Promise<void> }> {
-  const connection = await Connection.connect({ address: config.temporal.address });
+export async function connectClient(
+  settings: TemporalSettings,
+): Promise<{ client: Client; close(): Promise<void> }> {
+  const connection = await Connection.connect({ address: settings.address });
   const client = new Client({
     connection,
-    namespace: config.temporal.namespace,
-    dataConverter: dataConverter(config),
+    namespace: settings.namespace,
+    dataConverter: dataConverter(settings),
   });
   return { client, close: () => connection.close() };
 }
