@@ -29,22 +29,48 @@ export interface Scheduler {
 /** How many clusters besides the chosen one the summary names. */
 export const SUMMARY_CLUSTERS = 8;
 
-const NUMERIC = /^\d+$/;
+/** A cluster id as it sorts: numeric ids without leading zeros, by length then digits. */
+export interface IdKey {
+  readonly id: string;
+  /** The digits without leading zeros, for numeric ids. */
+  readonly digits?: string;
+}
+
+export function idKey(id: string): IdKey {
+  let numeric = id.length > 0;
+  for (let i = 0; i < id.length && numeric; i++) {
+    const c = id.charCodeAt(i);
+    numeric = c >= 48 && c <= 57;
+  }
+  if (!numeric) return { id };
+  let start = 0;
+  while (start < id.length - 1 && id.charCodeAt(start) === 48) start++;
+  return { id, digits: id.slice(start) };
+}
+
+export function compareKeys(a: IdKey, b: IdKey): number {
+  if (a.digits !== undefined && b.digits !== undefined) {
+    if (a.digits.length !== b.digits.length) return a.digits.length - b.digits.length;
+    if (a.digits !== b.digits) return a.digits < b.digits ? -1 : 1;
+  } else if (a.digits !== undefined) return -1;
+  else if (b.digits !== undefined) return 1;
+  return a.id === b.id ? 0 : a.id < b.id ? -1 : 1;
+}
 
 /**
  * Order of cluster ids, the tie break: numeric ids by value (`2` before `10`) and before other ids,
  * which compare by code unit.
  */
 export function compareClusterIds(a: string, b: string): number {
-  const numericA = NUMERIC.test(a);
-  const numericB = NUMERIC.test(b);
-  if (numericA && numericB) {
-    const x = a.replace(/^0+(?=\d)/, '');
-    const y = b.replace(/^0+(?=\d)/, '');
-    if (x.length !== y.length) return x.length - y.length;
-    if (x !== y) return x < y ? -1 : 1;
-  } else if (numericA !== numericB) return numericA ? -1 : 1;
-  return a === b ? 0 : a < b ? -1 : 1;
+  return compareKeys(idKey(a), idKey(b));
+}
+
+/** The clusters in id order. */
+export function sortClusters<T extends { readonly id: string }>(clusters: readonly T[]): T[] {
+  return clusters
+    .map((cluster) => ({ cluster, key: idKey(cluster.id) }))
+    .sort((a, b) => compareKeys(a.key, b.key))
+    .map(({ cluster }) => cluster);
 }
 
 const round2 = (n: number): number => Math.round(n * 100) / 100;
@@ -57,7 +83,7 @@ export function runScheduler(
   state: SchedulingState = {},
 ): Decision {
   const cycle: Cycle = { request, state, data: new Map() };
-  const sorted = [...clusters].sort((a, b) => compareClusterIds(a.id, b.id));
+  const sorted = sortClusters(clusters);
   const plugins = scheduler.plugins;
 
   for (const { plugin } of plugins) {
@@ -66,13 +92,16 @@ export function runScheduler(
       return { scheduler: scheduler.name, reasons: [], summary: `no eligible cluster: ${verdict.reason}` };
   }
 
-  const rejected = new Map<string, ClusterVerdict>();
+  const filters = plugins.map((p) => p.plugin).filter((p) => p.filter);
+  // Each cluster's verdict, by its place in `sorted`; eligible ones get their score below.
+  const reasons = new Array<ClusterVerdict>(sorted.length);
   const feasible: ClusterSnapshot[] = [];
-  for (const cluster of sorted) {
+  const feasibleAt: number[] = [];
+  for (let at = 0; at < sorted.length; at++) {
+    const cluster = sorted[at]!;
     let verdict: ClusterVerdict | undefined;
-    for (const { plugin } of plugins) {
-      if (!plugin.filter) continue;
-      const result = plugin.filter(cycle, cluster);
+    for (const plugin of filters) {
+      const result = plugin.filter!(cycle, cluster);
       if (result.code !== 'Success') {
         verdict = {
           clusterId: cluster.id,
@@ -84,48 +113,42 @@ export function runScheduler(
         break;
       }
     }
-    if (verdict) rejected.set(cluster.id, verdict);
-    else feasible.push(cluster);
+    if (verdict) reasons[at] = verdict;
+    else {
+      feasible.push(cluster);
+      feasibleAt.push(at);
+    }
   }
 
   if (feasible.length === 0) {
-    const reasons = sorted.map((c) => rejected.get(c.id)!);
-    const why = reasons.length === 0 ? 'no clusters registered' : listed(reasons.map(rejection));
+    const why = reasons.length === 0 ? 'no clusters registered' : listed(reasons, sorted.length);
     return { scheduler: scheduler.name, reasons, summary: `no eligible cluster: ${why}` };
   }
 
   const totals = scoreFeasible(cycle, plugins, feasible);
+  for (let i = 0; i < feasible.length; i++)
+    reasons[feasibleAt[i]!] = { clusterId: feasible[i]!.id, eligible: true, score: round2(totals[i]!) };
   const ranked = rank(totals, SUMMARY_CLUSTERS + 1);
   const chosen = feasible[ranked[0]!]!;
 
-  const scores = new Map(feasible.map((c, i) => [c.id, round2(totals[i]!)]));
-  const reasons: ClusterVerdict[] = sorted.map(
-    (c) => rejected.get(c.id) ?? { clusterId: c.id, eligible: true, score: scores.get(c.id)! },
-  );
-
-  const others = [
-    ...ranked.slice(1).map((i) => `${feasible[i]!.id}: ${explain(cycle, plugins, feasible[i]!, totals[i]!)}`),
-    ...sorted.filter((c) => rejected.has(c.id)).map((c) => rejection(rejected.get(c.id)!)),
-  ];
   const summary = [`chose ${chosen.id}: ${explain(cycle, plugins, chosen, totals[ranked[0]!]!)}`];
-  const shown = others.slice(0, SUMMARY_CLUSTERS);
-  const more = clusters.length - 1 - shown.length;
-  return {
-    scheduler: scheduler.name,
-    clusterId: chosen.id,
-    reasons,
-    summary: [...summary, ...shown, ...(more > 0 ? [`and ${more} more`] : [])].join('; '),
-  };
+  for (const i of ranked.slice(1))
+    summary.push(`${feasible[i]!.id}: ${explain(cycle, plugins, feasible[i]!, totals[i]!)}`);
+  for (let at = 0; at < reasons.length && summary.length <= SUMMARY_CLUSTERS; at++)
+    if (!reasons[at]!.eligible) summary.push(rejection(reasons[at]!));
+  const more = sorted.length - summary.length;
+  if (more > 0) summary.push(`and ${more} more`);
+  return { scheduler: scheduler.name, clusterId: chosen.id, reasons, summary: summary.join('; ') };
 }
 
 function rejection(verdict: ClusterVerdict): string {
   return `${verdict.clusterId}: ${verdict.eligible ? 'eligible' : verdict.reason}`;
 }
 
-/** At most SUMMARY_CLUSTERS of the texts, then how many more there are. */
-function listed(texts: readonly string[]): string {
-  const shown = texts.slice(0, SUMMARY_CLUSTERS);
-  const more = texts.length - shown.length;
+/** The first SUMMARY_CLUSTERS rejections, then how many more there are. */
+function listed(reasons: readonly ClusterVerdict[], total: number): string {
+  const shown = reasons.slice(0, SUMMARY_CLUSTERS).map(rejection);
+  const more = total - shown.length;
   return [...shown, ...(more > 0 ? [`and ${more} more`] : [])].join('; ');
 }
 

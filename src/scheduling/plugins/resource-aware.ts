@@ -5,11 +5,11 @@
  * the requests of the cluster's pods and the reservations of placements not yet released.
  */
 import {
-  addAmounts,
   describeAmount,
+  parseQuantity,
   parseResourceList,
-  subtractAmounts,
   type Amounts,
+  type ResourceList,
 } from '../../clusters/quantity.js';
 import { invalid, SUCCESS, unschedulable, type ClusterSnapshot, type Cycle, type Plugin } from '../types.js';
 
@@ -19,32 +19,66 @@ export const NAME = 'resource-aware';
 const DEFAULT_RESOURCES = ['cpu', 'memory'];
 
 interface Data {
-  /** The instance's requests. */
-  readonly request: Amounts;
   /** Resources compared between clusters: those requested, else cpu and memory. */
   readonly resources: readonly string[];
-  /** Free capacity of each cluster that passed, before this instance. */
-  readonly free: Map<string, Amounts>;
-  /** Most free capacity left after this instance, over the feasible clusters, by resource. */
-  most?: ReadonlyMap<string, bigint>;
+  /** The instance's request of each of `resources`. */
+  readonly wanted: readonly bigint[];
+  /** Whether the instance requests anything at all. */
+  readonly requestsAny: boolean;
+  /** Free capacity of each of `resources` in each cluster that passed, before this instance. */
+  readonly free: Map<string, readonly bigint[]>;
+  /** Most capacity left after this instance in any feasible cluster, for each of `resources`. */
+  most: readonly bigint[];
 }
 
 const data = (cycle: Cycle) => cycle.data.get(NAME) as Data;
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 const atLeastZero = (n: bigint) => (n < 0n ? 0n : n);
 
-/** Free capacity of a cluster, by resource (negative when overbooked). */
-export function freeCapacity(cluster: ClusterSnapshot): Amounts {
-  const where = (field: string) => `status.${field} of cluster ${cluster.id}`;
-  const allocatable = parseResourceList(cluster.allocatable, where('allocatable'));
-  const used = addAmounts(
-    parseResourceList(cluster.requests, where('requests')),
-    parseResourceList(cluster.reserved, where('reserved')),
+/** The amount of one resource in a list, zero when absent. */
+function amountOf(list: ResourceList, resource: string, field: string, clusterId: string): bigint {
+  const value = list[resource];
+  if (value === undefined) return 0n;
+  try {
+    return parseQuantity(value);
+  } catch {
+    return parseQuantity(value, `${resource} in status.${field} of cluster ${clusterId}`);
+  }
+}
+
+/** Percentage of allocatable that may be filled, 0-100. */
+const limitOf = (cluster: ClusterSnapshot): bigint =>
+  BigInt(Math.min(100, Math.max(0, Math.floor(cluster.schedulingLimitPercentage ?? 100))));
+
+/** Free capacity of one resource of a cluster (negative when overbooked). */
+function freeOf(cluster: ClusterSnapshot, resource: string, limit: bigint): bigint {
+  const allocatable = amountOf(cluster.allocatable, resource, 'allocatable', cluster.id);
+  const usable = limit === 100n ? allocatable : (allocatable * limit) / 100n;
+  return (
+    usable -
+    amountOf(cluster.requests, resource, 'requests', cluster.id) -
+    amountOf(cluster.reserved, resource, 'reserved', cluster.id)
   );
-  const percent = BigInt(Math.min(100, Math.max(0, Math.floor(cluster.schedulingLimitPercentage ?? 100))));
-  const usable: Record<string, bigint> = {};
-  for (const [resource, milli] of Object.entries(allocatable)) usable[resource] = (milli * percent) / 100n;
-  return subtractAmounts(usable, used);
+}
+
+/**
+ * Free capacity of a cluster, for every resource it lists (negative when overbooked).
+ *
+ * @throws QuantityError naming the field and the cluster of an invalid quantity.
+ */
+export function freeCapacity(cluster: ClusterSnapshot): Amounts {
+  const resources = new Set(
+    [cluster.allocatable, cluster.requests, cluster.reserved].flatMap((list) => Object.keys(list)),
+  );
+  const limit = limitOf(cluster);
+  const free: Record<string, bigint> = {};
+  for (const resource of [...resources].sort()) free[resource] = freeOf(cluster, resource, limit);
+  return free;
+}
+
+function isEmpty(list: ResourceList): boolean {
+  for (const _ in list) return false;
+  return true;
 }
 
 export function resourceAware(): Plugin {
@@ -62,64 +96,65 @@ export function resourceAware(): Plugin {
       const requested = Object.keys(request)
         .filter((r) => request[r]! > 0n)
         .sort();
+      const resources = requested.length > 0 ? requested : DEFAULT_RESOURCES;
       cycle.data.set(NAME, {
-        request,
-        resources: requested.length > 0 ? requested : DEFAULT_RESOURCES,
+        resources,
+        wanted: resources.map((r) => request[r] ?? 0n),
+        requestsAny: requested.length > 0,
         free: new Map(),
+        most: [],
       } satisfies Data);
       return SUCCESS;
     },
     filter(cycle, cluster) {
-      const { request, free } = data(cycle);
-      let available: Amounts;
-      try {
-        available = freeCapacity(cluster);
-      } catch (err) {
-        return invalid(message(err));
-      }
-      const requested = Object.keys(request).filter((r) => request[r]! > 0n);
-      if (requested.length > 0 && Object.keys(cluster.allocatable).length === 0)
+      const { resources, wanted, requestsAny, free } = data(cycle);
+      if (requestsAny && isEmpty(cluster.allocatable))
         return unschedulable('capacity unknown (no nodes, no spec.totalCapacity)');
-      const short = requested
-        .sort()
-        .filter((r) => (available[r] ?? 0n) < request[r]!)
-        .map(
-          (r) =>
-            `needs ${describeAmount(r, request[r]!)}, ${describeAmount(r, atLeastZero(available[r] ?? 0n))} free`,
-        );
-      if (short.length > 0) return unschedulable(short.join(' and '));
+      const limit = limitOf(cluster);
+      const available = new Array<bigint>(resources.length);
+      let short: string[] | undefined;
+      for (let k = 0; k < resources.length; k++) {
+        try {
+          available[k] = freeOf(cluster, resources[k]!, limit);
+        } catch (err) {
+          return invalid(message(err));
+        }
+        if (available[k]! < wanted[k]!)
+          (short ??= []).push(
+            `needs ${describeAmount(resources[k]!, wanted[k]!)}, ${describeAmount(resources[k]!, atLeastZero(available[k]!))} free`,
+          );
+      }
+      if (short) return unschedulable(short.join(' and '));
       free.set(cluster.id, available);
       return SUCCESS;
     },
     preScore(cycle, feasible) {
       const d = data(cycle);
-      const most = new Map<string, bigint>();
+      const most = d.resources.map(() => undefined as bigint | undefined);
       for (const cluster of feasible) {
         const available = d.free.get(cluster.id)!;
-        for (const r of d.resources) {
-          const left = (available[r] ?? 0n) - (d.request[r] ?? 0n);
-          const best = most.get(r);
-          if (best === undefined || left > best) most.set(r, left);
+        for (let k = 0; k < most.length; k++) {
+          const left = available[k]! - d.wanted[k]!;
+          if (most[k] === undefined || left > most[k]!) most[k] = left;
         }
       }
-      d.most = most;
+      d.most = most.map((m) => m ?? 0n);
     },
     /** Per resource, what is left after the instance as a share of the most any cluster has left; averaged. */
     score(cycle, cluster) {
-      const d = data(cycle);
-      const available = d.free.get(cluster.id)!;
+      const { free, wanted, most } = data(cycle);
+      const available = free.get(cluster.id)!;
       let sum = 0;
-      for (const r of d.resources) {
-        const most = d.most!.get(r)!;
-        const left = (available[r] ?? 0n) - (d.request[r] ?? 0n);
-        sum += most > 0n ? (100 * Number(left < 0n ? 0n : left)) / Number(most) : 100;
+      for (let k = 0; k < most.length; k++) {
+        const left = available[k]! - wanted[k]!;
+        sum += most[k]! > 0n ? (100 * Number(left < 0n ? 0n : left)) / Number(most[k]!) : 100;
       }
-      return sum / d.resources.length;
+      return sum / most.length;
     },
     explain(cycle, cluster) {
-      const d = data(cycle);
-      const available = d.free.get(cluster.id)!;
-      return `${d.resources.map((r) => describeAmount(r, atLeastZero(available[r] ?? 0n))).join(', ')} free`;
+      const { resources, free } = data(cycle);
+      const available = free.get(cluster.id)!;
+      return `${resources.map((r, k) => describeAmount(r, atLeastZero(available[k]!))).join(', ')} free`;
     },
   };
 }

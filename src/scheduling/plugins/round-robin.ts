@@ -3,7 +3,7 @@
  * eligible cluster after the one chosen last (`SchedulingState.lastClusterId`), wrapping around;
  * without a last choice, to the first. Clusters joining or leaving do not reset the turns.
  */
-import { compareClusterIds } from '../framework.js';
+import { compareKeys, idKey } from '../framework.js';
 import type { Cycle, Plugin } from '../types.js';
 
 export const NAME = 'round-robin';
@@ -22,7 +22,8 @@ export function roundRobin(): Plugin {
     name: NAME,
     preScore(cycle, feasible) {
       const last = cycle.state.lastClusterId;
-      const after = last === undefined ? -1 : feasible.findIndex((c) => compareClusterIds(c.id, last) > 0);
+      const lastKey = last === undefined ? undefined : idKey(last);
+      const after = lastKey ? feasible.findIndex((c) => compareKeys(idKey(c.id), lastKey) > 0) : -1;
       cycle.data.set(NAME, {
         next: after < 0 ? 0 : after,
         count: feasible.length,
