@@ -179,10 +179,17 @@ export function describeAmount(resource: string, milli: bigint): string {
 export function parseResourceList(list: ResourceListInput | undefined, where?: string): Amounts {
   const amounts: Record<string, bigint> = {};
   if (!list) return amounts;
-  for (const [key, value] of Object.entries(list)) {
+  for (const key in list) {
     const resource = key.startsWith('requests.') ? key.slice('requests.'.length) : key;
-    const milli = parseQuantity(value, where ? `${resource} in ${where}` : resource);
-    amounts[resource] = (amounts[resource] ?? 0n) + milli;
+    let milli: bigint;
+    try {
+      milli = parseQuantity(list[key]!);
+    } catch {
+      // Parsed again only to name the field in the message.
+      milli = parseQuantity(list[key]!, where ? `${resource} in ${where}` : resource);
+    }
+    const previous = amounts[resource];
+    amounts[resource] = previous === undefined ? milli : previous + milli;
   }
   return amounts;
 }
