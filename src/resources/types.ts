@@ -287,38 +287,76 @@ export interface SFServiceBinding extends KubeObject {
 // ---------------------------------------------------------------------------------------------
 // SFCluster: the cluster registry.
 
+/**
+ * Lifecycle of a registered cluster:
+ * - `pending`: registered, not yet probed;
+ * - `running`: its apiserver answers (or stopped answering less than the offline threshold ago);
+ * - `offline`: unreachable for longer than the offline threshold; `running` again once it answers;
+ * - `terminated`: its removal is requested (the SFCluster is being deleted).
+ * Only running clusters receive new instances.
+ */
 export const CLUSTER_PHASES = ['pending', 'running', 'offline', 'terminated'] as const;
 export type ClusterPhase = (typeof CLUSTER_PHASES)[number];
 
+/** Types of the conditions in `SFCluster.status.conditions`. */
+export const CLUSTER_CONDITIONS = {
+  /** True while the cluster's apiserver answers its probes. */
+  ready: 'Ready',
+  /** True while new instances may be placed on the cluster. */
+  schedulable: 'Schedulable',
+} as const;
+
+/** A condition of a cluster, as Kubernetes conditions are written. */
 export interface ClusterCondition {
   type: string;
   status: 'True' | 'False' | 'Unknown';
+  /** When the condition was last checked. */
   lastProbeTime?: string;
+  /** When `status` last changed; unchanged while it holds. */
   lastTransitionTime?: string;
+  /** One CamelCase word, for machines. */
   reason?: string;
+  /** A sentence, for people. */
   message?: string;
 }
+
+/** Quantities by resource name (`{ cpu: '4', memory: '16Gi' }`); the CRD accepts integers too. */
+export type Quantities = Record<string, string | number>;
 
 export interface SFClusterSpec {
   /** Name of the Secret (in the cluster's namespace) whose `kubeconfig` key holds the kubeconfig. */
   secretRef: string;
-  /** Capacity of the cluster (cpu, memory, ...), overriding what is read from its nodes. */
-  totalCapacity?: Record<string, string>;
-  /** Per cent of capacity the schedulers may fill. @default 90 */
+  /**
+   * Capacity of the cluster (cpu, memory, ...): when set, it is the cluster's capacity and
+   * allocatable, instead of the sum of its nodes'.
+   */
+  totalCapacity?: Quantities;
+  /** Per cent of the allocatable capacity the resource-aware scheduler may fill. @default 100 */
   schedulingLimitPercentage?: number;
-  /** Labels a clusterSelector template can match. */
+  /** Labels a clusterSelector can match, besides the SFCluster's own metadata labels. */
   labels?: Record<string, string>;
-  /** No new instances are placed here while true. */
+  /** Cordons the cluster: no new instances are placed on it; those there keep working. @default false */
+  schedulingDisabled?: boolean;
+  /** Cordons the cluster, like `schedulingDisabled`; either one set cordons it. @default false */
   unschedulable?: boolean;
 }
 
 export interface SFClusterStatus {
   phase?: ClusterPhase;
   conditions?: ClusterCondition[];
+  /** Version of the cluster's apiserver (`v1.31.0`), from its last answer. */
+  version?: string;
+  /** Capacity of the cluster: declared, or summed over its nodes. */
   capacity?: Record<string, string>;
+  /** What the cluster offers to pods: declared, or summed over its schedulable nodes. */
   allocatable?: Record<string, string>;
+  /** Sum of the requests of the cluster's pods that have not finished. */
   requests?: Record<string, string>;
+  /** Requests reserved by placements not yet released: instance id to its requests. */
+  reserved?: Record<string, Record<string, string>>;
+  /** Number of instances placed on the cluster. */
   serviceInstanceCount?: number;
+  /** When the cluster was last probed. */
   lastProbeTime?: string;
 }
 

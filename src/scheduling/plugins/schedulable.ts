@@ -1,0 +1,32 @@
+/**
+ * `schedulable`: the filter every scheduler runs first. Only running clusters that are not
+ * cordoned and whose record can be read take new instances.
+ */
+import { invalid, SUCCESS, unschedulable, type Plugin } from '../types.js';
+
+export const NAME = 'schedulable';
+
+export interface SchedulableArgs {
+  /** Also place on clusters not probed yet (phase `pending`). @default false */
+  readonly acceptPending?: boolean;
+}
+
+export function schedulable({ acceptPending = false }: SchedulableArgs = {}): Plugin {
+  return {
+    name: NAME,
+    filter(_cycle, cluster) {
+      if (cluster.problem) return invalid(cluster.problem);
+      switch (cluster.phase) {
+        case 'terminated':
+          return unschedulable('terminated');
+        case 'offline':
+          return unschedulable('offline');
+        case 'pending':
+          if (!acceptPending) return unschedulable('not probed yet');
+          break;
+      }
+      if (cluster.schedulingDisabled) return unschedulable('cordoned');
+      return SUCCESS;
+    },
+  };
+}

@@ -1,0 +1,402 @@
+import { nextClusterStatus, type HealthInput, type ProbeResult } from '../../../src/clusters/health.js';
+import type {
+  ClusterCondition,
+  SFCluster,
+  SFClusterSpec,
+  SFClusterStatus,
+} from '../../../src/resources/types.js';
+
+const NOW = new Date('2025-01-01T12:00:00.000Z');
+const at = (secondsBefore: number) => new Date(NOW.getTime() - secondsBefore * 1000).toISOString();
+const now = NOW.toISOString();
+const THRESHOLD_MS = 60_000;
+
+const ok: ProbeResult = { ok: true, version: 'v1.31.0' };
+const down: ProbeResult = { ok: false, error: 'connect ECONNREFUSED 127.0.0.1:6443' };
+
+function cluster(status?: SFClusterStatus, spec: Partial<SFClusterSpec> = {}, deleting = false) {
+  return {
+    metadata: { name: '2', namespace: 'interoperator', ...(deleting ? { deletionTimestamp: at(5) } : {}) },
+    spec: { secretRef: '2-kubeconfig', totalCapacity: { cpu: '8', memory: '16Gi' }, ...spec },
+    ...(status ? { status } : {}),
+  } satisfies Pick<SFCluster, 'metadata' | 'spec' | 'status'>;
+}
+
+const ready = (
+  status: ClusterCondition['status'],
+  reason: string,
+  message: string,
+  since: string,
+  probed: string | null = now,
+): ClusterCondition => ({
+  type: 'Ready',
+  status,
+  ...(probed ? { lastProbeTime: probed } : {}),
+  lastTransitionTime: since,
+  reason,
+  message,
+});
+const schedulable = (
+  status: ClusterCondition['status'],
+  reason: string,
+  message: string,
+  since = now,
+  probed: string | null = now,
+): ClusterCondition => ({
+  type: 'Schedulable',
+  status,
+  ...(probed ? { lastProbeTime: probed } : {}),
+  lastTransitionTime: since,
+  reason,
+  message,
+});
+
+const REACHABLE = ['True', 'Reachable', 'apiserver v1.31.0 answers'] as const;
+const UNREACHABLE = ['False', 'Unreachable', 'connect ECONNREFUSED 127.0.0.1:6443'] as const;
+const SCHEDULABLE = ['True', 'Schedulable', 'new instances may be placed on the cluster'] as const;
+const OFFLINE = ['False', 'Offline', 'the cluster is unreachable'] as const;
+const NOT_PROBED = ['False', 'NotProbed', 'the cluster has not answered a probe yet'] as const;
+const DECLARED = {
+  capacity: { cpu: '8', memory: '16Gi' },
+  allocatable: { cpu: '8', memory: '16Gi' },
+  requests: {},
+};
+
+/** A status written earlier: phase, and since when Ready holds its status. */
+const previous = (
+  phase: SFClusterStatus['phase'],
+  readyStatus: ClusterCondition['status'],
+  since: string,
+  extra: Partial<SFClusterStatus> = {},
+): SFClusterStatus => ({
+  phase,
+  conditions: [
+    { type: 'Ready', status: readyStatus, lastTransitionTime: since, reason: 'X', message: 'x' },
+    {
+      type: 'Schedulable',
+      status: phase === 'running' ? 'True' : 'False',
+      lastTransitionTime: since,
+      reason: 'X',
+      message: 'x',
+    },
+  ],
+  serviceInstanceCount: 3,
+  ...extra,
+});
+
+describe('nextClusterStatus: the phase state machine', () => {
+  test.each<[string, HealthInput['cluster'], ProbeResult | undefined, number, SFClusterStatus]>([
+    [
+      'registered, not probed: pending',
+      cluster(),
+      undefined,
+      THRESHOLD_MS,
+      {
+        phase: 'pending',
+        conditions: [
+          ready('Unknown', 'NotProbed', 'not probed yet', now, null),
+          schedulable(...NOT_PROBED, now, null),
+        ],
+        serviceInstanceCount: 0,
+      },
+    ],
+    [
+      'first answer: running, with version and declared capacity',
+      cluster(),
+      ok,
+      THRESHOLD_MS,
+      {
+        phase: 'running',
+        conditions: [ready(...REACHABLE, now), schedulable(...SCHEDULABLE)],
+        version: 'v1.31.0',
+        ...DECLARED,
+        serviceInstanceCount: 0,
+        lastProbeTime: now,
+      },
+    ],
+    [
+      'running and answering: transition times stay',
+      cluster(previous('running', 'True', at(600))),
+      ok,
+      THRESHOLD_MS,
+      {
+        phase: 'running',
+        conditions: [ready(...REACHABLE, at(600)), schedulable(...SCHEDULABLE, at(600))],
+        version: 'v1.31.0',
+        ...DECLARED,
+        serviceInstanceCount: 3,
+        lastProbeTime: now,
+      },
+    ],
+    [
+      'running, first failure: still running, Ready turns False now',
+      cluster(previous('running', 'True', at(600), { version: 'v1.30.0' })),
+      down,
+      THRESHOLD_MS,
+      {
+        phase: 'running',
+        conditions: [ready(...UNREACHABLE, now), schedulable(...SCHEDULABLE, at(600))],
+        version: 'v1.30.0',
+        serviceInstanceCount: 3,
+        lastProbeTime: now,
+      },
+    ],
+    [
+      'running, unreachable for less than the threshold: running',
+      cluster(previous('running', 'False', at(59))),
+      down,
+      THRESHOLD_MS,
+      {
+        phase: 'running',
+        conditions: [ready(...UNREACHABLE, at(59)), schedulable(...SCHEDULABLE, at(59))],
+        serviceInstanceCount: 3,
+        lastProbeTime: now,
+      },
+    ],
+    [
+      'running, unreachable for the threshold: offline',
+      cluster(previous('running', 'False', at(60))),
+      down,
+      THRESHOLD_MS,
+      {
+        phase: 'offline',
+        conditions: [ready(...UNREACHABLE, at(60)), schedulable(...OFFLINE)],
+        serviceInstanceCount: 3,
+        lastProbeTime: now,
+      },
+    ],
+    [
+      'a threshold of zero: offline at the first failure',
+      cluster(previous('running', 'True', at(600))),
+      down,
+      0,
+      {
+        phase: 'offline',
+        conditions: [ready(...UNREACHABLE, now), schedulable(...OFFLINE)],
+        serviceInstanceCount: 3,
+        lastProbeTime: now,
+      },
+    ],
+    [
+      'offline, answers again: running',
+      cluster(previous('offline', 'False', at(900))),
+      ok,
+      THRESHOLD_MS,
+      {
+        phase: 'running',
+        conditions: [ready(...REACHABLE, now), schedulable(...SCHEDULABLE)],
+        version: 'v1.31.0',
+        ...DECLARED,
+        serviceInstanceCount: 3,
+        lastProbeTime: now,
+      },
+    ],
+    [
+      'offline, still unreachable: offline, transition times stay',
+      cluster(previous('offline', 'False', at(900))),
+      down,
+      THRESHOLD_MS,
+      {
+        phase: 'offline',
+        conditions: [ready(...UNREACHABLE, at(900)), schedulable(...OFFLINE, at(900))],
+        serviceInstanceCount: 3,
+        lastProbeTime: now,
+      },
+    ],
+    [
+      'pending, never answered, within the threshold: pending',
+      cluster(previous('pending', 'Unknown', at(10))),
+      down,
+      THRESHOLD_MS,
+      {
+        phase: 'pending',
+        conditions: [ready(...UNREACHABLE, now), schedulable(...NOT_PROBED, at(10))],
+        serviceInstanceCount: 3,
+        lastProbeTime: now,
+      },
+    ],
+    [
+      'pending, unreachable for the threshold: offline',
+      cluster(previous('pending', 'False', at(120))),
+      down,
+      THRESHOLD_MS,
+      {
+        phase: 'offline',
+        conditions: [ready(...UNREACHABLE, at(120)), schedulable(...OFFLINE, at(120))],
+        serviceInstanceCount: 3,
+        lastProbeTime: now,
+      },
+    ],
+    [
+      'being deleted: terminated, even while answering',
+      cluster(previous('running', 'True', at(600)), {}, true),
+      ok,
+      THRESHOLD_MS,
+      {
+        phase: 'terminated',
+        conditions: [
+          ready(...REACHABLE, at(600)),
+          schedulable('False', 'Terminating', 'the cluster is being removed'),
+        ],
+        version: 'v1.31.0',
+        ...DECLARED,
+        serviceInstanceCount: 3,
+        lastProbeTime: now,
+      },
+    ],
+    [
+      'being deleted, unreachable: terminated',
+      cluster(previous('offline', 'False', at(600)), {}, true),
+      down,
+      THRESHOLD_MS,
+      {
+        phase: 'terminated',
+        conditions: [
+          ready(...UNREACHABLE, at(600)),
+          schedulable('False', 'Terminating', 'the cluster is being removed', at(600)),
+        ],
+        serviceInstanceCount: 3,
+        lastProbeTime: now,
+      },
+    ],
+    [
+      'terminated without a deletion (stale), not probed: pending',
+      cluster(previous('terminated', 'True', at(600))),
+      undefined,
+      THRESHOLD_MS,
+      {
+        phase: 'pending',
+        conditions: [
+          { type: 'Ready', status: 'True', lastTransitionTime: at(600), reason: 'X', message: 'x' },
+          schedulable(...NOT_PROBED, at(600), null),
+        ],
+        serviceInstanceCount: 3,
+      },
+    ],
+    [
+      'cordoned: running, not schedulable',
+      cluster(previous('running', 'True', at(600)), { schedulingDisabled: true }),
+      ok,
+      THRESHOLD_MS,
+      {
+        phase: 'running',
+        conditions: [
+          ready(...REACHABLE, at(600)),
+          schedulable('False', 'SchedulingDisabled', 'the cluster is cordoned'),
+        ],
+        version: 'v1.31.0',
+        ...DECLARED,
+        serviceInstanceCount: 3,
+        lastProbeTime: now,
+      },
+    ],
+    [
+      'cordoned by the older field, not probed: the phase stays, Schedulable follows the spec',
+      cluster(previous('running', 'True', at(600), { lastProbeTime: at(30) }), { unschedulable: true }),
+      undefined,
+      THRESHOLD_MS,
+      {
+        phase: 'running',
+        conditions: [
+          { type: 'Ready', status: 'True', lastTransitionTime: at(600), reason: 'X', message: 'x' },
+          schedulable('False', 'SchedulingDisabled', 'the cluster is cordoned', now, null),
+        ],
+        serviceInstanceCount: 3,
+        lastProbeTime: at(30),
+      },
+    ],
+    [
+      'an invalid declared capacity: not schedulable, the previous figures kept',
+      cluster(previous('running', 'True', at(600), { capacity: { cpu: '4' }, allocatable: { cpu: '4' } }), {
+        totalCapacity: { cpu: 'eight' },
+      }),
+      ok,
+      THRESHOLD_MS,
+      {
+        phase: 'running',
+        conditions: [
+          ready(...REACHABLE, at(600)),
+          schedulable(
+            'False',
+            'InvalidCapacity',
+            'invalid quantity "eight" for cpu in spec.totalCapacity: expected a decimal number with an optional suffix (n, u, m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei) or exponent (e3)',
+          ),
+        ],
+        version: 'v1.31.0',
+        capacity: { cpu: '4' },
+        allocatable: { cpu: '4' },
+        serviceInstanceCount: 3,
+        lastProbeTime: now,
+      },
+    ],
+  ])('%s', (_name, input, probe, offlineAfterMs, expected) => {
+    expect(nextClusterStatus({ cluster: input, probe, now: NOW, offlineAfterMs })).toEqual(expected);
+  });
+});
+
+describe('nextClusterStatus: resources and counts', () => {
+  const nodes = [
+    { status: { capacity: { cpu: '4', memory: '8Gi' }, allocatable: { cpu: '3500m', memory: '7Gi' } } },
+  ];
+  const pods = [{ spec: { containers: [{ resources: { requests: { cpu: '250m', memory: '256Mi' } } }] } }];
+
+  test('without declared capacity, the nodes and pods the probe read', () => {
+    const status = nextClusterStatus({
+      cluster: cluster(undefined, { totalCapacity: undefined }),
+      probe: { ok: true, version: 'v1.31.0', nodes, pods },
+      now: NOW,
+      offlineAfterMs: THRESHOLD_MS,
+      instances: 7,
+    });
+    expect(status).toMatchObject({
+      capacity: { cpu: '4', memory: '8Gi' },
+      allocatable: { cpu: '3500m', memory: '7Gi' },
+      requests: { cpu: '250m', memory: '256Mi' },
+      serviceInstanceCount: 7,
+    });
+  });
+
+  test('declared capacity wins over the nodes; requests still come from the pods', () => {
+    const status = nextClusterStatus({
+      cluster: cluster(),
+      probe: { ok: true, version: 'v1.31.0', nodes, pods },
+      now: NOW,
+      offlineAfterMs: THRESHOLD_MS,
+    });
+    expect(status).toMatchObject({
+      capacity: { cpu: '8', memory: '16Gi' },
+      allocatable: { cpu: '8', memory: '16Gi' },
+      requests: { cpu: '250m', memory: '256Mi' },
+    });
+  });
+
+  test('a failed probe keeps the figures of the last answer', () => {
+    const status = nextClusterStatus({
+      cluster: cluster(
+        previous('running', 'True', at(600), {
+          capacity: { cpu: '2' },
+          allocatable: { cpu: '2' },
+          requests: { cpu: '1' },
+        }),
+      ),
+      probe: down,
+      now: NOW,
+      offlineAfterMs: THRESHOLD_MS,
+    });
+    expect(status).toMatchObject({
+      capacity: { cpu: '2' },
+      allocatable: { cpu: '2' },
+      requests: { cpu: '1' },
+    });
+  });
+
+  test("reservations are not the probe's: the result never holds them", () => {
+    const status = nextClusterStatus({
+      cluster: cluster(previous('running', 'True', at(600), { reserved: { a: { cpu: '1' } } })),
+      probe: ok,
+      now: NOW,
+      offlineAfterMs: THRESHOLD_MS,
+    });
+    expect(status).not.toHaveProperty('reserved');
+  });
+});

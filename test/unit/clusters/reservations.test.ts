@@ -1,0 +1,50 @@
+import { reserve, reservedTotal, unreserve, type Reservations } from '../../../src/clusters/reservations.js';
+
+describe('reservations', () => {
+  const held: Reservations = { a: { cpu: '1', memory: '1Gi' }, b: { cpu: '500m' } };
+
+  test.each<[string, Reservations | undefined, string, Record<string, string | number>, Reservations]>([
+    ['a first reservation', undefined, 'a', { cpu: '1' }, { a: { cpu: '1' } }],
+    ['another instance adds', { a: { cpu: '1' } }, 'b', { cpu: 2 }, { a: { cpu: '1' }, b: { cpu: '2' } }],
+    ['the same instance again replaces', { a: { cpu: '1' } }, 'a', { cpu: '3' }, { a: { cpu: '3' } }],
+    [
+      'requests are stored canonically',
+      {},
+      'a',
+      { memory: '1024Mi', cpu: '0.5' },
+      { a: { cpu: '500m', memory: '1Gi' } },
+    ],
+    ['nothing requested reserves nothing, but is recorded', {}, 'a', {}, { a: {} }],
+  ])('reserve: %s', (_name, before, instanceId, requests, after) => {
+    expect(reserve(before, instanceId, requests)).toEqual(after);
+  });
+
+  test.each<[string, Reservations | undefined, string, Reservations]>([
+    ['releases the instance', held, 'a', { b: { cpu: '500m' } }],
+    ['without a reservation: unchanged', held, 'c', held],
+    ['on nothing: nothing', undefined, 'a', {}],
+  ])('unreserve: %s', (_name, before, instanceId, after) => {
+    expect(unreserve(before, instanceId)).toEqual(after);
+  });
+
+  test('releasing twice is the same as once, and the input is left as it was', () => {
+    const copy = structuredClone(held);
+    const once = unreserve(held, 'a');
+    expect(unreserve(once, 'a')).toEqual(once);
+    expect(held).toEqual(copy);
+  });
+
+  test.each<[string, Reservations | undefined, Record<string, string>]>([
+    ['none', undefined, {}],
+    ['summed over the instances', held, { cpu: '1500m', memory: '1Gi' }],
+  ])('reservedTotal: %s', (_name, reservations, total) => {
+    expect(reservedTotal(reservations)).toEqual(total);
+  });
+
+  test('an invalid reservation names the instance', () => {
+    expect(() => reservedTotal({ x: { cpu: 'lots' } })).toThrow(
+      'invalid quantity "lots" for cpu in status.reserved of instance x',
+    );
+    expect(() => reserve({}, 'y', { cpu: '1..' })).toThrow('for cpu in the requests of instance y');
+  });
+});
