@@ -6,8 +6,8 @@
  *
  *   resources                      custom resource types, names, labels and annotations
  *   osb                            pure OSB rules and the broker's contract
- *   templates, scheduling,         rendering; placement; cluster health and capacity (pure)
- *   clusters
+ *   templates, clusters            rendering; cluster health, capacity and reservations (pure)
+ *   scheduling                     placement: the framework and its plugins (pure)
  *   kube                           one client per cluster, idempotent reads and writes
  *   workflows                      deterministic runbooks (activities by type only)
  *   activities                     all I/O of the workflows
@@ -35,7 +35,7 @@ module.exports = {
     layer('resources'),
     layer('osb', 'resources'),
     layer('templates', 'resources', 'osb'),
-    layer('scheduling', 'resources'),
+    layer('scheduling', 'resources', 'clusters'),
     layer('clusters', 'resources'),
     layer('kube', 'resources', 'osb'),
     layer('workflows', 'resources', 'osb', 'scheduling', 'clusters', 'activities'),
