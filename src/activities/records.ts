@@ -16,6 +16,7 @@ import {
 } from '../kube/custom-objects.js';
 import { isAlreadyExists, isNotFound } from '../kube/errors.js';
 import {
+  ANNOTATIONS,
   FINALIZER,
   LABELS,
   bindingSecretName,
@@ -54,11 +55,6 @@ export interface BindingRef {
   readonly namespace: string;
   readonly instance: InstanceRef;
 }
-
-export const ANNOTATIONS = {
-  requestHash: 'interoperator.servicefabrik.io/request-hash',
-  requestedBy: 'interoperator.servicefabrik.io/requested-by',
-} as const;
 
 const PROGRESS: Record<InstanceOperationType | BindingOperationType, string> = {
   provision: 'Provisioning the instance',

@@ -45,7 +45,7 @@ import {
   type SFServiceBinding,
   type SFServiceInstance,
 } from '../resources/types.js';
-import { ANNOTATIONS } from '../activities/records.js';
+import { ANNOTATIONS } from '../resources/names.js';
 import {
   MEMO_KEY,
   WORKFLOW_TYPES,

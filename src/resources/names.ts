@@ -48,6 +48,14 @@ export const LABELS = {
   planId: 'interoperator.servicefabrik.io/plan-id',
 } as const;
 
+/** Annotations on every record, for audit and to tell a repeated request from a conflicting one. */
+export const ANNOTATIONS = {
+  /** Digest of the request the record holds. */
+  requestHash: 'interoperator.servicefabrik.io/request-hash',
+  /** Who asked for it, as JSON (from `X-Broker-API-Originating-Identity`). */
+  requestedBy: 'interoperator.servicefabrik.io/requested-by',
+} as const;
+
 /** The finalizer that keeps a record until its resources are gone. */
 export const FINALIZER = 'interoperator.servicefabrik.io/finalizer';
 
