@@ -17,6 +17,4 @@ export function createActivities(deps: ActivityDeps) {
 
 export type Activities = ReturnType<typeof createActivities>;
 export type { ActivityDeps, Renderer } from './deps.js';
-export type { BindingRef, InstanceRef } from './records.js';
-export type { StatusReport, Target } from './resources.js';
 export { FAILURE_TYPES } from './failures.js';

@@ -8,9 +8,9 @@ import { patchRecord } from '../kube/custom-objects.js';
 import { isNotFound } from '../kube/errors.js';
 import { LABELS, labelValue } from '../resources/names.js';
 import { MASTER_CLUSTER_ID, SFSERVICEINSTANCE } from '../resources/types.js';
+import type { InstanceRef } from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
 import { retryable } from './failures.js';
-import type { InstanceRef } from './records.js';
 
 export function placementActivities({ clusters }: ActivityDeps) {
   const master = clusters.master;

@@ -32,29 +32,16 @@ import {
 } from '../resources/types.js';
 import type {
   BindingOperationType,
+  BindingRef,
   BindingRequest,
   InstanceOperationType,
+  InstanceRef,
   InstanceRequest,
   OperationStatus,
   RequestedBy,
 } from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
 import { retryable } from './failures.js';
-
-/** Where an instance's record is, and which cluster it is placed on once scheduled. */
-export interface InstanceRef {
-  readonly instanceId: string;
-  readonly name: string;
-  readonly namespace: string;
-  readonly clusterId?: string;
-}
-
-export interface BindingRef {
-  readonly bindingId: string;
-  readonly name: string;
-  readonly namespace: string;
-  readonly instance: InstanceRef;
-}
 
 const PROGRESS: Record<InstanceOperationType | BindingOperationType, string> = {
   provision: 'Provisioning the instance',

@@ -28,26 +28,10 @@ import {
   type TemplateAction,
 } from '../resources/types.js';
 import { findTemplate, type RenderData } from '../templates/index.js';
-import type { OperationState, OperationType } from '../workflows/messages.js';
+import type { OperationState, OperationType, StatusReport, Target } from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
 import { bindingResponseProblem } from '../osb/responses.js';
 import { FAILURE_TYPES, kubeFailure, retryable, terminal } from './failures.js';
-import type { BindingRef, InstanceRef } from './records.js';
-
-/** What an operation works on: an instance, or a binding of it. */
-export interface Target {
-  readonly instance: InstanceRef;
-  readonly binding?: BindingRef;
-}
-
-/** What the `status` template says of an operation. */
-export interface StatusReport {
-  readonly state: OperationState;
-  readonly description?: string;
-  readonly dashboardUrl?: string;
-  /** The Secret the binding's response was written to, once the bind succeeded. */
-  readonly responseSecret?: string;
-}
 
 interface Loaded {
   readonly cluster: ClusterClient;

@@ -4,8 +4,13 @@
  * status check writes them into a Secret owned by the binding and returns only its name.
  */
 import { isCancellation, upsertSearchAttributes } from '@temporalio/workflow';
-import type { StatusReport, Target } from '../activities/index.js';
-import { startingStatus, type BindingRequest, type OperationStatus } from './messages.js';
+import {
+  startingStatus,
+  type BindingRequest,
+  type OperationStatus,
+  type StatusReport,
+  type Target,
+} from './messages.js';
 import {
   activities,
   failureDescription,

@@ -5,9 +5,15 @@
  * (a synchronous request that gave up) removes what it created, so nothing is left orphaned.
  */
 import { isCancellation, patched, upsertSearchAttributes } from '@temporalio/workflow';
-import type { InstanceRef, StatusReport, Target } from '../activities/index.js';
 import { MASTER_CLUSTER_ID } from '../resources/types.js';
-import { startingStatus, type InstanceRequest, type OperationStatus } from './messages.js';
+import {
+  startingStatus,
+  type InstanceRef,
+  type InstanceRequest,
+  type OperationStatus,
+  type StatusReport,
+  type Target,
+} from './messages.js';
 import {
   activities,
   failureDescription,

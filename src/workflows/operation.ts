@@ -20,8 +20,8 @@ import {
   type LocalActivityOptions,
 } from '@temporalio/workflow';
 import { RetryState } from '@temporalio/common';
-import type { Activities, StatusReport } from '../activities/index.js';
-import { MEMO_KEY, type OperationState, type OperationStatus } from './messages.js';
+import type { Activities } from '../activities/index.js';
+import { MEMO_KEY, type OperationState, type OperationStatus, type StatusReport } from './messages.js';
 import { FIRST_POLL_MS, nextPoll } from './polling.js';
 
 /**
