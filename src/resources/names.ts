@@ -39,6 +39,16 @@ export const bindingWorkflowId = (instanceId: string, bindingId: string): string
 /** Name of the Secret that holds a binding's response (credentials), owned by the binding record. */
 export const bindingSecretName = (bindingName: string): string => `sf-binding-${bindingName}`;
 
+/** The field manager of everything the inter-operator writes with server-side apply. */
+export const FIELD_MANAGER = 'interoperator';
+
+/**
+ * The field manager of what a binding writes: each binding its own, so what a bind adds to the
+ * instance's objects (a user in the database resource) belongs to the binding alone. An update of
+ * the instance keeps it, and the unbind can give it up without touching what the instance owns.
+ */
+export const bindingFieldManager = (bindingName: string): string => `${FIELD_MANAGER}/binding/${bindingName}`;
+
 /** Labels on every record and applied object, for selection with kubectl. */
 export const LABELS = {
   instanceId: 'interoperator.servicefabrik.io/instance-id',
