@@ -1,11 +1,11 @@
 /**
- * The operation workflows, as they are, over stub activities (test/fixtures/workflows): on the
- * integration run's Temporal dev server, a worker on a task queue of this file's own runs the real
- * workflow code, so rollback, cancellation, the deadline and retries are covered in seconds. Each
- * test asserts the result, the memo `last_operation` reads and the records the stubs keep.
+ * The operation workflows over stub activities (test/fixtures/workflows): on the integration run's
+ * Temporal dev server, a worker on a task queue of its own runs the real workflow code, so
+ * rollback, cancellation, the deadline and retries are covered without clusters or an operator.
+ * Each test asserts the result, the memo `last_operation` reads and the records the stubs keep.
  *
- * The histories in test/fixtures/workflows/histories were recorded from the workflows before their
- * code was reorganised: replaying them proves operations already running go on under the new code.
+ * test/fixtures/workflows/histories keeps the histories of such runs: replaying them proves that the
+ * workflow code still takes up operations already running where they are.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
