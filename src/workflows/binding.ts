@@ -11,7 +11,7 @@ import {
   type OperationStatus,
   type StatusReport,
 } from './messages.js';
-import { Operation, stoppedDeletion, waitForOperator } from './operation.js';
+import { Operation, runDeletion, waitForOperator } from './operation.js';
 import { OsbClusterId } from './search-attributes.js';
 
 /** Writes a final status to the binding's record; undefined when the operation has no record. */
@@ -57,17 +57,10 @@ export async function bindWorkflow(req: BindingRequest): Promise<OperationStatus
 /** OSB unbind: DELETE /v2/service_instances/:instance_id/service_bindings/:binding_id */
 export async function unbindWorkflow(req: BindingRequest): Promise<OperationStatus> {
   const op = new Operation(startingStatus('unbind', req), req.deadlineSeconds);
-  let binding: BindingRef | undefined;
-  const report = await op.run(async (compensations) => {
-    // Cancelled, a deletion stops where it is, and says so on its record once it has one.
-    compensations.push(() => op.endWith(stoppedDeletion(op), recordOn(op, binding)));
-    const recorded = await op.steps.recordBinding(req, 'unbind');
-    binding = recorded;
-    return removeBinding(op, recorded);
-  });
-  return op.end(report, {
-    succeeded: 'The binding is deleted',
-    failed: 'The unbind failed',
-    record: report.state === 'succeeded' ? undefined : recordOn(op, binding),
+  return runDeletion(op, {
+    record: () => op.steps.recordBinding(req, 'unbind'),
+    remove: (binding) => removeBinding(op, binding),
+    writeStatus: op.steps.recordBindingStatus,
+    ending: () => ({ succeeded: 'The binding is deleted', failed: 'The unbind failed' }),
   });
 }

@@ -16,7 +16,7 @@ import {
   type StatusReport,
   type Target,
 } from './messages.js';
-import { Operation, stoppedDeletion, waitForOperator } from './operation.js';
+import { Operation, runDeletion, waitForOperator } from './operation.js';
 import { OsbClusterId } from './search-attributes.js';
 
 /** The description of an instance operation that failed when the operator gave none. */
@@ -123,7 +123,7 @@ export async function updateWorkflow(req: InstanceRequest): Promise<OperationSta
   let previous: InstanceRequest | undefined;
   let target: Target | undefined;
   let report = await op.run(async (compensations) => {
-    // An update that ran before updates were rolled back goes on without (its history has no such step).
+    // An update whose history has no such step (started by code that did not roll back) goes on without.
     if (patched('update-rolls-back')) previous = await recordedInstanceRequest(req);
     const before = previous;
     if (before) compensations.push(() => cancelUpdate(op, before, target));
@@ -160,20 +160,19 @@ export async function updateWorkflow(req: InstanceRequest): Promise<OperationSta
 /** OSB deprovision: DELETE /v2/service_instances/:instance_id */
 export async function deprovisionWorkflow(req: InstanceRequest): Promise<OperationStatus> {
   const op = new Operation(startingStatus('deprovision', req), req.deadlineSeconds);
-  let instance: InstanceRef | undefined;
-  const report = await op.run(async (compensations) => {
-    // Cancelled, a deletion stops where it is, and says so on its record once it has one.
-    compensations.push(() => op.endWith(stoppedDeletion(op), recordOn(op, instance)));
-    const recorded = await op.steps.recordInstance(req, 'deprovision');
-    instance = recorded;
-    return removeInstance(op, { instance: recorded });
-  });
-  // Once deprovisioned there is no record left to write to. A deprovision that failed after it
-  // began deleting the operator's resources leaves an instance that is no longer usable.
-  return op.end(report, {
-    succeeded: 'The instance is deprovisioned',
-    failed: FAILED,
-    extra: { instanceUsable: report.state !== 'succeeded' && instance === undefined, ...dashboardOf(report) },
-    record: report.state === 'succeeded' ? undefined : recordOn(op, instance),
+  return runDeletion(op, {
+    record: () => op.steps.recordInstance(req, 'deprovision'),
+    remove: (instance) => removeInstance(op, { instance }),
+    writeStatus: op.steps.recordInstanceStatus,
+    // A deprovision that failed after it began deleting the operator's resources leaves an
+    // instance that is no longer usable.
+    ending: (report, instance) => ({
+      succeeded: 'The instance is deprovisioned',
+      failed: FAILED,
+      extra: {
+        instanceUsable: report.state !== 'succeeded' && instance === undefined,
+        ...dashboardOf(report),
+      },
+    }),
   });
 }

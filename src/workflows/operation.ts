@@ -163,12 +163,40 @@ export async function waitForOperator(
   }
 }
 
+/** How a deletion (deprovision, unbind) of a record of type `R` runs, and how it ends. */
+export interface Deletion<R> {
+  /** Records the request; returns the record. */
+  readonly record: () => Promise<R>;
+  /** Deletes what the record's operations made, waits for the operator, drops the record. */
+  readonly remove: (recorded: R) => Promise<StatusReport>;
+  /** Writes a final status to the record. */
+  readonly writeStatus: (recorded: R, status: OperationStatus) => Promise<void>;
+  /** How it ends, given the operator's report and the record (when the request got recorded). */
+  readonly ending: (report: StatusReport, recorded: R | undefined) => Omit<Ending, 'record'>;
+}
+
 /**
- * The final status of a deprovision or unbind that a synchronous request gave up on: it stops
- * where it is (what is deleted stays deleted), and the platform deletes again to finish it.
+ * Runs a deletion: records the request, removes, and ends; a deletion that succeeded has no record
+ * left to write its final status to. Cancelled (a synchronous request that gave up), it stops
+ * where it is, since what is deleted stays deleted, and ends saying so, on the record too once
+ * there is one: the platform deletes again to finish it.
  */
-export const stoppedDeletion = (op: Operation): OperationStatus =>
-  op.finalStatus(
-    'failed',
-    `The ${op.current.operation} was stopped before it finished; send the request again to finish it.`,
-  );
+export async function runDeletion<R>(op: Operation, deletion: Deletion<R>): Promise<OperationStatus> {
+  let recorded: R | undefined;
+  const writeStatus = (record: R) => (status: OperationStatus) => deletion.writeStatus(record, status);
+  const stopped = () =>
+    op.finalStatus(
+      'failed',
+      `The ${op.current.operation} was stopped before it finished; send the request again to finish it.`,
+    );
+  const report = await op.run(async (compensations) => {
+    compensations.push(() =>
+      op.endWith(stopped(), recorded === undefined ? undefined : writeStatus(recorded)),
+    );
+    const record = await deletion.record();
+    recorded = record;
+    return deletion.remove(record);
+  });
+  const record = report.state === 'succeeded' || recorded === undefined ? undefined : writeStatus(recorded);
+  return op.end(report, { ...deletion.ending(report, recorded), record });
+}
