@@ -2,17 +2,10 @@
  * What activities are given: the clients and the catalog. Only the worker builds real ones; the
  * activity factories receive them (dependency injection), so each activity stays small.
  */
-import type { ClusterClient } from '../kube/clients.js';
 import type { CatalogCache } from '../kube/catalog-cache.js';
+import type { ClusterDirectory } from '../kube/cluster-directory.js';
 import type { RenderData } from '../templates/index.js';
 import type { KubeObject, PlanTemplate, TemplateAction } from '../resources/types.js';
-
-/** Clients of every registered cluster, by id (`1` is the master). */
-export interface ClusterDirectory {
-  readonly master: ClusterClient;
-  /** Clients of a cluster; fails (retryably) when the cluster is not registered or unreachable. */
-  get(clusterId: string): Promise<ClusterClient>;
-}
 
 /** The rendering layer (src/templates), injected so activities never care how templates run. */
 export interface Renderer {

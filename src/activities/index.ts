@@ -16,7 +16,5 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 export type Activities = ReturnType<typeof createActivities>;
-export type { ActivityDeps, ClusterDirectory, Renderer } from './deps.js';
-export type { BindingRef, InstanceRef } from './records.js';
-export type { StatusReport, Target } from './resources.js';
+export type { ActivityDeps, Renderer } from './deps.js';
 export { FAILURE_TYPES } from './failures.js';

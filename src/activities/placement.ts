@@ -1,16 +1,16 @@
 /**
  * Where an instance runs. Scheduling places a new instance on a cluster and keeps an existing one
- * where it is; replication copies the instance record to that cluster. This issue runs everything
- * on the master (cluster `1`), where the record already is; the multi-cluster schedulers and
- * replication plug in here.
+ * where it is; replication copies the instance record to that cluster. Every instance is placed on
+ * the master (cluster `1`), where its record already is; schedulers that choose among clusters,
+ * and replication to them, plug in here.
  */
 import { patchRecord } from '../kube/custom-objects.js';
 import { isNotFound } from '../kube/errors.js';
 import { LABELS, labelValue } from '../resources/names.js';
 import { MASTER_CLUSTER_ID, SFSERVICEINSTANCE } from '../resources/types.js';
+import type { InstanceRef } from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
 import { retryable } from './failures.js';
-import type { InstanceRef } from './records.js';
 
 export function placementActivities({ clusters }: ActivityDeps) {
   const master = clusters.master;

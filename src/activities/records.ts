@@ -16,6 +16,7 @@ import {
 } from '../kube/custom-objects.js';
 import { isAlreadyExists, isNotFound } from '../kube/errors.js';
 import {
+  ANNOTATIONS,
   FINALIZER,
   LABELS,
   bindingSecretName,
@@ -26,39 +27,24 @@ import {
 import {
   SFSERVICEBINDING,
   SFSERVICEINSTANCE,
+  type KubeObject,
+  type ResourceKind,
   type SFServiceBinding,
   type SFServiceInstance,
 } from '../resources/types.js';
 import type {
   BindingOperationType,
+  BindingRef,
   BindingRequest,
   InstanceOperationType,
+  InstanceRef,
   InstanceRequest,
   OperationStatus,
   RequestedBy,
 } from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
+import { ownerReferenceTo } from './desired-objects.js';
 import { retryable } from './failures.js';
-
-/** Where an instance's record is, and which cluster it is placed on once scheduled. */
-export interface InstanceRef {
-  readonly instanceId: string;
-  readonly name: string;
-  readonly namespace: string;
-  readonly clusterId?: string;
-}
-
-export interface BindingRef {
-  readonly bindingId: string;
-  readonly name: string;
-  readonly namespace: string;
-  readonly instance: InstanceRef;
-}
-
-export const ANNOTATIONS = {
-  requestHash: 'interoperator.servicefabrik.io/request-hash',
-  requestedBy: 'interoperator.servicefabrik.io/requested-by',
-} as const;
 
 const PROGRESS: Record<InstanceOperationType | BindingOperationType, string> = {
   provision: 'Provisioning the instance',
@@ -98,6 +84,47 @@ const audit = (hash: string, requestedBy?: RequestedBy) => ({
   ...(requestedBy ? { [ANNOTATIONS.requestedBy]: JSON.stringify(requestedBy) } : {}),
 });
 
+/** The fields of `from` named by `keys` that are set: empty ones are left out. */
+function setFieldsOf<T extends object, K extends keyof T>(from: T, keys: readonly K[]): Partial<Pick<T, K>> {
+  return Object.fromEntries(keys.filter((key) => from[key]).map((key) => [key, from[key]])) as Partial<
+    Pick<T, K>
+  >;
+}
+
+/** The fields of an instance request its record's spec keeps when they are set. */
+const OPTIONAL_INSTANCE_FIELDS = [
+  'organizationGuid',
+  'spaceGuid',
+  'context',
+  'parameters',
+  'previousValues',
+  'maintenanceInfo',
+] as const;
+
+/** A new record of a request: labelled, with its audit annotations and our finalizer. */
+function newRecord(
+  kind: ResourceKind,
+  at: { readonly name: string; readonly namespace: string },
+  request: { readonly requestHash: string; readonly requestedBy?: RequestedBy },
+  labels: Record<string, string>,
+  spec: Record<string, unknown>,
+  owner?: KubeObject,
+): KubeObject {
+  return {
+    apiVersion: kind.apiVersion,
+    kind: kind.kind,
+    metadata: {
+      name: at.name,
+      namespace: at.namespace,
+      labels,
+      annotations: audit(request.requestHash, request.requestedBy),
+      finalizers: [FINALIZER],
+      ...(owner ? { ownerReferences: [ownerReferenceTo(owner)] } : {}),
+    },
+    spec,
+  };
+}
+
 export function recordActivities({ clusters, instanceNamespace: shared }: ActivityDeps) {
   const master = clusters.master;
 
@@ -115,22 +142,16 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
     spec: Record<string, unknown>,
   ): Promise<SFServiceInstance | undefined> {
     try {
-      return await createRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, {
-        apiVersion: SFSERVICEINSTANCE.apiVersion,
-        kind: SFSERVICEINSTANCE.kind,
-        metadata: {
-          name: ref.name,
-          namespace: ref.namespace,
-          labels: {
-            [LABELS.instanceId]: labelValue(req.instanceId),
-            [LABELS.serviceId]: labelValue(req.serviceId),
-            [LABELS.planId]: labelValue(req.planId),
-          },
-          annotations: audit(req.requestHash, req.requestedBy),
-          finalizers: [FINALIZER],
-        },
-        spec: spec as unknown as SFServiceInstance['spec'],
-      });
+      const labels = {
+        [LABELS.instanceId]: labelValue(req.instanceId),
+        [LABELS.serviceId]: labelValue(req.serviceId),
+        [LABELS.planId]: labelValue(req.planId),
+      };
+      return await createRecord<SFServiceInstance>(
+        master,
+        SFSERVICEINSTANCE,
+        newRecord(SFSERVICEINSTANCE, ref, req, labels, spec) as SFServiceInstance,
+      );
     } catch (err) {
       if (isAlreadyExists(err)) return undefined;
       throw err;
@@ -204,23 +225,17 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
       const ref = instanceRefOf(req.instanceId);
       const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
       if (!record) return undefined;
-      const spec = record.spec;
       return {
         instanceId: req.instanceId,
-        serviceId: spec.serviceId,
-        planId: spec.planId,
-        ...(spec.organizationGuid ? { organizationGuid: spec.organizationGuid } : {}),
-        ...(spec.spaceGuid ? { spaceGuid: spec.spaceGuid } : {}),
-        ...(spec.context ? { context: spec.context } : {}),
-        ...(spec.parameters ? { parameters: spec.parameters } : {}),
-        ...(spec.previousValues ? { previousValues: spec.previousValues } : {}),
-        ...(spec.maintenanceInfo ? { maintenanceInfo: spec.maintenanceInfo } : {}),
+        serviceId: record.spec.serviceId,
+        planId: record.spec.planId,
+        ...setFieldsOf(record.spec, OPTIONAL_INSTANCE_FIELDS),
         requestHash: record.metadata.annotations?.[ANNOTATIONS.requestHash] ?? '',
         deadlineSeconds: req.deadlineSeconds,
       };
     },
 
-    /** Writes an operation's progress or outcome to the instance record's status. */
+    /** Writes an operation's progress or final status to the instance record's status. */
     async recordInstanceStatus(ref: InstanceRef, status: OperationStatus): Promise<void> {
       try {
         await patchRecordStatus(master, SFSERVICEINSTANCE, ref.namespace, ref.name, {
@@ -270,38 +285,23 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
       const existing = await getRecord<SFServiceBinding>(master, SFSERVICEBINDING, ref.namespace, ref.name);
       if (!existing) {
         if (operation === 'unbind') throw retryable(`binding ${req.bindingId} has no record`);
-        await createRecord<SFServiceBinding>(master, SFSERVICEBINDING, {
-          apiVersion: SFSERVICEBINDING.apiVersion,
-          kind: SFSERVICEBINDING.kind,
-          metadata: {
-            name: ref.name,
-            namespace: ref.namespace,
-            labels: {
-              [LABELS.instanceId]: labelValue(req.instanceId),
-              [LABELS.bindingId]: labelValue(req.bindingId),
-              ...(instanceRef.clusterId ? { [LABELS.clusterId]: labelValue(instanceRef.clusterId) } : {}),
-            },
-            annotations: audit(req.requestHash, req.requestedBy),
-            finalizers: [FINALIZER],
-            ownerReferences: [
-              {
-                apiVersion: SFSERVICEINSTANCE.apiVersion,
-                kind: SFSERVICEINSTANCE.kind,
-                name: instance.metadata.name,
-                uid: instance.metadata.uid!,
-              },
-            ],
-          },
-          spec: {
-            id: req.bindingId,
-            instanceId: req.instanceId,
-            serviceId: req.serviceId,
-            planId: req.planId,
-            ...(req.bindResource ? { bindResource: req.bindResource } : {}),
-            ...(req.context ? { context: req.context } : {}),
-            ...(req.parameters ? { parameters: req.parameters } : {}),
-          },
-        });
+        const labels = {
+          [LABELS.instanceId]: labelValue(req.instanceId),
+          [LABELS.bindingId]: labelValue(req.bindingId),
+          ...(instanceRef.clusterId ? { [LABELS.clusterId]: labelValue(instanceRef.clusterId) } : {}),
+        };
+        const spec = {
+          id: req.bindingId,
+          instanceId: req.instanceId,
+          serviceId: req.serviceId,
+          planId: req.planId,
+          ...setFieldsOf(req, ['bindResource', 'context', 'parameters']),
+        };
+        await createRecord<SFServiceBinding>(
+          master,
+          SFSERVICEBINDING,
+          newRecord(SFSERVICEBINDING, ref, req, labels, spec, instance) as SFServiceBinding,
+        );
       }
       await patchRecordStatus(master, SFSERVICEBINDING, ref.namespace, ref.name, {
         state: operation === 'unbind' ? 'delete' : 'in progress',
@@ -312,7 +312,7 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
       return ref;
     },
 
-    /** Writes an operation's progress or outcome to the binding record's status. */
+    /** Writes an operation's progress or final status to the binding record's status. */
     async recordBindingStatus(ref: BindingRef, status: OperationStatus): Promise<void> {
       try {
         await patchRecordStatus(master, SFSERVICEBINDING, ref.namespace, ref.name, {

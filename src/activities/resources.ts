@@ -2,25 +2,18 @@
  * The operator's resources of an instance or binding: fetch the plan's `sources`, render the
  * action's template over them and apply what it describes (server-side apply with our field
  * manager, owned by the record, every object recorded in its status, objects no longer rendered
- * pruned), read the `status` template, and delete what was applied.
+ * pruned), read the `status` template, and delete what was applied. What to apply, prune and
+ * delete is decided by desired-objects.ts, what the templates' values say by template-values.ts;
+ * these activities do the reads and writes.
  */
 import type { ClusterClient } from '../kube/clients.js';
 import { getRecord, patchRecordStatus } from '../kube/custom-objects.js';
-import {
-  applyObject,
-  deleteObject,
-  FIELD_MANAGER,
-  readObject,
-  refOf,
-  releaseFields,
-} from '../kube/objects.js';
-import { LABELS, bindingSecretName, labelValue } from '../resources/names.js';
+import { applyObject, deleteObject, readObject, releaseFields } from '../kube/objects.js';
+import { FIELD_MANAGER, bindingFieldManager, bindingSecretName } from '../resources/names.js';
 import {
   SFSERVICEBINDING,
   SFSERVICEINSTANCE,
   type AppliedResource,
-  type KubeObject,
-  type OwnerReference,
   type SFPlan,
   type SFService,
   type SFServiceBinding,
@@ -28,26 +21,18 @@ import {
   type TemplateAction,
 } from '../resources/types.js';
 import { findTemplate, type RenderData } from '../templates/index.js';
-import type { OperationState, OperationType } from '../workflows/messages.js';
+import type { OperationType, StatusReport, Target } from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
-import { bindingResponseProblem } from '../osb/responses.js';
+import {
+  desiredObject,
+  instanceResourcesOf,
+  ownResourcesOf,
+  recordedResources,
+  responseSecret,
+  staleResources,
+} from './desired-objects.js';
 import { FAILURE_TYPES, kubeFailure, retryable, terminal } from './failures.js';
-import type { BindingRef, InstanceRef } from './records.js';
-
-/** What an operation works on: an instance, or a binding of it. */
-export interface Target {
-  readonly instance: InstanceRef;
-  readonly binding?: BindingRef;
-}
-
-/** What the `status` template says of an operation. */
-export interface StatusReport {
-  readonly state: OperationState;
-  readonly description?: string;
-  readonly dashboardUrl?: string;
-  /** The Secret the binding's response was written to, once the bind succeeded. */
-  readonly responseSecret?: string;
-}
+import { bindResponseText, forTemplate, readStatusSection, sourceReferences } from './template-values.js';
 
 interface Loaded {
   readonly cluster: ClusterClient;
@@ -57,32 +42,8 @@ interface Loaded {
   readonly service: SFService;
 }
 
-/** Top-level template keys that sources may not shadow. */
-const RESERVED = new Set(['instance', 'binding', 'plan', 'service']);
-
-const sameRef = (a: AppliedResource, b: AppliedResource) =>
-  a.apiVersion === b.apiVersion &&
-  a.kind === b.kind &&
-  a.name === b.name &&
-  (a.namespace ?? '') === (b.namespace ?? '');
-
-/**
- * Each binding writes as its own field manager, so what a bind adds to the instance's objects (a
- * user in the database resource) belongs to the binding alone: an update of the instance keeps it,
- * and the unbind can give it up without touching what the instance owns.
- */
-const bindingFieldManager = (bindingName: string) => `${FIELD_MANAGER}/binding/${bindingName}`;
-
 const describe = (obj: AppliedResource, clusterId: string) =>
   `${obj.kind} ${obj.namespace ? `${obj.namespace}/` : ''}${obj.name} in cluster ${clusterId}`;
-
-/** Kubernetes bookkeeping that only makes template data noisy. */
-function forTemplate(obj: KubeObject): KubeObject {
-  const { managedFields: _managed, ...metadata } = obj.metadata as KubeObject['metadata'] & {
-    managedFields?: unknown;
-  };
-  return { ...obj, metadata };
-}
 
 function templateFailure(err: unknown, action: string, plan: SFPlan): Error {
   const message = err instanceof Error ? err.message : String(err);
@@ -96,6 +57,24 @@ function templateFailure(err: unknown, action: string, plan: SFPlan): Error {
     `The ${action} template of plan ${plan.spec.name} failed: ${message}`,
     FAILURE_TYPES.template,
   );
+}
+
+/** Runs a Kubernetes call; a failure says what it was doing and whether to retry. */
+async function kubeCall<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw kubeFailure(err, what);
+  }
+}
+
+/** Runs a template; a failure names the template and the plan. */
+async function render<T>(action: string, plan: SFPlan, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw templateFailure(err, action, plan);
+  }
 }
 
 export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps) {
@@ -132,43 +111,42 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
     };
     const sourcesTemplate = findTemplate(loaded.plan, 'sources');
     if (!sourcesTemplate) return base;
-    let sources: unknown;
-    try {
-      sources = await renderer.renderValues(sourcesTemplate, 'sources', base);
-    } catch (err) {
-      throw templateFailure(err, `sources (for ${action})`, loaded.plan);
-    }
+    const sources = await render(`sources (for ${action})`, loaded.plan, () =>
+      renderer.renderValues(sourcesTemplate, 'sources', base),
+    );
     const data: Record<string, unknown> = { ...base };
-    if (sources && typeof sources === 'object') {
-      for (const [key, ref] of Object.entries(sources as Record<string, unknown>)) {
-        if (RESERVED.has(key) || !ref || typeof ref !== 'object') continue;
-        const { apiVersion, kind, name, namespace } = ref as Record<string, unknown>;
-        if (typeof apiVersion !== 'string' || typeof kind !== 'string' || typeof name !== 'string') continue;
-        const source: AppliedResource = {
-          apiVersion,
-          kind,
-          name,
-          namespace:
-            typeof namespace === 'string' && namespace ? namespace : loaded.instance.metadata.namespace!,
-        };
-        try {
-          const obj = await readObject(loaded.cluster, source);
-          if (obj) Object.defineProperty(data, key, { value: forTemplate(obj), enumerable: true });
-        } catch (err) {
-          throw kubeFailure(err, `reading source ${key} (${describe(source, loaded.cluster.id)})`);
-        }
-      }
+    for (const [key, source] of sourceReferences(sources, loaded.instance.metadata.namespace!)) {
+      const obj = await kubeCall(`reading source ${key} (${describe(source, loaded.cluster.id)})`, () =>
+        readObject(loaded.cluster, source),
+      );
+      if (obj) Object.defineProperty(data, key, { value: forTemplate(obj), enumerable: true });
     }
     return data as RenderData;
   }
 
-  function ownerOf(record: KubeObject): OwnerReference {
-    return {
-      apiVersion: record.apiVersion,
-      kind: record.kind,
-      name: record.metadata.name,
-      uid: record.metadata.uid!,
-    };
+  /** Applied objects of the target that still exist. */
+  async function remainingResources(loaded: Loaded): Promise<AppliedResource[]> {
+    const instanceResources = loaded.instance.status?.resources ?? [];
+    const mine = loaded.binding
+      ? ownResourcesOf(loaded.binding.status?.resources ?? [], instanceResources)
+      : instanceResources;
+    const present: AppliedResource[] = [];
+    for (const ref of mine) {
+      const obj = await kubeCall(`reading ${describe(ref, loaded.cluster.id)}`, () =>
+        readObject(loaded.cluster, ref),
+      );
+      if (obj) present.push(ref);
+    }
+    return present;
+  }
+
+  /** Writes a bind's response into the Secret `name`, owned by the binding's record. */
+  async function writeResponse(binding: SFServiceBinding, name: string, response: unknown): Promise<void> {
+    const text = bindResponseText(response);
+    if ('error' in text) throw terminal(text.error, FAILURE_TYPES.template);
+    await kubeCall(`writing the response of binding ${binding.spec.id}`, () =>
+      applyObject(clusters.master, responseSecret(binding, name, text.json)),
+    );
   }
 
   return {
@@ -187,73 +165,44 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
         return 0;
       }
       const data = await templateData(loaded, action);
-      let objects: KubeObject[];
-      try {
-        objects = await renderer.renderObjects(template, action, data);
-      } catch (err) {
-        throw templateFailure(err, action, loaded.plan);
-      }
-      const namespace = loaded.instance.metadata.namespace!;
-      const record = loaded.binding ?? loaded.instance;
-      const instanceResources = loaded.instance.status?.resources ?? [];
+      const objects = await render(action, loaded.plan, () => renderer.renderObjects(template, action, data));
+      const { instance, binding, cluster } = loaded;
+      const record = binding ?? instance;
+      const fieldManager = binding ? bindingFieldManager(binding.metadata.name) : FIELD_MANAGER;
       const applied: AppliedResource[] = [];
-      for (const obj of objects) {
-        const ns = obj.metadata?.namespace || namespace;
-        const ref: AppliedResource = { ...refOf({ ...obj, metadata: { ...obj.metadata, namespace: ns } }) };
-        // A binding changes objects of its instance (a user in the database resource): those stay
-        // owned by the instance, so deleting the binding never deletes them.
-        const ownedByInstance =
-          loaded.binding !== undefined && instanceResources.some((r) => sameRef(r, ref));
-        const owners =
-          ns === namespace && !ownedByInstance && loaded.cluster.id === '1'
-            ? [
-                ...(obj.metadata?.ownerReferences ?? []).filter((o) => o.uid !== record.metadata.uid),
-                ownerOf(record),
-              ]
-            : obj.metadata?.ownerReferences;
-        const labels = {
-          ...obj.metadata?.labels,
-          [LABELS.instanceId]: labelValue(loaded.instance.spec.instanceId ?? target.instance.instanceId),
-          ...(target.binding && !ownedByInstance
-            ? { [LABELS.bindingId]: labelValue(target.binding.bindingId) }
+      for (const rendered of objects) {
+        const { object, ref } = desiredObject(rendered, {
+          namespace: instance.metadata.namespace!,
+          clusterId: cluster.id,
+          instanceId: instance.spec.instanceId ?? target.instance.instanceId,
+          record,
+          ...(target.binding
+            ? {
+                binding: {
+                  bindingId: target.binding.bindingId,
+                  instanceResources: instance.status?.resources ?? [],
+                },
+              }
             : {}),
-        };
-        try {
-          await applyObject(
-            loaded.cluster,
-            {
-              ...obj,
-              metadata: {
-                ...obj.metadata,
-                namespace: ns,
-                labels,
-                ...(owners?.length ? { ownerReferences: owners } : {}),
-              },
-            },
-            loaded.binding ? bindingFieldManager(loaded.binding.metadata.name) : FIELD_MANAGER,
-          );
-        } catch (err) {
-          throw kubeFailure(err, `applying ${describe(ref, loaded.cluster.id)}`);
-        }
+        });
+        await kubeCall(`applying ${describe(ref, cluster.id)}`, () =>
+          applyObject(cluster, object, fieldManager),
+        );
         applied.push(ref);
       }
       const previous = record.status?.resources ?? [];
-      if (!loaded.binding) {
-        for (const stale of previous.filter((p) => !applied.some((a) => sameRef(a, p)))) {
-          try {
-            await deleteObject(loaded.cluster, stale);
-          } catch (err) {
-            throw kubeFailure(err, `pruning ${describe(stale, loaded.cluster.id)}`);
-          }
+      if (!binding) {
+        for (const stale of staleResources(previous, applied)) {
+          await kubeCall(`pruning ${describe(stale, cluster.id)}`, () => deleteObject(cluster, stale));
         }
       }
-      const resources = loaded.binding
-        ? [...previous.filter((p) => !applied.some((a) => sameRef(a, p))), ...applied]
-        : applied;
-      const kind = loaded.binding ? SFSERVICEBINDING : SFSERVICEINSTANCE;
-      await patchRecordStatus(clusters.master, kind, record.metadata.namespace!, record.metadata.name, {
-        resources,
-      });
+      await patchRecordStatus(
+        clusters.master,
+        binding ? SFSERVICEBINDING : SFSERVICEINSTANCE,
+        record.metadata.namespace!,
+        record.metadata.name,
+        { resources: recordedResources(previous, applied, binding !== undefined) },
+      );
       return applied.length;
     },
 
@@ -269,28 +218,12 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
       if (!template)
         throw terminal(`plan ${loaded.plan.spec.name} has no status template`, FAILURE_TYPES.plan);
       const data = await templateData(loaded, 'status');
-      let values: unknown;
-      try {
-        values = await renderer.renderValues(template, 'status', data);
-      } catch (err) {
-        throw templateFailure(err, 'status', loaded.plan);
-      }
-      const sections = (values && typeof values === 'object' ? values : {}) as Record<string, unknown>;
-      const key = operation === 'update' && !sections.update ? 'provision' : operation;
-      const section = (sections[key] ?? {}) as Record<string, unknown>;
-      const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim() : undefined);
-      const declared = text(section.state);
-      // Without a declared state, deletions succeed once their objects are gone; everything else waits.
-      const gone = operation === 'deprovision' || operation === 'unbind';
-      let state: OperationState =
-        declared === 'succeeded' || declared === 'failed'
-          ? declared
-          : declared || !gone
-            ? 'in progress'
-            : 'succeeded';
-      const description = text(section.error) ?? text(section.description);
-      const dashboardUrl = text(section.dashboardUrl);
-
+      const values = await render('status', loaded.plan, () =>
+        renderer.renderValues(template, 'status', data),
+      );
+      const section = readStatusSection(values, operation);
+      const { description, dashboardUrl } = section;
+      let state = section.state;
       if ((operation === 'deprovision' || operation === 'unbind') && state === 'succeeded') {
         if ((await remainingResources(loaded)).length > 0) state = 'in progress';
       }
@@ -308,94 +241,24 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
      */
     async deleteResources(target: Target): Promise<number> {
       const loaded = await load(target);
-      if (loaded.binding) {
-        const instanceResources = loaded.instance.status?.resources ?? [];
-        const manager = bindingFieldManager(loaded.binding.metadata.name);
-        for (const ref of (loaded.binding.status?.resources ?? []).filter((r) =>
-          instanceResources.some((i) => sameRef(i, r)),
-        )) {
-          try {
-            await releaseFields(loaded.cluster, ref, manager);
-          } catch (err) {
-            throw kubeFailure(
-              err,
-              `releasing the fields of binding ${loaded.binding.spec.id} in ${describe(ref, loaded.cluster.id)}`,
-            );
-          }
+      const { binding, cluster } = loaded;
+      if (binding) {
+        const manager = bindingFieldManager(binding.metadata.name);
+        const shared = instanceResourcesOf(
+          binding.status?.resources ?? [],
+          loaded.instance.status?.resources ?? [],
+        );
+        for (const ref of shared) {
+          await kubeCall(
+            `releasing the fields of binding ${binding.spec.id} in ${describe(ref, cluster.id)}`,
+            () => releaseFields(cluster, ref, manager),
+          );
         }
       }
-      const remaining = await remainingResources(loaded);
-      for (const ref of remaining) {
-        try {
-          await deleteObject(loaded.cluster, ref);
-        } catch (err) {
-          throw kubeFailure(err, `deleting ${describe(ref, loaded.cluster.id)}`);
-        }
+      for (const ref of await remainingResources(loaded)) {
+        await kubeCall(`deleting ${describe(ref, cluster.id)}`, () => deleteObject(cluster, ref));
       }
       return (await remainingResources(loaded)).length;
     },
   };
-
-  /** Applied objects of the target that still exist. */
-  async function remainingResources(loaded: Loaded): Promise<AppliedResource[]> {
-    const instanceResources = loaded.instance.status?.resources ?? [];
-    const mine = loaded.binding
-      ? (loaded.binding.status?.resources ?? []).filter((r) => !instanceResources.some((i) => sameRef(i, r)))
-      : instanceResources;
-    const present: AppliedResource[] = [];
-    for (const ref of mine) {
-      try {
-        if (await readObject(loaded.cluster, ref)) present.push(ref);
-      } catch (err) {
-        throw kubeFailure(err, `reading ${describe(ref, loaded.cluster.id)}`);
-      }
-    }
-    return present;
-  }
-
-  async function writeResponse(binding: SFServiceBinding, name: string, response: unknown): Promise<void> {
-    let parsed: unknown = response;
-    if (typeof response === 'string') {
-      try {
-        parsed = response.trim() ? JSON.parse(response) : {};
-      } catch {
-        throw terminal(
-          'The status template rendered a bind response that is not JSON; check the plan’s status template',
-          FAILURE_TYPES.template,
-        );
-      }
-    }
-    const problem = bindingResponseProblem(parsed ?? {});
-    if (problem) {
-      throw terminal(
-        `The bind response the status template rendered ${problem}; check the plan’s status template`,
-        FAILURE_TYPES.template,
-      );
-    }
-    const body = JSON.stringify(parsed ?? {});
-    const secret = {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      type: 'Opaque',
-      metadata: {
-        name,
-        namespace: binding.metadata.namespace!,
-        labels: { [LABELS.bindingId]: labelValue(binding.spec.id) },
-        ownerReferences: [
-          {
-            apiVersion: binding.apiVersion,
-            kind: binding.kind,
-            name: binding.metadata.name,
-            uid: binding.metadata.uid!,
-          },
-        ],
-      },
-      data: { response: Buffer.from(body).toString('base64') },
-    };
-    try {
-      await applyObject(clusters.master, secret as unknown as KubeObject);
-    } catch (err) {
-      throw kubeFailure(err, `writing the response of binding ${binding.spec.id}`);
-    }
-  }
 }

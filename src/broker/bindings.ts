@@ -4,7 +4,7 @@
  * synchronous bind answers with the credentials its workflow wrote to a Secret.
  */
 import type { WorkflowHandle } from '@temporalio/client';
-import { ANNOTATIONS } from '../activities/records.js';
+import { ANNOTATIONS } from '../resources/names.js';
 import { concurrencyError, conflict, internalError, notFound } from '../osb/errors.js';
 import { bindingAcceptsIncomplete } from '../osb/rules.js';
 import type {

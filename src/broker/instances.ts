@@ -3,7 +3,7 @@
  * operation workflow; the instance and its last operation are read from the workflow's state and
  * the record.
  */
-import { ANNOTATIONS } from '../activities/records.js';
+import { ANNOTATIONS } from '../resources/names.js';
 import { catalogLookup } from '../osb/catalog.js';
 import { concurrencyError, conflict, notFound } from '../osb/errors.js';
 import { checkUpdate, requireAsyncSupport } from '../osb/rules.js';

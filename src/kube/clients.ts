@@ -24,7 +24,7 @@ export interface ClusterClient {
 /**
  * @kubernetes/client-node 1.x builds a new HTTPS agent for every request, so every call pays a
  * TLS handshake. One keep-alive agent per kubeconfig (its TLS settings never change) reuses
- * connections; measured, it takes a provision from about 700 ms to well under half of that.
+ * connections, so an operation's many calls to one cluster pay the handshake once.
  */
 function reuseConnections(kubeConfig: KubeConfig): void {
   const internals = kubeConfig as unknown as {

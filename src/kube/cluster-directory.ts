@@ -1,8 +1,17 @@
-/** Clients of every registered cluster, by id, built from the registry's kubeconfig Secrets and kept. */
-import type { ClusterDirectory } from '../activities/deps.js';
+/**
+ * One set of API clients per registered cluster, by cluster id: the master's given, the others
+ * built from the registry's kubeconfig Secrets on first use and kept.
+ */
 import { MASTER_CLUSTER_ID } from '../resources/types.js';
 import type { ClusterClient } from './clients.js';
 import { clientForCluster } from './cluster-registry.js';
+
+/** Clients of every registered cluster, by id (`1` is the master). */
+export interface ClusterDirectory {
+  readonly master: ClusterClient;
+  /** Clients of a cluster; fails (retryably) when the cluster is not registered or unreachable. */
+  get(clusterId: string): Promise<ClusterClient>;
+}
 
 export function clusterDirectory(master: ClusterClient, namespace: string): ClusterDirectory {
   const known = new Map<string, ClusterClient>([[MASTER_CLUSTER_ID, master]]);

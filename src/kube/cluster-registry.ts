@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { PatchStrategy } from '@kubernetes/client-node';
+import { FIELD_MANAGER } from '../resources/names.js';
 import { SFCLUSTER, type SFCluster } from '../resources/types.js';
 import { clusterClientFromKubeconfig, type ClusterClient } from './clients.js';
 import { isAlreadyExists, isNotFound } from './errors.js';
@@ -47,7 +48,7 @@ export async function registerCluster(
       body,
       undefined,
       undefined,
-      'interoperator',
+      FIELD_MANAGER,
       true,
       PatchStrategy.ServerSideApply,
     );

@@ -3,12 +3,10 @@
  * apply with our field manager, NotFound on delete means done, NotFound on read means absent.
  */
 import { PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
+import { FIELD_MANAGER } from '../resources/names.js';
 import type { AppliedResource, KubeObject } from '../resources/types.js';
 import type { ClusterClient } from './clients.js';
 import { isNotFound } from './errors.js';
-
-/** The field manager of everything the inter-operator writes. */
-export const FIELD_MANAGER = 'interoperator';
 
 /** The identity of an object, as recorded in an instance's `status.resources`. */
 export const refOf = (obj: KubeObject): AppliedResource => ({

@@ -39,6 +39,16 @@ export const bindingWorkflowId = (instanceId: string, bindingId: string): string
 /** Name of the Secret that holds a binding's response (credentials), owned by the binding record. */
 export const bindingSecretName = (bindingName: string): string => `sf-binding-${bindingName}`;
 
+/** The field manager of everything the inter-operator writes with server-side apply. */
+export const FIELD_MANAGER = 'interoperator';
+
+/**
+ * The field manager of what a binding writes: each binding its own, so what a bind adds to the
+ * instance's objects (a user in the database resource) belongs to the binding alone. An update of
+ * the instance keeps it, and the unbind can give it up without touching what the instance owns.
+ */
+export const bindingFieldManager = (bindingName: string): string => `${FIELD_MANAGER}/binding/${bindingName}`;
+
 /** Labels on every record and applied object, for selection with kubectl. */
 export const LABELS = {
   instanceId: 'interoperator.servicefabrik.io/instance-id',
@@ -46,6 +56,14 @@ export const LABELS = {
   clusterId: 'interoperator.servicefabrik.io/cluster-id',
   serviceId: 'interoperator.servicefabrik.io/service-id',
   planId: 'interoperator.servicefabrik.io/plan-id',
+} as const;
+
+/** Annotations on every record, for audit and to tell a repeated request from a conflicting one. */
+export const ANNOTATIONS = {
+  /** Digest of the request the record holds. */
+  requestHash: 'interoperator.servicefabrik.io/request-hash',
+  /** Who asked for it, as JSON (from `X-Broker-API-Originating-Identity`). */
+  requestedBy: 'interoperator.servicefabrik.io/requested-by',
 } as const;
 
 /** The finalizer that keeps a record until its resources are gone. */

@@ -3,31 +3,30 @@
  * template, wait until the status template says done. Credentials never pass through here: the
  * status check writes them into a Secret owned by the binding and returns only its name.
  */
-import { isCancellation, upsertSearchAttributes } from '@temporalio/workflow';
-import type { StatusReport, Target } from '../activities/index.js';
-import { startingStatus, type BindingRequest, type OperationStatus } from './messages.js';
+import { upsertSearchAttributes } from '@temporalio/workflow';
 import {
-  activities,
-  failureDescription,
-  isStepFailure,
-  Operation,
-  recordCancelled,
-  stoppedDeletion,
-  waitForOperator,
-} from './operation.js';
+  startingStatus,
+  type BindingRef,
+  type BindingRequest,
+  type OperationStatus,
+  type StatusReport,
+} from './messages.js';
+import { Operation, runDeletion, waitForOperator } from './operation.js';
 import { OsbClusterId } from './search-attributes.js';
 
-// Recording the outcome must happen whatever the deadline; the rest of the work runs by op.steps.
-const { recordBindingStatus } = activities;
+/** Writes a final status to the binding's record; undefined when the operation has no record. */
+const recordOn = (op: Operation, binding: BindingRef | undefined) =>
+  binding && ((status: OperationStatus) => op.steps.recordBindingStatus(binding, status));
 
 /** Renders the unbind template, deletes what only the binding owns, waits, then drops the records. */
-async function removeBinding(op: Operation, target: Target): Promise<StatusReport> {
+async function removeBinding(op: Operation, binding: BindingRef): Promise<StatusReport> {
   const { applyTemplate, deleteResources, checkStatus, removeBindingRecord } = op.steps;
+  const target = { instance: binding.instance, binding };
   op.update({ description: 'Removing the binding from the operator’s resources' });
   await applyTemplate(target, 'unbind');
   await deleteResources(target);
   const report = await waitForOperator(op, () => checkStatus(target, 'unbind'));
-  if (report.state === 'succeeded' && target.binding) await removeBindingRecord(target.binding);
+  if (report.state === 'succeeded') await removeBindingRecord(binding);
   return report;
 }
 
@@ -35,58 +34,33 @@ async function removeBinding(op: Operation, target: Target): Promise<StatusRepor
 export async function bindWorkflow(req: BindingRequest): Promise<OperationStatus> {
   const op = new Operation(startingStatus('bind', req), req.deadlineSeconds);
   const { recordBinding, applyTemplate, checkStatus } = op.steps;
-  let target: Target | undefined;
-  let report: StatusReport;
-  try {
-    const binding = await recordBinding(req, 'bind');
-    target = { instance: binding.instance, binding };
-    if (binding.instance.clusterId)
-      upsertSearchAttributes([{ key: OsbClusterId, value: binding.instance.clusterId }]);
+  let binding: BindingRef | undefined;
+  const report = await op.run(async (compensations) => {
+    const recorded = await recordBinding(req, 'bind');
+    binding = recorded;
+    compensations.push(() => removeBinding(op, recorded));
+    const { clusterId } = recorded.instance;
+    if (clusterId) upsertSearchAttributes([{ key: OsbClusterId, value: clusterId }]);
     op.update({ description: 'Adding the binding to the operator’s resources' });
+    const target = { instance: recorded.instance, binding: recorded };
     await applyTemplate(target, 'bind');
-    report = await waitForOperator(op, () => checkStatus(target!, 'bind'));
-  } catch (err) {
-    if (isCancellation(err)) {
-      if (target) {
-        const undo = target;
-        await op.undo(() => removeBinding(op, undo));
-      }
-      throw err;
-    }
-    if (!isStepFailure(err)) throw err;
-    report = { state: 'failed', description: failureDescription(err) };
-  }
-  const status = op.outcome(
-    report.state,
-    report.description ?? (report.state === 'succeeded' ? 'The binding is created' : 'The binding failed'),
-    report.responseSecret ? { responseSecret: report.responseSecret } : {},
-  );
-  if (target?.binding) await recordBindingStatus(target.binding, status);
-  return op.finish(status);
+    return waitForOperator(op, () => checkStatus(target, 'bind'));
+  });
+  return op.end(report, {
+    succeeded: 'The binding is created',
+    failed: 'The binding failed',
+    extra: report.responseSecret ? { responseSecret: report.responseSecret } : {},
+    record: recordOn(op, binding),
+  });
 }
 
 /** OSB unbind: DELETE /v2/service_instances/:instance_id/service_bindings/:binding_id */
 export async function unbindWorkflow(req: BindingRequest): Promise<OperationStatus> {
   const op = new Operation(startingStatus('unbind', req), req.deadlineSeconds);
-  let target: Target | undefined;
-  let report: StatusReport;
-  try {
-    const binding = await op.steps.recordBinding(req, 'unbind');
-    target = { instance: binding.instance, binding };
-    report = await removeBinding(op, target);
-  } catch (err) {
-    if (isCancellation(err)) {
-      const recorded = target?.binding;
-      await recordCancelled(op, stoppedDeletion(op), recorded && ((s) => recordBindingStatus(recorded, s)));
-      throw err;
-    }
-    if (!isStepFailure(err)) throw err;
-    report = { state: 'failed', description: failureDescription(err) };
-  }
-  const status = op.outcome(
-    report.state,
-    report.description ?? (report.state === 'succeeded' ? 'The binding is deleted' : 'The unbind failed'),
-  );
-  if (report.state !== 'succeeded' && target?.binding) await recordBindingStatus(target.binding, status);
-  return op.finish(status);
+  return runDeletion(op, {
+    record: () => op.steps.recordBinding(req, 'unbind'),
+    remove: (binding) => removeBinding(op, binding),
+    writeStatus: op.steps.recordBindingStatus,
+    ending: () => ({ succeeded: 'The binding is deleted', failed: 'The unbind failed' }),
+  });
 }

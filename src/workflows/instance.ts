@@ -1,26 +1,34 @@
 /**
  * The operations on a service instance. Each reads like its runbook: record the request, place
  * the instance, create or delete the operator's resources, wait until the operator says done,
- * record the outcome. A failed step fails the operation with its description; a cancelled one
- * (a synchronous request that gave up) removes what it created, so nothing is left orphaned.
+ * record how it ended. A step that fails for good fails the operation with its description; a
+ * cancelled one (a synchronous request that gave up) runs the compensations pushed as its steps
+ * succeeded, so nothing is left orphaned.
  */
-import { isCancellation, patched, upsertSearchAttributes } from '@temporalio/workflow';
-import type { InstanceRef, StatusReport, Target } from '../activities/index.js';
+import { patched, upsertSearchAttributes } from '@temporalio/workflow';
 import { MASTER_CLUSTER_ID } from '../resources/types.js';
-import { startingStatus, type InstanceRequest, type OperationStatus } from './messages.js';
+import { failureDescription, isStepFailure } from './local-then-queued.js';
 import {
-  activities,
-  failureDescription,
-  isStepFailure,
-  Operation,
-  recordCancelled,
-  stoppedDeletion,
-  waitForOperator,
-} from './operation.js';
+  startingStatus,
+  type InstanceRef,
+  type InstanceRequest,
+  type OperationStatus,
+  type StatusReport,
+  type Target,
+} from './messages.js';
+import { Operation, runDeletion, waitForOperator } from './operation.js';
 import { OsbClusterId } from './search-attributes.js';
 
-// Recording the outcome must happen whatever the deadline; the rest of the work runs by op.steps.
-const { recordInstanceStatus } = activities;
+/** The description of an instance operation that failed when the operator gave none. */
+const FAILED = 'The operation failed';
+
+/** Writes a final status to the instance's record; undefined when the operation has no record. */
+const recordOn = (op: Operation, instance: InstanceRef | undefined) =>
+  instance && ((status: OperationStatus) => op.steps.recordInstanceStatus(instance, status));
+
+/** The dashboard URL the operator reported, for the final status. */
+const dashboardOf = (report: StatusReport): Partial<OperationStatus> =>
+  report.dashboardUrl ? { dashboardUrl: report.dashboardUrl } : {};
 
 /** Records the request, places the instance and makes its record present on its cluster. */
 async function placeInstance(
@@ -47,43 +55,25 @@ async function removeInstance(op: Operation, target: Target): Promise<StatusRepo
   return report;
 }
 
-async function outcome(
-  op: Operation,
-  instance: InstanceRef | undefined,
-  report: StatusReport,
-  succeeded: string,
-  extra: Partial<OperationStatus>,
-): Promise<OperationStatus> {
-  const status = op.outcome(
-    report.state,
-    report.description ?? (report.state === 'succeeded' ? succeeded : 'The operation failed'),
-    { ...extra, ...(report.dashboardUrl ? { dashboardUrl: report.dashboardUrl } : {}) },
-  );
-  if (instance) await recordInstanceStatus(instance, status);
-  return op.finish(status);
-}
-
 /** OSB provision: PUT /v2/service_instances/:instance_id */
 export async function provisionWorkflow(req: InstanceRequest): Promise<OperationStatus> {
   const op = new Operation(startingStatus('provision', req), req.deadlineSeconds);
   const { applyTemplate, checkStatus } = op.steps;
   let target: Target | undefined;
-  let report: StatusReport;
-  try {
-    target = await placeInstance(op, req, 'provision');
+  const report = await op.run(async (compensations) => {
+    const placed = await placeInstance(op, req, 'provision');
+    target = placed;
+    compensations.push(() => removeInstance(op, placed));
     op.update({ description: 'Creating the operator’s resources' });
-    await applyTemplate(target, 'provision');
-    report = await waitForOperator(op, () => checkStatus(target!, 'provision'));
-  } catch (err) {
-    if (isCancellation(err)) {
-      const undo = target;
-      if (undo) await op.undo(() => removeInstance(op, undo));
-      throw err;
-    }
-    if (!isStepFailure(err)) throw err;
-    report = { state: 'failed', description: failureDescription(err) };
-  }
-  return outcome(op, target?.instance, report, 'The instance is provisioned', {});
+    await applyTemplate(placed, 'provision');
+    return waitForOperator(op, () => checkStatus(placed, 'provision'));
+  });
+  return op.end(report, {
+    succeeded: 'The instance is provisioned',
+    failed: FAILED,
+    extra: dashboardOf(report),
+    record: recordOn(op, target?.instance),
+  });
 }
 
 /**
@@ -109,40 +99,40 @@ async function rollBack(
   }
 }
 
+/** Puts the instance back when a synchronous update gave up, and ends the update saying so. */
+async function cancelUpdate(
+  op: Operation,
+  previous: InstanceRequest,
+  target: Target | undefined,
+): Promise<void> {
+  const back = await rollBack(op, previous, target);
+  const status = op.finalStatus(
+    'failed',
+    back.failure
+      ? `The update was cancelled; putting the instance back failed: ${back.failure}`
+      : 'The update was cancelled and rolled back.',
+    { instanceUsable: !back.failure, updateRepeatable: true },
+  );
+  await op.endWith(status, recordOn(op, back.instance ?? target?.instance));
+}
+
 /** OSB update: PATCH /v2/service_instances/:instance_id */
 export async function updateWorkflow(req: InstanceRequest): Promise<OperationStatus> {
   const op = new Operation(startingStatus('update', req), req.deadlineSeconds);
   const { recordedInstanceRequest, applyTemplate, checkStatus } = op.steps;
   let previous: InstanceRequest | undefined;
   let target: Target | undefined;
-  let report: StatusReport;
-  try {
-    // An update that ran before updates were rolled back goes on without (its history has no such step).
+  let report = await op.run(async (compensations) => {
+    // An update whose history has no such step (started by code that did not roll back) goes on without.
     if (patched('update-rolls-back')) previous = await recordedInstanceRequest(req);
-    target = await placeInstance(op, req, 'update');
+    const before = previous;
+    if (before) compensations.push(() => cancelUpdate(op, before, target));
+    const placed = await placeInstance(op, req, 'update');
+    target = placed;
     op.update({ description: 'Updating the operator’s resources' });
-    await applyTemplate(target, 'provision');
-    report = await waitForOperator(op, () => checkStatus(target!, 'update'));
-  } catch (err) {
-    if (isCancellation(err)) {
-      // A synchronous request gave up: the instance goes back to what it was.
-      if (previous) {
-        const back = await rollBack(op, previous, target);
-        const status = op.outcome(
-          'failed',
-          back.failure
-            ? `The update was cancelled; putting the instance back failed: ${back.failure}`
-            : 'The update was cancelled and rolled back.',
-          { instanceUsable: !back.failure, updateRepeatable: true },
-        );
-        const instance = back.instance ?? target?.instance;
-        await recordCancelled(op, status, instance && ((s) => recordInstanceStatus(instance, s)));
-      }
-      throw err;
-    }
-    if (!isStepFailure(err)) throw err;
-    report = { state: 'failed', description: failureDescription(err) };
-  }
+    await applyTemplate(placed, 'provision');
+    return waitForOperator(op, () => checkStatus(placed, 'update'));
+  });
   let instance = target?.instance;
   let instanceUsable = true;
   if (report.state === 'failed' && previous) {
@@ -159,35 +149,30 @@ export async function updateWorkflow(req: InstanceRequest): Promise<OperationSta
     instance = back.instance ?? instance;
     instanceUsable = !back.failure;
   }
-  return outcome(op, instance, report, 'The instance is updated', { instanceUsable, updateRepeatable: true });
+  return op.end(report, {
+    succeeded: 'The instance is updated',
+    failed: FAILED,
+    extra: { instanceUsable, updateRepeatable: true, ...dashboardOf(report) },
+    record: recordOn(op, instance),
+  });
 }
 
 /** OSB deprovision: DELETE /v2/service_instances/:instance_id */
 export async function deprovisionWorkflow(req: InstanceRequest): Promise<OperationStatus> {
   const op = new Operation(startingStatus('deprovision', req), req.deadlineSeconds);
-  let instance: InstanceRef | undefined;
-  let report: StatusReport;
-  try {
-    instance = await op.steps.recordInstance(req, 'deprovision');
-    report = await removeInstance(op, { instance });
-  } catch (err) {
-    if (isCancellation(err)) {
-      const recorded = instance;
-      await recordCancelled(op, stoppedDeletion(op), recorded && ((s) => recordInstanceStatus(recorded, s)));
-      throw err;
-    }
-    if (!isStepFailure(err)) throw err;
-    report = { state: 'failed', description: failureDescription(err) };
-  }
-  // Once deprovisioned there is no record left to write to. A deprovision that failed after it
-  // began deleting the operator's resources leaves an instance that is no longer usable.
-  return outcome(
-    op,
-    report.state === 'succeeded' ? undefined : instance,
-    report,
-    'The instance is deprovisioned',
-    {
-      instanceUsable: report.state !== 'succeeded' && instance === undefined,
-    },
-  );
+  return runDeletion(op, {
+    record: () => op.steps.recordInstance(req, 'deprovision'),
+    remove: (instance) => removeInstance(op, { instance }),
+    writeStatus: op.steps.recordInstanceStatus,
+    // A deprovision that failed after it began deleting the operator's resources leaves an
+    // instance that is no longer usable.
+    ending: (report, instance) => ({
+      succeeded: 'The instance is deprovisioned',
+      failed: FAILED,
+      extra: {
+        instanceUsable: report.state !== 'succeeded' && instance === undefined,
+        ...dashboardOf(report),
+      },
+    }),
+  });
 }

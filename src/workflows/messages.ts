@@ -1,7 +1,8 @@
 /**
  * What the broker and the operation workflows say to each other: inputs, results, the memo that
  * carries an operation's state (read by `last_operation` with one describe call, with or without
- * a worker), and the `operation` strings handed to platforms.
+ * a worker), and the `operation` strings handed to platforms. And what workflows and activities
+ * exchange: references to the records an operation works on, and what the status template reports.
  *
  * Pure: imported by workflows, activities and the broker.
  */
@@ -89,3 +90,34 @@ export const WORKFLOW_TYPES = {
   bind: 'bindWorkflow',
   unbind: 'unbindWorkflow',
 } as const satisfies Record<OperationType, string>;
+
+/** Where an instance's record is, and which cluster it is placed on once scheduled. */
+export interface InstanceRef {
+  readonly instanceId: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly clusterId?: string;
+}
+
+/** Where a binding's record is, and the instance it binds. */
+export interface BindingRef {
+  readonly bindingId: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly instance: InstanceRef;
+}
+
+/** What an operation works on: an instance, or a binding of it. */
+export interface Target {
+  readonly instance: InstanceRef;
+  readonly binding?: BindingRef;
+}
+
+/** What the `status` template says of an operation. */
+export interface StatusReport {
+  readonly state: OperationState;
+  readonly description?: string;
+  readonly dashboardUrl?: string;
+  /** The Secret the binding's response was written to, once the bind succeeded. */
+  readonly responseSecret?: string;
+}

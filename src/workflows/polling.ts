@@ -1,8 +1,8 @@
 /**
- * How often an operation checks the operator's status: soon at first (most operators answer within
- * a second or two), then less often, and never so often over a long deadline that the workflow's
- * history outgrows what Temporal keeps. Each check adds about six events (a workflow task's three, the
- * step's marker, a timer's two); Temporal warns at 10,240 events and ends the run at 51,200.
+ * How often an operation checks the operator's status: soon at first, since most operators answer
+ * quickly, then less often, and never so often over a long deadline that the workflow's history
+ * outgrows what Temporal keeps: every check adds a few events (a workflow task, the step's marker,
+ * a timer), and Temporal ends a run whose history grows too long.
  */
 
 /** The first wait after a check that says "in progress". */

@@ -8,7 +8,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { SFPLAN, SFSERVICEINSTANCE, type SFServiceInstance } from '../../src/resources/types.js';
 import { getRecord, patchRecord } from '../../src/kube/custom-objects.js';
 import { applyObject } from '../../src/kube/objects.js';
-import { ANNOTATIONS } from '../../src/activities/records.js';
+import { ANNOTATIONS } from '../../src/resources/names.js';
 import { instanceWorkflowId } from '../../src/resources/names.js';
 import { freePort } from '../../dev/local/processes.js';
 import { clusters, environment, eventually, temporalClient, untilNamespaceGone } from '../support/env.js';

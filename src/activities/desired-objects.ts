@@ -1,0 +1,141 @@
+/**
+ * What an operation wants in a cluster, decided from what it read: the object to apply for each
+ * one a template rendered (namespace, labels, owner), which recorded objects to prune, which a
+ * binding owns, and the Secret that holds a binding's response.
+ *
+ * Pure: plain objects in, plain objects out. The resource activities do the reads and writes.
+ */
+import { LABELS, labelValue } from '../resources/names.js';
+import {
+  MASTER_CLUSTER_ID,
+  type AppliedResource,
+  type KubeObject,
+  type OwnerReference,
+  type SFServiceBinding,
+} from '../resources/types.js';
+
+/** Where and for whom rendered objects are applied. */
+export interface ApplyingFor {
+  /** The instance's namespace: where objects that name none go, and where owner references hold. */
+  readonly namespace: string;
+  /** The cluster the objects go to; owner references hold in the master only, where the records are. */
+  readonly clusterId: string;
+  readonly instanceId: string;
+  /** The record that owns what is applied: the binding's for a binding, else the instance's. */
+  readonly record: KubeObject;
+  /** For a binding: its id, and the objects its instance applied (those stay the instance's). */
+  readonly binding?: {
+    readonly bindingId: string;
+    readonly instanceResources: readonly AppliedResource[];
+  };
+}
+
+/** The object to apply, and how it is recorded in its record's `status.resources`. */
+export interface DesiredObject {
+  readonly object: KubeObject;
+  readonly ref: AppliedResource;
+}
+
+/** Whether two recorded objects are the same object. */
+export const sameResource = (a: AppliedResource, b: AppliedResource): boolean =>
+  a.apiVersion === b.apiVersion &&
+  a.kind === b.kind &&
+  a.name === b.name &&
+  (a.namespace ?? '') === (b.namespace ?? '');
+
+const isIn = (list: readonly AppliedResource[]) => (ref: AppliedResource) =>
+  list.some((other) => sameResource(other, ref));
+
+/** An owner reference to a record. */
+export const ownerReferenceTo = (record: KubeObject): OwnerReference => ({
+  apiVersion: record.apiVersion,
+  kind: record.kind,
+  name: record.metadata.name,
+  uid: record.metadata.uid!,
+});
+
+/**
+ * The object to apply for one a template rendered: in the instance's namespace unless it names
+ * another, labelled with the instance (and the binding, for what the binding alone owns), and
+ * owned by the record when it is in the record's namespace and cluster. An object of the instance
+ * that a binding changes (a user in the database resource) stays owned by the instance, so
+ * deleting the binding never deletes it.
+ */
+export function desiredObject(rendered: KubeObject, applying: ApplyingFor): DesiredObject {
+  const namespace = rendered.metadata?.namespace || applying.namespace;
+  const ref: AppliedResource = {
+    apiVersion: rendered.apiVersion,
+    kind: rendered.kind,
+    name: rendered.metadata.name,
+    namespace,
+  };
+  const { binding, record } = applying;
+  const ownedByInstance = binding !== undefined && isIn(binding.instanceResources)(ref);
+  const owners =
+    namespace === applying.namespace && !ownedByInstance && applying.clusterId === MASTER_CLUSTER_ID
+      ? [
+          ...(rendered.metadata?.ownerReferences ?? []).filter((o) => o.uid !== record.metadata.uid),
+          ownerReferenceTo(record),
+        ]
+      : rendered.metadata?.ownerReferences;
+  const labels = {
+    ...rendered.metadata?.labels,
+    [LABELS.instanceId]: labelValue(applying.instanceId),
+    ...(binding && !ownedByInstance ? { [LABELS.bindingId]: labelValue(binding.bindingId) } : {}),
+  };
+  const object: KubeObject = {
+    ...rendered,
+    metadata: {
+      ...rendered.metadata,
+      namespace,
+      labels,
+      ...(owners?.length ? { ownerReferences: owners } : {}),
+    },
+  };
+  return { object, ref };
+}
+
+/** The objects an instance applied before that its template no longer renders: to be deleted. */
+export const staleResources = (
+  previous: readonly AppliedResource[],
+  applied: readonly AppliedResource[],
+): AppliedResource[] => previous.filter((ref) => !isIn(applied)(ref));
+
+/**
+ * What a record lists in `status.resources` once its template is applied: an instance what it
+ * applied now (the rest is pruned); a binding what it applied before and now, since its bind and
+ * unbind templates each apply their own objects and the unbind deletes all of them.
+ */
+export const recordedResources = (
+  previous: readonly AppliedResource[],
+  applied: readonly AppliedResource[],
+  forBinding: boolean,
+): AppliedResource[] => (forBinding ? [...staleResources(previous, applied), ...applied] : [...applied]);
+
+/** The objects a binding recorded that are its instance's: the binding owns only fields in them. */
+export const instanceResourcesOf = (
+  bindingResources: readonly AppliedResource[],
+  instanceResources: readonly AppliedResource[],
+): AppliedResource[] => bindingResources.filter(isIn(instanceResources));
+
+/** The objects a binding recorded that are its own: those the unbind deletes. */
+export const ownResourcesOf = (
+  bindingResources: readonly AppliedResource[],
+  instanceResources: readonly AppliedResource[],
+): AppliedResource[] => bindingResources.filter((ref) => !isIn(instanceResources)(ref));
+
+/** The Secret that holds a binding's response (its JSON text), owned by the binding's record. */
+export function responseSecret(binding: SFServiceBinding, name: string, response: string): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'Opaque',
+    metadata: {
+      name,
+      namespace: binding.metadata.namespace!,
+      labels: { [LABELS.bindingId]: labelValue(binding.spec.id) },
+      ownerReferences: [ownerReferenceTo(binding)],
+    },
+    data: { response: Buffer.from(response).toString('base64') },
+  };
+}

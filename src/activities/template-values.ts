@@ -1,0 +1,110 @@
+/**
+ * Reading what a plan's templates render as values: the objects its `sources` template names, what
+ * its `status` template says of an operation, and the bind response in it. Also what templates
+ * see of an object.
+ *
+ * Pure: plain values in, plain values out. The resource activities render and read.
+ */
+import { bindingResponseProblem } from '../osb/responses.js';
+import type { AppliedResource, KubeObject } from '../resources/types.js';
+import type { OperationState, OperationType } from '../workflows/messages.js';
+
+/** Top-level template keys that sources may not shadow. */
+const RESERVED = new Set(['instance', 'binding', 'plan', 'service']);
+
+/** What the `status` template says of one operation. */
+export interface StatusSection {
+  readonly state: OperationState;
+  readonly description?: string;
+  readonly dashboardUrl?: string;
+  /** The bind response, as the template rendered it (an object, or JSON text). */
+  readonly response?: unknown;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object';
+
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' && value.trim() ? value.trim() : undefined;
+
+/**
+ * The objects the `sources` template names, by the key templates see them under: entries with an
+ * apiVersion, a kind and a name, in the instance's namespace unless they name another. Entries
+ * under a reserved key, or without those fields, are passed over.
+ */
+export function sourceReferences(sources: unknown, namespace: string): [string, AppliedResource][] {
+  if (!isRecord(sources)) return [];
+  const found: [string, AppliedResource][] = [];
+  for (const [key, ref] of Object.entries(sources)) {
+    if (RESERVED.has(key) || !isRecord(ref)) continue;
+    const { apiVersion, kind, name, namespace: named } = ref;
+    if (typeof apiVersion !== 'string' || typeof kind !== 'string' || typeof name !== 'string') continue;
+    found.push([
+      key,
+      { apiVersion, kind, name, namespace: typeof named === 'string' && named ? named : namespace },
+    ]);
+  }
+  return found;
+}
+
+/**
+ * What the `status` template's values say of `operation`: its section (an update without one reads
+ * the provision's), a declared `succeeded` or `failed` taken as it is and any other declared state
+ * as in progress. Without a declared state a deletion has succeeded (once its objects are gone,
+ * which the caller checks) and anything else is in progress. The description is the `error`, else
+ * the `description`.
+ */
+export function readStatusSection(values: unknown, operation: OperationType): StatusSection {
+  const sections = isRecord(values) ? values : {};
+  const key = operation === 'update' && !sections.update ? 'provision' : operation;
+  const section = (sections[key] ?? {}) as Record<string, unknown>;
+  const declared = text(section.state);
+  const deletion = operation === 'deprovision' || operation === 'unbind';
+  const state: OperationState =
+    declared === 'succeeded' || declared === 'failed'
+      ? declared
+      : declared || !deletion
+        ? 'in progress'
+        : 'succeeded';
+  const description = text(section.error) ?? text(section.description);
+  const dashboardUrl = text(section.dashboardUrl);
+  return {
+    state,
+    ...(description ? { description } : {}),
+    ...(dashboardUrl ? { dashboardUrl } : {}),
+    ...(section.response !== undefined ? { response: section.response } : {}),
+  };
+}
+
+/**
+ * The bind response as the JSON text to keep, or why it cannot be kept: text that is not JSON, or
+ * a value that breaks the OSB rules for a binding's response.
+ */
+export function bindResponseText(response: unknown): { readonly json: string } | { readonly error: string } {
+  let parsed: unknown = response;
+  if (typeof response === 'string') {
+    try {
+      parsed = response.trim() ? JSON.parse(response) : {};
+    } catch {
+      return {
+        error:
+          'The status template rendered a bind response that is not JSON; check the plan’s status template',
+      };
+    }
+  }
+  const found = bindingResponseProblem(parsed ?? {});
+  if (found) {
+    return {
+      error: `The bind response the status template rendered ${found}; check the plan’s status template`,
+    };
+  }
+  return { json: JSON.stringify(parsed ?? {}) };
+}
+
+/** An object as templates see it: without Kubernetes bookkeeping that only makes the data noisy. */
+export function forTemplate(obj: KubeObject): KubeObject {
+  const { managedFields: _managed, ...metadata } = obj.metadata as KubeObject['metadata'] & {
+    managedFields?: unknown;
+  };
+  return { ...obj, metadata };
+}

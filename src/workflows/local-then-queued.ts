@@ -1,0 +1,172 @@
+/**
+ * How an operation's steps run: first as local activities, in the worker that runs the workflow,
+ * with no trip through a task queue, retried there for a few seconds; a step still failing after
+ * that (a cluster unreachable, an object held by another controller) goes on as a queued activity,
+ * retried by the server with backoff and shown in the Temporal UI as pending, with its attempts
+ * and last failure, until the operation's deadline. Every step is a few idempotent Kubernetes
+ * calls, so a worker that dies mid-step just runs it again.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  isCancellation,
+  proxyActivities,
+  proxyLocalActivities,
+  TemporalFailure,
+  TimeoutFailure,
+  type ActivityOptions,
+  type LocalActivityOptions,
+} from '@temporalio/workflow';
+import { RetryState } from '@temporalio/common';
+import type { Activities } from '../activities/index.js';
+
+/** A step of an operation: one of the activities. */
+export type StepName = keyof Activities;
+
+/** How one step runs. */
+export interface StepPolicy {
+  /** Its first attempts, in the worker. */
+  readonly local: LocalActivityOptions;
+  /** Its later attempts, queued; the schedule-to-close timeout is the longest it keeps trying. */
+  readonly queued: ActivityOptions;
+  /**
+   * Whether it gives up at the operation's deadline (given at least {@link SHORTEST_QUEUED_MS}
+   * queued). A step that records how an operation ended must happen whatever the deadline: it
+   * keeps trying for its queued schedule-to-close timeout.
+   */
+  readonly untilDeadline: boolean;
+}
+
+/** The least time a queued step of an operation gets, even once the deadline has passed. */
+export const SHORTEST_QUEUED_MS = 10_000;
+
+/** The longest a queued step keeps trying. */
+const LONGEST_QUEUED_MS = 30 * 60_000;
+
+/** First attempts: a few, over a few seconds, in the worker. */
+const IN_THE_WORKER: LocalActivityOptions = {
+  startToCloseTimeout: '20 s',
+  scheduleToCloseTimeout: '30 s',
+  retry: { initialInterval: '200 ms', backoffCoefficient: 2, maximumInterval: '2 s', maximumAttempts: 5 },
+};
+
+/** Later attempts: queued, retried by the server with backoff. */
+const QUEUED: ActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  scheduleToCloseTimeout: LONGEST_QUEUED_MS,
+  retry: { initialInterval: '200 ms', backoffCoefficient: 2, maximumInterval: '10 s' },
+};
+
+/** The work of an operation: it stops at the deadline. */
+const WORK: StepPolicy = { local: IN_THE_WORKER, queued: QUEUED, untilDeadline: true };
+
+/** Recording how an operation ended: whatever the deadline. */
+const RECORDING_THE_END: StepPolicy = { local: IN_THE_WORKER, queued: QUEUED, untilDeadline: false };
+
+/** Every step and how it runs. */
+export const STEP_POLICIES = {
+  recordInstance: WORK,
+  recordedInstanceRequest: WORK,
+  scheduleInstance: WORK,
+  replicateInstance: WORK,
+  applyTemplate: WORK,
+  checkStatus: WORK,
+  deleteResources: WORK,
+  removeInstanceRecord: WORK,
+  recordBinding: WORK,
+  removeBindingRecord: WORK,
+  recordInstanceStatus: RECORDING_THE_END,
+  recordBindingStatus: RECORDING_THE_END,
+} as const satisfies Record<StepName, StepPolicy>;
+
+/** Until when an operation's steps may keep trying, and how long that is, for the message. */
+export interface Deadline {
+  readonly at: () => number;
+  readonly seconds: number;
+}
+
+/**
+ * A step that failed for good, as a queued one does: an ActivityFailure around the cause (the SDK
+ * hands over the bare cause for local activities).
+ */
+function stepFailure(name: StepName, cause: TemporalFailure): ActivityFailure {
+  if (cause instanceof ActivityFailure) return cause;
+  return new ActivityFailure(
+    cause.message,
+    name,
+    undefined,
+    RetryState.NON_RETRYABLE_FAILURE,
+    undefined,
+    cause,
+  );
+}
+
+/** The message of the last failure in a chain (a step out of time carries its last failure). */
+function lastFailureMessage(err: unknown): string | undefined {
+  let message: string | undefined;
+  for (let cause = err; cause instanceof TemporalFailure; cause = cause.cause) {
+    if (cause instanceof ApplicationFailure) message = cause.message;
+  }
+  return message;
+}
+
+/**
+ * Runs a step locally, then queued while its failure may pass (not failed for good, not
+ * cancelled): until `deadline` when its policy says so, else for its queued schedule-to-close
+ * timeout. Out of time, it fails for good with its last failure.
+ */
+async function runStep(name: StepName, args: unknown[], deadline: Deadline): Promise<unknown> {
+  const policy: StepPolicy = STEP_POLICIES[name];
+  const run = (steps: Activities) => (steps[name] as (...a: unknown[]) => Promise<unknown>)(...args);
+  let localFailure: TemporalFailure;
+  try {
+    return await run(proxyLocalActivities<Activities>(policy.local));
+  } catch (err) {
+    if (isCancellation(err) || !(err instanceof TemporalFailure)) throw err;
+    const cause = err instanceof ActivityFailure ? err.cause : err;
+    if (cause instanceof ApplicationFailure && cause.nonRetryable) throw stepFailure(name, err);
+    localFailure = err;
+  }
+  const timeLeft = Math.min(Math.max(deadline.at() - Date.now(), SHORTEST_QUEUED_MS), LONGEST_QUEUED_MS);
+  try {
+    return await run(
+      proxyActivities<Activities>(
+        policy.untilDeadline ? { ...policy.queued, scheduleToCloseTimeout: timeLeft } : policy.queued,
+      ),
+    );
+  } catch (err) {
+    // Out of time: the server timed the step out, or stopped retrying because the next attempt would have been too late.
+    const outOfTime =
+      err instanceof ActivityFailure &&
+      (err.cause instanceof TimeoutFailure || err.retryState === RetryState.TIMEOUT);
+    if (!outOfTime) throw err;
+    const last = lastFailureMessage(err) ?? lastFailureMessage(localFailure) ?? localFailure.message;
+    throw stepFailure(
+      name,
+      ApplicationFailure.nonRetryable(
+        `Not done within ${policy.untilDeadline ? `${deadline.seconds} s` : '30 minutes'}: ${last}`,
+        'Deadline',
+      ),
+    );
+  }
+}
+
+/** The steps of an operation, each run locally then queued as its policy says, until `deadline`. */
+export function localThenQueued(deadline: Deadline): Activities {
+  const steps = Object.keys(STEP_POLICIES).map((name) => [
+    name,
+    (...args: unknown[]) => runStep(name as StepName, args, deadline),
+  ]);
+  return Object.fromEntries(steps) as Activities;
+}
+
+/** Whether an error is a step that failed for good, rather than a cancellation or a bug. */
+export const isStepFailure = (err: unknown): boolean => err instanceof ActivityFailure;
+
+/** The human description of why a step failed (the activity's terminal message, not a stack). */
+export function failureDescription(err: unknown): string {
+  let cause: unknown = err;
+  while (cause instanceof ActivityFailure && cause.cause) cause = cause.cause;
+  if (cause instanceof ApplicationFailure) return cause.message;
+  return cause instanceof Error ? cause.message : String(cause);
+}

@@ -1,0 +1,398 @@
+/**
+ * The operation workflows over stub activities (test/fixtures/workflows): on the integration run's
+ * Temporal dev server, a worker on a task queue of its own runs the real workflow code, so
+ * rollback, cancellation, the deadline and retries are covered without clusters or an operator.
+ * Each test asserts the result, the memo `last_operation` reads and the records the stubs keep.
+ *
+ * test/fixtures/workflows/histories keeps the histories of such runs: replaying them proves that the
+ * workflow code still takes up operations already running where they are.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import proto from '@temporalio/proto';
+import { patchProtobufRoot } from '@temporalio/proto/lib/patch-protobuf-root.js';
+import { CancelledFailure, WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
+import {
+  MEMO_KEY,
+  startingStatus,
+  WORKFLOW_TYPES,
+  type BindingRequest,
+  type InstanceRequest,
+  type OperationStatus,
+  type OperationType,
+} from '../../src/workflows/messages.js';
+import { stubActivities, StubWorld, type Script } from '../fixtures/workflows/stub-activities.js';
+import { environment, eventually, temporalClient, unique } from '../support/env.js';
+
+const HISTORIES = new URL('../fixtures/workflows/histories/', import.meta.url);
+
+/**
+ * A workflow history from its JSON, as `temporal workflow show --output json` writes it. Read with
+ * the protobufjs of @temporalio/proto: @temporalio/common's historyFromJSON reads with a copy of its
+ * own, which does not know the history types when npm installs the two apart.
+ */
+function historyFromFile(name: string): proto.temporal.api.history.v1.IHistory {
+  const requireFromProto = createRequire(createRequire(import.meta.url).resolve('@temporalio/proto'));
+  const { fromJson } = requireFromProto('protobufjs/ext/protojson') as {
+    fromJson(type: unknown, json: unknown, options: { ignoreUnknownFields: boolean }): unknown;
+  };
+  const root = patchProtobufRoot(proto) as unknown as { lookupType(name: string): unknown };
+  const historyType = root.lookupType('temporal.api.history.v1.History');
+  const json = JSON.parse(readFileSync(new URL(name, HISTORIES), 'utf8')) as unknown;
+  return fromJson(historyType, json, { ignoreUnknownFields: true }) as proto.temporal.api.history.v1.IHistory;
+}
+
+let bundle: WorkflowBundleWithSourceMap;
+let connection: NativeConnection;
+let temporal: { client: Client; close(): Promise<void> };
+const world = new StubWorld();
+
+beforeAll(async () => {
+  // Steps that fail on purpose would fill the output with their warnings.
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  bundle = await bundleWorkflowCode({
+    workflowsPath: fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url)),
+    logger: new DefaultLogger('WARN'),
+  });
+  connection = await NativeConnection.connect({ address: environment().temporal.address });
+  temporal = await temporalClient();
+});
+
+afterAll(async () => {
+  await connection?.close();
+  await temporal?.close();
+});
+
+/** Runs `test` with a worker of the workflows over the stub activities, on a task queue of its own. */
+async function withWorker<T>(test: (taskQueue: string) => Promise<T>): Promise<T> {
+  const taskQueue = unique('workflows');
+  const worker = await Worker.create({
+    connection,
+    namespace: environment().temporal.namespace,
+    taskQueue,
+    workflowBundle: bundle,
+    activities: stubActivities(world),
+  });
+  return worker.runUntil(test(taskQueue));
+}
+
+const instanceRequest = (instanceId: string, fields: Partial<InstanceRequest> = {}): InstanceRequest => ({
+  instanceId,
+  serviceId: 'postgresql',
+  planId: 'small',
+  parameters: { size: 1 },
+  requestHash: `hash-of-${fields.planId ?? 'small'}`,
+  deadlineSeconds: 60,
+  ...fields,
+});
+
+const bindingRequest = (instanceId: string, bindingId: string): BindingRequest => ({
+  instanceId,
+  bindingId,
+  serviceId: 'postgresql',
+  planId: 'small',
+  requestHash: 'hash-of-binding',
+  deadlineSeconds: 60,
+});
+
+/** Starts an operation as the broker does: the workflow of its type, its starting status as the memo. */
+function start(
+  taskQueue: string,
+  type: OperationType,
+  request: InstanceRequest | BindingRequest,
+): Promise<WorkflowHandle> {
+  return temporal.client.workflow.start(WORKFLOW_TYPES[type], {
+    taskQueue,
+    workflowId: unique(type),
+    args: [request],
+    memo: { [MEMO_KEY]: startingStatus(type, request) },
+  });
+}
+
+async function memoOf(handle: WorkflowHandle): Promise<OperationStatus | undefined> {
+  return (await handle.describe()).memo?.[MEMO_KEY] as OperationStatus | undefined;
+}
+
+/** Runs an operation to its end; returns its result and the memo it left. */
+async function run(
+  type: OperationType,
+  request: InstanceRequest | BindingRequest,
+): Promise<{ result: OperationStatus; memo: OperationStatus | undefined }> {
+  return withWorker(async (taskQueue) => {
+    const handle = await start(taskQueue, type, request);
+    const result = (await handle.result()) as OperationStatus;
+    return { result, memo: await memoOf(handle) };
+  });
+}
+
+/** Starts an operation, cancels it once the operator says `progress`, as a synchronous request that gave up. */
+async function cancelWhile(
+  type: OperationType,
+  request: InstanceRequest | BindingRequest,
+  progress: string,
+): Promise<{ error: unknown; memo: OperationStatus | undefined }> {
+  return withWorker(async (taskQueue) => {
+    const handle = await start(taskQueue, type, request);
+    await eventually(`the ${type} to wait for the operator`, async () =>
+      (await memoOf(handle))?.description === progress ? true : undefined,
+    );
+    await handle.cancel();
+    const error = await handle.result().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    return { error, memo: await memoOf(handle) };
+  });
+}
+
+const waiting = (description: string): Script['reports'] => ({
+  provision: { state: 'in progress', description },
+  update: { state: 'in progress', description },
+  deprovision: { state: 'in progress', description },
+});
+
+describe('provision', () => {
+  test('GIVEN an operator that answers WHEN an instance is provisioned THEN it succeeds and the record says so', async () => {
+    const id = unique('instance');
+    const { result, memo } = await run('provision', instanceRequest(id, { dashboardUrl: 'https://db/1' }));
+    expect(result).toEqual({
+      operation: 'provision',
+      requestHash: 'hash-of-small',
+      state: 'succeeded',
+      description: 'The instance is provisioned',
+      dashboardUrl: 'https://db/1',
+    });
+    expect(memo).toEqual(result);
+    expect(world.instance(id).status).toEqual(result);
+    expect(world.instance(id).objects).toEqual(['database-small']);
+  });
+
+  test('GIVEN a synchronous provision WHEN it is cancelled THEN what it created is deleted and the record removed', async () => {
+    const id = unique('instance');
+    world.script(id, {
+      reports: { provision: { state: 'in progress', description: 'creating the database' } },
+    });
+    const { error, memo } = await cancelWhile('provision', instanceRequest(id), 'creating the database');
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    expect((error as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+    expect(world.instances.has(id)).toBe(false);
+    expect(memo).toEqual({
+      operation: 'provision',
+      requestHash: 'hash-of-small',
+      state: 'in progress',
+      description: 'Deleting the operator’s resources',
+    });
+  });
+
+  test('GIVEN an operator that never answers WHEN the deadline passes THEN the provision fails, naming the last report', async () => {
+    const id = unique('instance');
+    world.script(id, { reports: waiting('creating the database') });
+    const { result, memo } = await run('provision', instanceRequest(id, { deadlineSeconds: 1 }));
+    expect(result).toEqual({
+      operation: 'provision',
+      requestHash: 'hash-of-small',
+      state: 'failed',
+      description: 'The operator did not report the outcome within 1 s (last: creating the database)',
+    });
+    expect(memo).toEqual(result);
+    expect(world.instance(id).status).toEqual(result);
+  });
+
+  test('GIVEN a step that keeps failing WHEN its time runs out THEN the provision fails with the step’s last failure', async () => {
+    const id = unique('instance');
+    world.script(id, { failing: { step: 'applyTemplate', message: 'the apiserver is unreachable' } });
+    const { result, memo } = await run('provision', instanceRequest(id, { deadlineSeconds: 1 }));
+    expect(result).toEqual({
+      operation: 'provision',
+      requestHash: 'hash-of-small',
+      state: 'failed',
+      description: 'Not done within 1 s: the apiserver is unreachable',
+    });
+    expect(memo).toEqual(result);
+    expect(world.instance(id).status).toEqual(result);
+  });
+
+  test('GIVEN a step that fails in the worker and once queued WHEN it is retried THEN it succeeds and so does the provision', async () => {
+    const id = unique('instance');
+    world.script(id, { failing: { step: 'applyTemplate', message: 'connection refused', times: 6 } });
+    const { result } = await run('provision', instanceRequest(id));
+    expect(result).toMatchObject({ state: 'succeeded', description: 'The instance is provisioned' });
+    expect(world.attemptsOf(id, 'applyTemplate')).toBe(7);
+    expect(world.instance(id).objects).toEqual(['database-small']);
+  });
+});
+
+describe('update', () => {
+  test('GIVEN an operator that answers WHEN the plan changes THEN the update succeeds on the new plan', async () => {
+    const id = unique('instance');
+    world.seed(instanceRequest(id));
+    const { result, memo } = await run('update', instanceRequest(id, { planId: 'large' }));
+    expect(result).toEqual({
+      operation: 'update',
+      requestHash: 'hash-of-large',
+      state: 'succeeded',
+      description: 'The instance is updated',
+      instanceUsable: true,
+      updateRepeatable: true,
+    });
+    expect(memo).toEqual(result);
+    expect(world.instance(id).request.planId).toBe('large');
+    expect(world.instance(id).objects).toEqual(['database-large']);
+  });
+
+  test('GIVEN an operator that refuses WHEN the update fails THEN the instance is rolled back and stays usable', async () => {
+    const id = unique('instance');
+    world.seed(instanceRequest(id));
+    world.script(id, {
+      reports: { update: { state: 'failed', description: 'the operator refused the plan' } },
+    });
+    const { result, memo } = await run('update', instanceRequest(id, { planId: 'large' }));
+    expect(result).toEqual({
+      operation: 'update',
+      requestHash: 'hash-of-large',
+      state: 'failed',
+      description:
+        'the operator refused the plan (rolled back: the instance keeps its previous plan and parameters)',
+      instanceUsable: true,
+      updateRepeatable: true,
+    });
+    expect(memo).toEqual(result);
+    expect(world.instance(id).status).toEqual(result);
+    expect(world.instance(id).request).toEqual(instanceRequest(id));
+    expect(world.instance(id).objects).toEqual(['database-small']);
+  });
+
+  test('GIVEN a synchronous update WHEN it is cancelled THEN the instance is rolled back and the memo says so', async () => {
+    const id = unique('instance');
+    world.seed(instanceRequest(id));
+    world.script(id, { reports: waiting('resizing the database') });
+    const { error, memo } = await cancelWhile(
+      'update',
+      instanceRequest(id, { planId: 'large' }),
+      'resizing the database',
+    );
+    expect((error as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+    const cancelled = {
+      operation: 'update',
+      requestHash: 'hash-of-large',
+      state: 'failed',
+      description: 'The update was cancelled and rolled back.',
+      instanceUsable: true,
+      updateRepeatable: true,
+    };
+    expect(memo).toEqual(cancelled);
+    expect(world.instance(id).status).toEqual(cancelled);
+    expect(world.instance(id).request).toEqual(instanceRequest(id));
+    expect(world.instance(id).objects).toEqual(['database-small']);
+  });
+});
+
+describe('deprovision', () => {
+  test('GIVEN a provisioned instance WHEN it is deprovisioned THEN its resources and its record are gone', async () => {
+    const id = unique('instance');
+    world.seed(instanceRequest(id));
+    const { result, memo } = await run('deprovision', instanceRequest(id));
+    expect(result).toEqual({
+      operation: 'deprovision',
+      requestHash: 'hash-of-small',
+      state: 'succeeded',
+      description: 'The instance is deprovisioned',
+      instanceUsable: false,
+    });
+    expect(memo).toEqual(result);
+    expect(world.instances.has(id)).toBe(false);
+  });
+
+  test('GIVEN a synchronous deprovision WHEN it is cancelled THEN it stops where it is and says to send it again', async () => {
+    const id = unique('instance');
+    world.seed(instanceRequest(id));
+    world.script(id, { reports: waiting('dropping the database') });
+    const { error, memo } = await cancelWhile('deprovision', instanceRequest(id), 'dropping the database');
+    expect((error as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+    const stopped = {
+      operation: 'deprovision',
+      requestHash: 'hash-of-small',
+      state: 'failed',
+      description: 'The deprovision was stopped before it finished; send the request again to finish it.',
+    };
+    expect(memo).toEqual(stopped);
+    expect(world.instance(id).status).toEqual(stopped);
+  });
+});
+
+describe('bind and unbind', () => {
+  test('GIVEN an instance WHEN it is bound and unbound THEN the binding is created, then gone', async () => {
+    const id = unique('instance');
+    world.seed(instanceRequest(id));
+    const bound = await run('bind', bindingRequest(id, 'binding-1'));
+    expect(bound.result).toEqual({
+      operation: 'bind',
+      requestHash: 'hash-of-binding',
+      state: 'succeeded',
+      description: 'The binding is created',
+      responseSecret: 'sf-binding-binding-1',
+    });
+    expect(bound.memo).toEqual(bound.result);
+    expect(world.instance(id).bindings.get('binding-1')).toMatchObject({
+      status: bound.result,
+      objects: ['user-binding-1'],
+    });
+
+    const unbound = await run('unbind', bindingRequest(id, 'binding-1'));
+    expect(unbound.result).toEqual({
+      operation: 'unbind',
+      requestHash: 'hash-of-binding',
+      state: 'succeeded',
+      description: 'The binding is deleted',
+    });
+    expect(unbound.memo).toEqual(unbound.result);
+    expect(world.instance(id).bindings.has('binding-1')).toBe(false);
+  });
+
+  test('GIVEN a bind template that fails WHEN the instance is bound THEN the bind fails at once with the template’s message', async () => {
+    const id = unique('instance');
+    world.seed(instanceRequest(id));
+    world.script(id, {
+      failing: {
+        step: 'applyTemplate',
+        message: 'The bind template of plan small failed: boom',
+        forGood: true,
+      },
+    });
+    const { result, memo } = await run('bind', bindingRequest(id, 'binding-1'));
+    expect(result).toEqual({
+      operation: 'bind',
+      requestHash: 'hash-of-binding',
+      state: 'failed',
+      description: 'The bind template of plan small failed: boom',
+    });
+    expect(memo).toEqual(result);
+    expect(world.attemptsOf(id, 'applyTemplate')).toBe(1);
+    expect(world.instance(id).bindings.get('binding-1')?.status).toEqual(result);
+  });
+});
+
+describe('operations already running', () => {
+  test('GIVEN the histories of operations recorded before WHEN the workflows replay them THEN each replays as it ran', async () => {
+    const files = readdirSync(HISTORIES).filter((name) => name.endsWith('.json'));
+    expect(files.length).toBeGreaterThan(0);
+    const histories = files.map((name) => ({ workflowId: name, history: historyFromFile(name) }));
+    const replayed: { workflowId: string; error?: unknown }[] = [];
+    for await (const { workflowId, error } of Worker.runReplayHistories(
+      { workflowBundle: bundle },
+      histories,
+    )) {
+      replayed.push({ workflowId, ...(error ? { error: String(error) } : {}) });
+    }
+    expect(replayed).toEqual(files.map((workflowId) => ({ workflowId })));
+  });
+});

@@ -1,0 +1,157 @@
+/** What the plans' templates say as values: sources, the status sections, the bind response. Pure and table-driven. */
+import {
+  bindResponseText,
+  forTemplate,
+  readStatusSection,
+  sourceReferences,
+  type StatusSection,
+} from '../../../src/activities/template-values.js';
+import type { AppliedResource, KubeObject } from '../../../src/resources/types.js';
+import type { OperationType } from '../../../src/workflows/messages.js';
+
+describe('the objects the sources template names', () => {
+  const secret = { apiVersion: 'v1', kind: 'Secret', name: 'admin' };
+  test.each<[string, unknown, [string, AppliedResource][]]>([
+    ['nothing rendered', undefined, []],
+    ['a value that is no map', 'admin', []],
+    ['one source without a namespace', { admin: secret }, [['admin', { ...secret, namespace: 'sf-i-1' }]]],
+    [
+      'one source in a namespace of its own',
+      { admin: { ...secret, namespace: 'shared' } },
+      [['admin', { ...secret, namespace: 'shared' }]],
+    ],
+    [
+      'an empty namespace',
+      { admin: { ...secret, namespace: '' } },
+      [['admin', { ...secret, namespace: 'sf-i-1' }]],
+    ],
+    [
+      'reserved keys are passed over',
+      { instance: secret, binding: secret, plan: secret, service: secret, admin: secret },
+      [['admin', { ...secret, namespace: 'sf-i-1' }]],
+    ],
+    [
+      'entries without an apiVersion, a kind or a name are passed over',
+      {
+        a: { kind: 'Secret', name: 'x' },
+        b: { apiVersion: 'v1', name: 'x' },
+        c: { apiVersion: 'v1', kind: 'Secret' },
+        d: { apiVersion: 'v1', kind: 'Secret', name: 7 },
+        e: null,
+        f: 'admin',
+      },
+      [],
+    ],
+  ])('%s', (_name, sources, expected) => {
+    expect(sourceReferences(sources, 'sf-i-1')).toEqual(expected);
+  });
+});
+
+describe('what the status template says of an operation', () => {
+  test.each<[string, unknown, OperationType, StatusSection]>([
+    ['no values at all', undefined, 'provision', { state: 'in progress' }],
+    ['values that are no map', 'ready', 'provision', { state: 'in progress' }],
+    ['no section for the operation', { bind: { state: 'succeeded' } }, 'provision', { state: 'in progress' }],
+    ['succeeded', { provision: { state: 'succeeded' } }, 'provision', { state: 'succeeded' }],
+    [
+      'failed, with an error over the description',
+      { provision: { state: 'failed', error: ' out of disk ', description: 'creating' } },
+      'provision',
+      { state: 'failed', description: 'out of disk' },
+    ],
+    [
+      'any other declared state is in progress, with its description',
+      { provision: { state: 'Creating', description: 'creating the database' } },
+      'provision',
+      { state: 'in progress', description: 'creating the database' },
+    ],
+    ['a state of blanks is no state', { provision: { state: '  ' } }, 'provision', { state: 'in progress' }],
+    [
+      'a dashboard URL',
+      { provision: { state: 'succeeded', dashboardUrl: 'https://db.example/i-1' } },
+      'provision',
+      { state: 'succeeded', dashboardUrl: 'https://db.example/i-1' },
+    ],
+    [
+      'an update without a section reads the provision’s',
+      { provision: { state: 'failed' } },
+      'update',
+      { state: 'failed' },
+    ],
+    [
+      'an update with its own section',
+      { provision: { state: 'succeeded' }, update: { state: 'Updating' } },
+      'update',
+      { state: 'in progress' },
+    ],
+    ['a deprovision without a declared state has succeeded', {}, 'deprovision', { state: 'succeeded' }],
+    ['an unbind without a declared state has succeeded', { unbind: {} }, 'unbind', { state: 'succeeded' }],
+    [
+      'a deprovision that declares a state waits for it',
+      { deprovision: { state: 'Deleting' } },
+      'deprovision',
+      { state: 'in progress' },
+    ],
+    ['a bind without a declared state waits', { bind: {} }, 'bind', { state: 'in progress' }],
+    [
+      'a bind with its response',
+      { bind: { state: 'succeeded', response: '{"credentials":{}}' } },
+      'bind',
+      { state: 'succeeded', response: '{"credentials":{}}' },
+    ],
+  ])('%s', (_name, values, operation, expected) => {
+    expect(readStatusSection(values, operation)).toEqual(expected);
+  });
+});
+
+describe('the bind response the status template rendered', () => {
+  test.each<[string, unknown, { json: string } | { error: string }]>([
+    ['an object', { credentials: { user: 'u' } }, { json: '{"credentials":{"user":"u"}}' }],
+    ['JSON text', '{"credentials":{"user":"u"}}', { json: '{"credentials":{"user":"u"}}' }],
+    ['nothing', undefined, { json: '{}' }],
+    ['blank text', '  ', { json: '{}' }],
+    [
+      'text that is not JSON',
+      'user=u',
+      {
+        error:
+          'The status template rendered a bind response that is not JSON; check the plan’s status template',
+      },
+    ],
+    [
+      'credentials that are not an object',
+      { credentials: 'u' },
+      {
+        error:
+          'The bind response the status template rendered has credentials that are not an object; check the plan’s status template',
+      },
+    ],
+    [
+      'a list',
+      '[1]',
+      {
+        error:
+          'The bind response the status template rendered is not an object; check the plan’s status template',
+      },
+    ],
+  ])('%s', (_name, response, expected) => {
+    expect(bindResponseText(response)).toEqual(expected);
+  });
+});
+
+describe('an object as templates see it', () => {
+  test('GIVEN an object read from the apiserver WHEN templates see it THEN its managed fields are gone, the rest kept', () => {
+    const obj = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'admin', namespace: 'n', uid: 'u', managedFields: [{ manager: 'kubectl' }] },
+      data: { password: 'cA==' },
+    } as KubeObject;
+    expect(forTemplate(obj)).toEqual({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'admin', namespace: 'n', uid: 'u' },
+      data: { password: 'cA==' },
+    });
+  });
+});
