@@ -45,10 +45,8 @@ export async function patchRecord<T extends KubeObject>(
   name: string,
   patch: Record<string, unknown>,
 ): Promise<T> {
-  return (await cluster.custom.patchNamespacedCustomObject(
-    { ...params(kind, namespace), name, body: patch },
-    mergePatch(),
-  )) as T;
+  const request = { ...params(kind, namespace), name, body: patch };
+  return (await cluster.custom.patchNamespacedCustomObject(request, mergePatch())) as T;
 }
 
 /** JSON merge patch of the status subresource. */
@@ -59,10 +57,8 @@ export async function patchRecordStatus<T extends KubeObject>(
   name: string,
   status: Record<string, unknown>,
 ): Promise<T> {
-  return (await cluster.custom.patchNamespacedCustomObjectStatus(
-    { ...params(kind, namespace), name, body: { status } },
-    mergePatch(),
-  )) as T;
+  const request = { ...params(kind, namespace), name, body: { status } };
+  return (await cluster.custom.patchNamespacedCustomObjectStatus(request, mergePatch())) as T;
 }
 
 /** Deletes a record; NotFound means done. */

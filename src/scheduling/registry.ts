@@ -9,15 +9,16 @@ import { master, NAME as MASTER } from './plugins/master.js';
 import { resourceAware, NAME as RESOURCE_AWARE } from './plugins/resource-aware.js';
 import { roundRobin, NAME as ROUND_ROBIN } from './plugins/round-robin.js';
 import { schedulable, NAME as SCHEDULABLE } from './plugins/schedulable.js';
-import type { ClusterSnapshot, Decision, PlacementRequest, Plugin, SchedulingState } from './types.js';
+import type {
+  ClusterSnapshot,
+  Decision,
+  PlacementRequest,
+  Plugin,
+  PluginOptions,
+  SchedulingState,
+} from './types.js';
 
-/** Settings every plugin factory receives; each reads those it needs. */
-export interface PluginOptions {
-  /** The master cluster's id, for the `default` scheduler. @default '1' */
-  readonly masterClusterId?: string;
-  /** Clusters not probed yet (phase `pending`) may take instances. @default false */
-  readonly acceptPending?: boolean;
-}
+export type { PluginOptions } from './types.js';
 
 /** Makes a plugin from the options. */
 export type PluginFactory = (options: PluginOptions) => Plugin;

@@ -129,3 +129,11 @@ export interface Decision {
    */
   readonly summary: string;
 }
+
+/** Settings every plugin factory receives; each reads those it needs. */
+export interface PluginOptions {
+  /** The master cluster's id, for the `default` scheduler. @default '1' */
+  readonly masterClusterId?: string;
+  /** Clusters not probed yet (phase `pending`) may take instances. @default false */
+  readonly acceptPending?: boolean;
+}

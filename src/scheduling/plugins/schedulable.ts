@@ -2,16 +2,11 @@
  * `schedulable`: the filter every scheduler runs first. Only running clusters that are not
  * cordoned and whose record can be read take new instances.
  */
-import { invalid, SUCCESS, unschedulable, type Plugin } from '../types.js';
+import { invalid, SUCCESS, unschedulable, type Plugin, type PluginOptions } from '../types.js';
 
 export const NAME = 'schedulable';
 
-export interface SchedulableArgs {
-  /** Also place on clusters not probed yet (phase `pending`). @default false */
-  readonly acceptPending?: boolean;
-}
-
-export function schedulable({ acceptPending = false }: SchedulableArgs = {}): Plugin {
+export function schedulable({ acceptPending = false }: PluginOptions = {}): Plugin {
   return {
     name: NAME,
     filter(_cycle, cluster) {
