@@ -1,12 +1,15 @@
 /**
  * The broker's HTTP server: idle client connections stay open as long as configured, so a load
  * balancer that keeps its idle connections shorter never reuses one the broker is closing.
+ *
+ * Real sockets and Node's own keep-alive timers, which fake timers cannot drive: so this runs with
+ * the integration tests, not the unit tests.
  */
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
-import { closeServer, listen } from '../../../src/roots/broker.js';
-import { PASSWORD, USERNAME, basic, testApi } from './support.js';
+import { closeServer, listen } from '../../src/roots/broker.js';
+import { PASSWORD, USERNAME, basic, testApi } from '../unit/api/support.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
