@@ -163,19 +163,21 @@ export function clusterActivities({ clusters }: ClusterActivityDeps) {
       ]);
       heartbeat();
       const status = nextClusterStatus({ cluster, probe: found, now: new Date(), offlineAfterMs, instances });
+      let written: SFCluster;
       try {
-        await patchRecordStatus(master, SFCLUSTER, namespace, clusterId, { ...status });
+        written = await patchRecordStatus<SFCluster>(master, SFCLUSTER, namespace, clusterId, { ...status });
       } catch (err) {
         if (isNotFound(err)) return {};
         throw err;
       }
-      const finalizers = clusterFinalizers(cluster, instances);
+      // Decided on the SFCluster as written, so that a deletion requested meanwhile is seen.
+      const finalizers = clusterFinalizers(written, instances);
       if (finalizers) {
         try {
           await patchRecord(master, SFCLUSTER, namespace, clusterId, {
             metadata: {
               finalizers: finalizers.finalizers,
-              resourceVersion: cluster.metadata.resourceVersion,
+              resourceVersion: written.metadata.resourceVersion,
             },
           });
         } catch (err) {

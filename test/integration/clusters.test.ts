@@ -71,7 +71,7 @@ beforeAll(async () => {
     { text: own.extra.cluster.kubeconfig },
     { totalCapacity: DECLARED },
   );
-  await installCatalog(master, namespace, ['examples/postgresql']);
+  await installCatalog(master, namespace, ['examples/postgresql', 'examples/mustache']);
 
   const bundle = await bundleWorkflowCode({
     workflowsPath: fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url)),
