@@ -11,7 +11,7 @@ import type { ClusterClient } from '../kube/clients.js';
 import { isUnauthorized, type ClusterDirectory } from '../kube/cluster-directory.js';
 import { CLUSTER_FINALIZER, listClusters } from '../kube/cluster-registry.js';
 import { getRecord, listRecords, patchRecord, patchRecordStatus } from '../kube/custom-objects.js';
-import { apiMessageOf, isAlreadyExists, isNotFound } from '../kube/errors.js';
+import { apiMessageOf, isAlreadyExists, isNotFound, statusCodeOf } from '../kube/errors.js';
 import { FIELD_MANAGER, LABELS, labelValue } from '../resources/names.js';
 import {
   SFCLUSTER,
@@ -38,6 +38,8 @@ const PROBE_TIMEOUT_MS = 10_000;
 
 export interface ClusterActivityDeps {
   readonly clusters: ClusterDirectory;
+  /** Namespace of all instance records; each its own `sf-<id>` when unset. */
+  readonly instanceNamespace?: string;
 }
 
 /** Tells the server the activity is alive; a no-op outside an activity (tests call activities directly). */
@@ -57,11 +59,29 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** Items of a list the identity may not read are left out: the cluster answered all the same. */
+async function unlessForbidden<T>(list: Promise<{ items: T[] }>): Promise<T[] | undefined> {
+  try {
+    return (await list).items;
+  } catch (err) {
+    if (statusCodeOf(err) === 403) return undefined;
+    throw err;
+  }
+}
+
 /** Version, nodes and pods of a cluster. */
 async function probe(client: ClusterClient): Promise<ProbeResult> {
   const version = await client.kubeConfig.makeApiClient(VersionApi).getCode();
-  const [nodes, pods] = await Promise.all([client.core.listNode(), client.core.listPodForAllNamespaces()]);
-  return { ok: true, version: version.gitVersion, nodes: nodes.items, pods: pods.items };
+  const [nodes, pods] = await Promise.all([
+    unlessForbidden(client.core.listNode()),
+    unlessForbidden(client.core.listPodForAllNamespaces()),
+  ]);
+  return {
+    ok: true,
+    version: version.gitVersion,
+    ...(nodes ? { nodes } : {}),
+    ...(pods ? { pods } : {}),
+  };
 }
 
 /**
@@ -83,13 +103,23 @@ async function probeCluster(clusters: ClusterDirectory, clusterId: string): Prom
   }
 }
 
-/** Number of instance records in the master placed on the cluster (by their cluster-id label). */
-async function instancesOn(master: ClusterClient, clusterId: string): Promise<number> {
+/**
+ * Number of instance records in the master placed on the cluster (by their cluster-id label): in
+ * the one instance namespace when there is one, else in all namespaces.
+ */
+async function instancesOn(
+  master: ClusterClient,
+  clusterId: string,
+  instanceNamespace: string | undefined,
+): Promise<number> {
+  const labelSelector = `${LABELS.clusterId}=${labelValue(clusterId)}`;
+  if (instanceNamespace)
+    return (await listRecords(master, SFSERVICEINSTANCE, instanceNamespace, labelSelector)).length;
   const list = (await master.custom.listCustomObjectForAllNamespaces({
     group: SFSERVICEINSTANCE.group,
     version: SFSERVICEINSTANCE.version,
     plural: SFSERVICEINSTANCE.plural,
-    labelSelector: `${LABELS.clusterId}=${labelValue(clusterId)}`,
+    labelSelector,
   })) as { items: unknown[] };
   return list.items.length;
 }
@@ -138,7 +168,7 @@ async function ensureNamespace(cluster: ClusterClient, namespace: string): Promi
   }
 }
 
-export function clusterActivities({ clusters }: ClusterActivityDeps) {
+export function clusterActivities({ clusters, instanceNamespace }: ClusterActivityDeps) {
   const { master, masterId, namespace } = clusters;
   return {
     /** The clusters registered in the master. */
@@ -159,7 +189,7 @@ export function clusterActivities({ clusters }: ClusterActivityDeps) {
       if (!cluster) return {};
       const [found, instances] = await Promise.all([
         cluster.metadata.deletionTimestamp ? undefined : probeCluster(clusters, clusterId),
-        instancesOn(master, clusterId),
+        instancesOn(master, clusterId, instanceNamespace),
       ]);
       heartbeat();
       const status = nextClusterStatus({ cluster, probe: found, now: new Date(), offlineAfterMs, instances });

@@ -44,7 +44,13 @@ export async function startWorker(
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     workflowsPath: fileURLToPath(new URL('../workflows/index.js', import.meta.url)),
-    activities: { ...activities, ...clusterActivities({ clusters }) },
+    activities: {
+      ...activities,
+      ...clusterActivities({
+        clusters,
+        ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
+      }),
+    },
     maxConcurrentWorkflowTaskExecutions: config.worker.concurrentOperations,
     maxConcurrentLocalActivityExecutions: config.worker.concurrentSteps,
     maxConcurrentActivityTaskExecutions: config.worker.concurrentSteps,
