@@ -25,6 +25,7 @@ import {
 } from '../../src/resources/types.js';
 import { clusterHealthWorkflowId, type ClusterHealthSettings } from '../../src/workflows/messages.js';
 import { issueIdentity, startOwnCluster } from '../support/clusters.js';
+import { startProcess, systemSettings } from '../support/system.js';
 import { clusters, environment, eventually, temporalClient, unique, untilGone } from '../support/env.js';
 
 const SETTINGS: ClusterHealthSettings = { probeSeconds: 1, offlineSeconds: 3 };
@@ -280,5 +281,34 @@ describe('removing a cluster', () => {
     });
     await expect(directory.get(ownId)).rejects.toThrow(/not registered/);
     await master.core.deleteNamespace({ name: instanceNamespace });
+  });
+});
+
+describe('the worker', () => {
+  test('starts the landscape health workflow when absent, and a second worker does not start another', async () => {
+    const landscape = unique('landscape');
+    await registerCluster(master, landscape, '1', environment().clusters[0]!.kubeconfigPath);
+    const settings = await systemSettings({
+      INTEROP_NAMESPACE: landscape,
+      INTEROP_CLUSTER_PROBE_SECONDS: '1',
+    });
+    const workers = [await startProcess('worker', settings)];
+    const handle = temporal.client.workflow.getHandle(clusterHealthWorkflowId(landscape));
+    try {
+      await eventually('the master of the landscape to run', async () => {
+        const cluster = await getRecord<SFCluster>(master, SFCLUSTER, landscape, '1');
+        return cluster?.status?.phase === 'running' ? cluster : undefined;
+      });
+      const { runId } = await handle.describe();
+      workers.push(await startProcess('worker', settings));
+      const after = await handle.describe();
+      expect(after.status.name).toBe('RUNNING');
+      expect(after.runId).toBe(runId);
+    } finally {
+      await handle.terminate('test over').catch(() => undefined);
+      for (const worker of workers) await worker.stop();
+      await patchRecord(master, SFCLUSTER, landscape, '1', { metadata: { finalizers: null } });
+      await master.core.deleteNamespace({ name: landscape });
+    }
   });
 });
