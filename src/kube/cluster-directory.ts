@@ -2,7 +2,7 @@
  * One set of API clients per registered cluster, by cluster id: the master's given, the others
  * built from the registry's kubeconfig Secrets.
  *
- * Every call reads the cluster's SFCluster and its Secret from the master (two small reads over a
+ * Every call reads the cluster's SFCluster and its Secret from the master (side by side, over a
  * kept-alive connection) and reuses the clients built for that version of the Secret: a rotated
  * kubeconfig is used by the next call, and a cluster removed from the registry is refused at once.
  */
@@ -43,22 +43,22 @@ export function clusterDirectory(
 ): ClusterDirectory {
   const masterId = options.masterId ?? MASTER_CLUSTER_ID;
   /** Clients by cluster id, with the Secret version they were built from. */
-  const known = new Map<string, { version: string; client: ClusterClient }>();
+  const known = new Map<string, { secretRef: string; version: string; client: ClusterClient }>();
   return {
     master,
     masterId,
     namespace,
     async get(clusterId: string): Promise<ClusterClient> {
       if (clusterId === masterId) return master;
-      const current = await readClusterKubeconfig(master, namespace, clusterId);
+      const cached = known.get(clusterId);
+      const current = await readClusterKubeconfig(master, namespace, clusterId, cached?.secretRef);
       if (!current) {
         known.delete(clusterId);
         throw new Error(`cluster ${clusterId} is not registered (no SFCluster ${namespace}/${clusterId})`);
       }
-      const cached = known.get(clusterId);
       if (cached && cached.version === current.version) return cached.client;
       const client = clusterClientFromKubeconfig(clusterId, current.kubeconfig);
-      known.set(clusterId, { version: current.version, client });
+      known.set(clusterId, { secretRef: current.secretRef, version: current.version, client });
       return client;
     },
     forget(clusterId: string): void {

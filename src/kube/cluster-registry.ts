@@ -93,16 +93,44 @@ export async function listClusters(master: ClusterClient, namespace: string): Pr
 /** A registered cluster's kubeconfig and the version of the Secret it was read from. */
 export interface ClusterKubeconfig {
   readonly kubeconfig: string;
+  /** The Secret it is read from. */
+  readonly secretRef: string;
   /** Changes whenever the SFCluster names another Secret or the Secret changes. */
   readonly version: string;
 }
 
-/** A registered cluster's kubeconfig, from its Secret; undefined when it is not registered. */
+async function readKubeconfigSecret(
+  master: ClusterClient,
+  namespace: string,
+  secretRef: string,
+): Promise<ClusterKubeconfig> {
+  const secret = await master.core.readNamespacedSecret({ name: secretRef, namespace });
+  const data = secret.data?.kubeconfig;
+  if (!data) throw new Error(`Secret ${namespace}/${secretRef} has no key "kubeconfig"`);
+  return {
+    kubeconfig: Buffer.from(data, 'base64').toString('utf8'),
+    secretRef,
+    version: `${secretRef}@${secret.metadata?.resourceVersion ?? ''}`,
+  };
+}
+
+/**
+ * A registered cluster's kubeconfig, from its Secret; undefined when it is not registered.
+ * `expectedSecretRef` (the Secret the cluster named last time) is read beside the SFCluster, so
+ * that the usual case costs one round trip; it is used only when the SFCluster still names it.
+ */
 export async function readClusterKubeconfig(
   master: ClusterClient,
   namespace: string,
   clusterId: string,
+  expectedSecretRef?: string,
 ): Promise<ClusterKubeconfig | undefined> {
+  const expected = expectedSecretRef
+    ? readKubeconfigSecret(master, namespace, expectedSecretRef).then(
+        (found) => ({ found }),
+        (error: unknown) => ({ error }),
+      )
+    : undefined;
   try {
     const cluster = (await master.custom.getNamespacedCustomObject({
       group: SFCLUSTER.group,
@@ -112,13 +140,12 @@ export async function readClusterKubeconfig(
       name: clusterId,
     })) as SFCluster;
     const secretRef = cluster.spec.secretRef;
-    const secret = await master.core.readNamespacedSecret({ name: secretRef, namespace });
-    const data = secret.data?.kubeconfig;
-    if (!data) throw new Error(`Secret ${namespace}/${secretRef} has no key "kubeconfig"`);
-    return {
-      kubeconfig: Buffer.from(data, 'base64').toString('utf8'),
-      version: `${secretRef}@${secret.metadata?.resourceVersion ?? ''}`,
-    };
+    if (expected && secretRef === expectedSecretRef) {
+      const read = await expected;
+      if ('error' in read) throw read.error;
+      return read.found;
+    }
+    return await readKubeconfigSecret(master, namespace, secretRef);
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;

@@ -46,6 +46,11 @@ function fakeMaster() {
       clusters.set(id, `cluster-${id}`);
       secrets.set(`cluster-${id}`, { text: kubeconfig(server), version: ++version });
     },
+    /** Points the cluster's SFCluster at another Secret. */
+    point(id: string, secretName: string, server: string) {
+      clusters.set(id, secretName);
+      secrets.set(secretName, { text: kubeconfig(server), version: ++version });
+    },
     unregister(id: string) {
       clusters.delete(id);
     },
@@ -88,6 +93,16 @@ describe('the cluster directory', () => {
     const after = await directory.get('2');
     expect(after).not.toBe(before);
     expect(serverOf(after)).toBe('https://two-moved:6443');
+  });
+
+  test('GIVEN the SFCluster names another Secret WHEN asked THEN clients of that Secret', async () => {
+    const fake = fakeMaster();
+    fake.register('2', 'https://two:6443');
+    const directory = clusterDirectory(fake.master, 'interoperator');
+    await directory.get('2');
+    fake.point('2', 'other-secret', 'https://elsewhere:6443');
+    expect(serverOf(await directory.get('2'))).toBe('https://elsewhere:6443');
+    expect(serverOf(await directory.get('2'))).toBe('https://elsewhere:6443');
   });
 
   test('GIVEN a cluster removed from the registry WHEN asked THEN a clear error', async () => {
