@@ -34,6 +34,20 @@ export interface Config {
   readonly namespace: string;
   /** INTEROP_INSTANCE_NAMESPACE: one namespace for all instances; each its own `sf-<id>` when unset. */
   readonly instanceNamespace?: string;
+  /** INTEROP_MASTER_CLUSTER_ID: the master's id in the cluster registry. @default 1 */
+  readonly masterClusterId: string;
+  readonly clusterHealth: {
+    /**
+     * INTEROP_CLUSTER_PROBE_SECONDS: how often the worker probes every registered cluster, writes
+     * its SFCluster status and copies the catalog to the running sisters; 0 turns it off. @default 30
+     */
+    readonly probeSeconds: number;
+    /**
+     * INTEROP_CLUSTER_OFFLINE_SECONDS: how long a cluster may stay unreachable before it is
+     * offline (and gets no new instances). @default 120
+     */
+    readonly offlineSeconds: number;
+  };
   readonly broker: {
     /** INTEROP_HOST @default 127.0.0.1 */
     readonly host: string;
@@ -155,6 +169,11 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
     masterKubeconfig: env.INTEROP_MASTER_KUBECONFIG || undefined,
     namespace: env.INTEROP_NAMESPACE || 'interoperator',
     instanceNamespace: env.INTEROP_INSTANCE_NAMESPACE || undefined,
+    masterClusterId: env.INTEROP_MASTER_CLUSTER_ID || '1',
+    clusterHealth: {
+      probeSeconds: number(env, 'INTEROP_CLUSTER_PROBE_SECONDS', 30, { orZero: true }),
+      offlineSeconds: number(env, 'INTEROP_CLUSTER_OFFLINE_SECONDS', 120),
+    },
     broker: {
       host: env.INTEROP_HOST || '127.0.0.1',
       port: number(env, 'INTEROP_PORT', 8080),

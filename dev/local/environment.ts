@@ -35,6 +35,11 @@ export interface EnvironmentInfo {
   readonly clusters: readonly { readonly id: string; readonly kubeconfigPath: string }[];
   readonly namespace: string;
   readonly workDir: string;
+  /**
+   * The local control plane's etcd and shared credentials, for a test's own extra cluster
+   * (startExtraCluster); absent when the environment uses existing servers.
+   */
+  readonly kube?: { readonly etcdUrl: string; readonly pkiDir: string };
 }
 
 export interface LocalEnvironment {
@@ -97,6 +102,7 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions): P
       clusters: clusterFiles,
       namespace,
       workDir: options.workDir,
+      ...(controlPlane ? { kube: { etcdUrl: controlPlane.etcdUrl, pkiDir: controlPlane.pkiDir } } : {}),
     };
     return { info, master, clusters, stop };
   } catch (err) {

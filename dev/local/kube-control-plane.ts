@@ -32,7 +32,138 @@ export interface ControlPlane {
   readonly clusters: readonly LocalCluster[];
   /** Logs, certificates and kubeconfigs live here. */
   readonly workDir: string;
+  /** Where the shared etcd listens, for {@link startExtraCluster}. */
+  readonly etcdUrl: string;
+  /** The admin token file and the service-account keys every apiserver shares. */
+  readonly pkiDir: string;
   stop(): Promise<void>;
+}
+
+/** The credentials every apiserver of the control plane shares, as files. */
+interface SharedPki {
+  readonly tokenFile: string;
+  readonly saKey: string;
+  readonly saPub: string;
+}
+
+const sharedPki = (pkiDir: string): SharedPki => ({
+  tokenFile: path.join(pkiDir, 'tokens.csv'),
+  saKey: path.join(pkiDir, 'sa.key'),
+  saPub: path.join(pkiDir, 'sa.pub'),
+});
+
+/** Starts one kube-apiserver on the shared etcd, under its own prefix; resolves once it is ready. */
+async function startApiserver(options: {
+  readonly id: string;
+  readonly port: number;
+  readonly dir: string;
+  readonly etcdUrl: string;
+  readonly pki: SharedPki;
+  readonly kubeApiserver: string;
+  readonly timeoutMs: number;
+}): Promise<ManagedProcess> {
+  const { id, port, dir, pki } = options;
+  const server = `https://127.0.0.1:${port}`;
+  const token = readFileSync(pki.tokenFile, 'utf8').split(',')[0] ?? '';
+  const apiserver = startProcess({
+    name: `kube-apiserver (cluster ${id})`,
+    command: options.kubeApiserver,
+    args: [
+      `--etcd-servers=${options.etcdUrl}`,
+      `--etcd-prefix=/clusters/${id}`,
+      `--secure-port=${port}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--cert-dir=${path.join(dir, 'certs')}`,
+      `--token-auth-file=${pki.tokenFile}`,
+      '--authorization-mode=RBAC',
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--allow-privileged=true',
+      '--disable-admission-plugins=ServiceAccount',
+      `--service-account-issuer=${server}/`,
+      `--service-account-key-file=${pki.saPub}`,
+      `--service-account-signing-key-file=${pki.saKey}`,
+      '--v=0',
+    ],
+    logFile: path.join(dir, 'kube-apiserver.log'),
+  });
+  await readyOrStopped(
+    apiserver,
+    async () => (await httpGet(`${server}/readyz`, token)) === 200,
+    options.timeoutMs,
+  );
+  return apiserver;
+}
+
+/**
+ * A cluster of one test's own: a kube-apiserver on the run's etcd under its own prefix, which the
+ * test may stop and start again (on the same address, with the same certificate) without
+ * disturbing the shared servers. No controller manager: namespaces it deletes stay terminating.
+ */
+export interface ExtraCluster {
+  readonly cluster: LocalCluster;
+  /** Whether its apiserver is running. */
+  readonly running: boolean;
+  /** Stops its apiserver; what it stored stays in etcd. */
+  stop(): Promise<void>;
+  /** Starts its apiserver again; resolves once it is ready. */
+  start(): Promise<void>;
+}
+
+export interface ExtraClusterOptions {
+  /** Cluster id; also its etcd prefix, so unique in the run. */
+  readonly id: string;
+  /** The control plane's etcd and shared credentials ({@link ControlPlane.etcdUrl}, `pkiDir`). */
+  readonly etcdUrl: string;
+  readonly pkiDir: string;
+  /** Folder for its certificates, log and kubeconfig. */
+  readonly workDir: string;
+  /** @default 90000 */
+  readonly startTimeoutMs?: number;
+}
+
+/** Starts a cluster of its own for one test: see {@link ExtraCluster}. */
+export async function startExtraCluster(options: ExtraClusterOptions): Promise<ExtraCluster> {
+  const bins = ensureBinaries(['kube']);
+  const dir = path.resolve(options.workDir, `cluster-${options.id}`);
+  mkdirSync(dir, { recursive: true });
+  const pki = sharedPki(options.pkiDir);
+  const timeoutMs = options.startTimeoutMs ?? 90_000;
+  const start = (port: number) =>
+    startApiserver({
+      id: options.id,
+      port,
+      dir,
+      etcdUrl: options.etcdUrl,
+      pki,
+      kubeApiserver: bins.kubeApiserver,
+      timeoutMs,
+    });
+  const { port, apiserver: first } = await withFreshPorts(async () => {
+    const port = await freePort();
+    return { port, apiserver: await start(port) };
+  });
+  let apiserver: ManagedProcess | undefined = first;
+  const server = `https://127.0.0.1:${port}`;
+  const token = readFileSync(pki.tokenFile, 'utf8').split(',')[0] ?? '';
+  const kubeconfigPath = path.join(dir, `${options.id}.kubeconfig`);
+  const kubeconfig = kubeconfigText(options.id, server, path.join(dir, 'certs', 'apiserver.crt'), token);
+  writeFileSync(kubeconfigPath, kubeconfig, { mode: 0o600 });
+  return {
+    cluster: { id: options.id, server, kubeconfigPath, kubeconfig },
+    get running() {
+      return apiserver !== undefined;
+    },
+    async stop() {
+      const stopping = apiserver;
+      apiserver = undefined;
+      await stopping?.stop();
+    },
+    async start() {
+      if (apiserver) return;
+      apiserver = await start(port);
+    },
+  };
 }
 
 export interface ControlPlaneOptions {
@@ -130,9 +261,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     // ---- shared credentials: the service-account signing key and the admin token
     const pkiDir = path.join(workDir, 'pki');
     mkdirSync(pkiDir, { recursive: true });
-    const saKey = path.join(pkiDir, 'sa.key');
-    const saPub = path.join(pkiDir, 'sa.pub');
-    const tokenFile = path.join(pkiDir, 'tokens.csv');
+    const { saKey, saPub, tokenFile } = sharedPki(pkiDir);
     if (!existsSync(saKey)) {
       const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
       writeFileSync(saKey, pair.privateKey.export({ type: 'pkcs1', format: 'pem' }), { mode: 0o600 });
@@ -154,35 +283,16 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
         mkdirSync(dir, { recursive: true });
         const { server, apiserver } = await withFreshPorts(async () => {
           const port = await freePort();
-          const server = `https://127.0.0.1:${port}`;
-          const apiserver = startProcess({
-            name: `kube-apiserver (cluster ${id})`,
-            command: bins.kubeApiserver,
-            args: [
-              `--etcd-servers=${etcdUrl}`,
-              `--etcd-prefix=/clusters/${id}`,
-              `--secure-port=${port}`,
-              '--bind-address=127.0.0.1',
-              '--advertise-address=127.0.0.1',
-              `--cert-dir=${path.join(dir, 'certs')}`,
-              `--token-auth-file=${tokenFile}`,
-              '--authorization-mode=RBAC',
-              '--service-cluster-ip-range=10.0.0.0/24',
-              '--allow-privileged=true',
-              '--disable-admission-plugins=ServiceAccount',
-              `--service-account-issuer=${server}/`,
-              `--service-account-key-file=${saPub}`,
-              `--service-account-signing-key-file=${saKey}`,
-              '--v=0',
-            ],
-            logFile: path.join(dir, 'kube-apiserver.log'),
+          const apiserver = await startApiserver({
+            id,
+            port,
+            dir,
+            etcdUrl,
+            pki: { tokenFile, saKey, saPub },
+            kubeApiserver: bins.kubeApiserver,
+            timeoutMs: timeout,
           });
-          await readyOrStopped(
-            apiserver,
-            async () => (await httpGet(`${server}/readyz`, token)) === 200,
-            timeout,
-          );
-          return { server, apiserver };
+          return { server: `https://127.0.0.1:${port}`, apiserver };
         });
         processes.push(apiserver);
         const kubeconfigPath = path.join(workDir, `${id}.kubeconfig`);
@@ -208,7 +318,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     );
     const [master, ...sisters] = clusters;
     if (!master) throw new Error('no master cluster');
-    return { master, sisters, clusters, workDir, stop };
+    return { master, sisters, clusters, workDir, etcdUrl, pkiDir, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -18,3 +18,4 @@ export function createActivities(deps: ActivityDeps) {
 export type Activities = ReturnType<typeof createActivities>;
 export type { ActivityDeps, Renderer } from './deps.js';
 export { FAILURE_TYPES } from './failures.js';
+export { clusterActivities, type ClusterActivities } from './clusters.js';

@@ -1,30 +1,68 @@
 /**
  * One set of API clients per registered cluster, by cluster id: the master's given, the others
- * built from the registry's kubeconfig Secrets on first use and kept.
+ * built from the registry's kubeconfig Secrets.
+ *
+ * Every call reads the cluster's SFCluster and its Secret from the master (side by side, over a
+ * kept-alive connection) and reuses the clients built for that version of the Secret: a rotated
+ * kubeconfig is used by the next call, and a cluster removed from the registry is refused at once.
  */
 import { MASTER_CLUSTER_ID } from '../resources/types.js';
 import type { ClusterClient } from './clients.js';
-import { clientForCluster } from './cluster-registry.js';
+import { clusterClientFromKubeconfig } from './clients.js';
+import { readClusterKubeconfig } from './cluster-registry.js';
+import { statusCodeOf } from './errors.js';
 
-/** Clients of every registered cluster, by id (`1` is the master). */
+/** Clients of every registered cluster, by id. */
 export interface ClusterDirectory {
   readonly master: ClusterClient;
+  /** Id of the master cluster (`1` unless configured otherwise). */
+  readonly masterId: string;
+  /** Namespace of the registry (the SFClusters and their Secrets) in the master. */
+  readonly namespace: string;
   /** Clients of a cluster; fails (retryably) when the cluster is not registered or unreachable. */
   get(clusterId: string): Promise<ClusterClient>;
+  /**
+   * Forgets the clients of a cluster, so that the next call builds them afresh from its Secret.
+   * Called on an authentication failure.
+   */
+  forget(clusterId: string): void;
 }
 
-export function clusterDirectory(master: ClusterClient, namespace: string): ClusterDirectory {
-  const known = new Map<string, ClusterClient>([[MASTER_CLUSTER_ID, master]]);
+export interface ClusterDirectoryOptions {
+  /** @default MASTER_CLUSTER_ID */
+  readonly masterId?: string;
+}
+
+/** Whether an API error says the cluster refused the credentials. */
+export const isUnauthorized = (err: unknown): boolean => statusCodeOf(err) === 401;
+
+export function clusterDirectory(
+  master: ClusterClient,
+  namespace: string,
+  options: ClusterDirectoryOptions = {},
+): ClusterDirectory {
+  const masterId = options.masterId ?? MASTER_CLUSTER_ID;
+  /** Clients by cluster id, with the Secret version they were built from. */
+  const known = new Map<string, { secretRef: string; version: string; client: ClusterClient }>();
   return {
     master,
+    masterId,
+    namespace,
     async get(clusterId: string): Promise<ClusterClient> {
+      if (clusterId === masterId) return master;
       const cached = known.get(clusterId);
-      if (cached) return cached;
-      const client = await clientForCluster(master, namespace, clusterId);
-      if (!client)
+      const current = await readClusterKubeconfig(master, namespace, clusterId, cached?.secretRef);
+      if (!current) {
+        known.delete(clusterId);
         throw new Error(`cluster ${clusterId} is not registered (no SFCluster ${namespace}/${clusterId})`);
-      known.set(clusterId, client);
+      }
+      if (cached && cached.version === current.version) return cached.client;
+      const client = clusterClientFromKubeconfig(clusterId, current.kubeconfig);
+      known.set(clusterId, { secretRef: current.secretRef, version: current.version, client });
       return client;
+    },
+    forget(clusterId: string): void {
+      known.delete(clusterId);
     },
   };
 }

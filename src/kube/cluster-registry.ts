@@ -9,6 +9,12 @@ import { SFCLUSTER, type SFCluster } from '../resources/types.js';
 import { clusterClientFromKubeconfig, type ClusterClient } from './clients.js';
 import { isAlreadyExists, isNotFound } from './errors.js';
 
+/**
+ * The finalizer that keeps an SFCluster while instances are placed on it: the cluster health
+ * round removes it once the deletion is requested and no instance is left there.
+ */
+export const CLUSTER_FINALIZER = 'interoperator.servicefabrik.io/cluster-in-use';
+
 /** Name of the Secret that holds a cluster's kubeconfig under the key `kubeconfig`. */
 export const kubeconfigSecretName = (clusterId: string): string => `cluster-${clusterId}-kubeconfig`;
 
@@ -20,16 +26,30 @@ async function ensureNamespace(master: ClusterClient, namespace: string): Promis
   }
 }
 
-/** Registers (or re-registers) a cluster: its kubeconfig Secret and its SFCluster, idempotently. */
+/** How a cluster is registered besides its kubeconfig. */
+export interface ClusterRegistration {
+  /** `spec.totalCapacity`: declared capacity (cpu, memory, ...). */
+  readonly totalCapacity?: Record<string, string>;
+  /** `spec.labels`, for clusterSelectors. */
+  readonly labels?: Record<string, string>;
+}
+
+/**
+ * Registers (or re-registers) a cluster: its kubeconfig Secret and its SFCluster with the
+ * finalizer that refuses its deletion while instances are placed on it, idempotently.
+ * `kubeconfig` is the path of a kubeconfig file, or `{ text }` for the kubeconfig itself.
+ */
 export async function registerCluster(
   master: ClusterClient,
   namespace: string,
   clusterId: string,
-  kubeconfigPath: string,
+  kubeconfigFile: string | { readonly text: string },
+  registration: ClusterRegistration = {},
 ): Promise<void> {
   await ensureNamespace(master, namespace);
   const secretName = kubeconfigSecretName(clusterId);
-  const kubeconfig = readFileSync(kubeconfigPath, 'utf8');
+  const kubeconfig =
+    typeof kubeconfigFile === 'string' ? readFileSync(kubeconfigFile, 'utf8') : kubeconfigFile.text;
   const secret = {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -40,8 +60,12 @@ export async function registerCluster(
   const cluster = {
     apiVersion: SFCLUSTER.apiVersion,
     kind: SFCLUSTER.kind,
-    metadata: { name: clusterId, namespace },
-    spec: { secretRef: secretName },
+    metadata: { name: clusterId, namespace, finalizers: [CLUSTER_FINALIZER] },
+    spec: {
+      secretRef: secretName,
+      ...(registration.totalCapacity ? { totalCapacity: registration.totalCapacity } : {}),
+      ...(registration.labels ? { labels: registration.labels } : {}),
+    },
   };
   for (const body of [secret, cluster]) {
     await master.objects.patch(
@@ -66,12 +90,47 @@ export async function listClusters(master: ClusterClient, namespace: string): Pr
   return list.items;
 }
 
-/** Clients for a registered cluster, from its kubeconfig Secret; undefined when it is not registered. */
-export async function clientForCluster(
+/** A registered cluster's kubeconfig and the version of the Secret it was read from. */
+export interface ClusterKubeconfig {
+  readonly kubeconfig: string;
+  /** The Secret it is read from. */
+  readonly secretRef: string;
+  /** Changes whenever the SFCluster names another Secret or the Secret changes. */
+  readonly version: string;
+}
+
+async function readKubeconfigSecret(
+  master: ClusterClient,
+  namespace: string,
+  secretRef: string,
+): Promise<ClusterKubeconfig> {
+  const secret = await master.core.readNamespacedSecret({ name: secretRef, namespace });
+  const data = secret.data?.kubeconfig;
+  if (!data) throw new Error(`Secret ${namespace}/${secretRef} has no key "kubeconfig"`);
+  return {
+    kubeconfig: Buffer.from(data, 'base64').toString('utf8'),
+    secretRef,
+    version: `${secretRef}@${secret.metadata?.resourceVersion ?? ''}`,
+  };
+}
+
+/**
+ * A registered cluster's kubeconfig, from its Secret; undefined when it is not registered.
+ * `expectedSecretRef` (the Secret the cluster named last time) is read beside the SFCluster, so
+ * that the usual case costs one round trip; it is used only when the SFCluster still names it.
+ */
+export async function readClusterKubeconfig(
   master: ClusterClient,
   namespace: string,
   clusterId: string,
-): Promise<ClusterClient | undefined> {
+  expectedSecretRef?: string,
+): Promise<ClusterKubeconfig | undefined> {
+  const expected = expectedSecretRef
+    ? readKubeconfigSecret(master, namespace, expectedSecretRef).then(
+        (found) => ({ found }),
+        (error: unknown) => ({ error }),
+      )
+    : undefined;
   try {
     const cluster = (await master.custom.getNamespacedCustomObject({
       group: SFCLUSTER.group,
@@ -80,12 +139,25 @@ export async function clientForCluster(
       plural: SFCLUSTER.plural,
       name: clusterId,
     })) as SFCluster;
-    const secret = await master.core.readNamespacedSecret({ name: cluster.spec.secretRef, namespace });
-    const data = secret.data?.kubeconfig;
-    if (!data) throw new Error(`Secret ${namespace}/${cluster.spec.secretRef} has no key "kubeconfig"`);
-    return clusterClientFromKubeconfig(clusterId, Buffer.from(data, 'base64').toString('utf8'));
+    const secretRef = cluster.spec.secretRef;
+    if (expected && secretRef === expectedSecretRef) {
+      const read = await expected;
+      if ('error' in read) throw read.error;
+      return read.found;
+    }
+    return await readKubeconfigSecret(master, namespace, secretRef);
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
   }
+}
+
+/** Clients for a registered cluster, from its kubeconfig Secret; undefined when it is not registered. */
+export async function clientForCluster(
+  master: ClusterClient,
+  namespace: string,
+  clusterId: string,
+): Promise<ClusterClient | undefined> {
+  const found = await readClusterKubeconfig(master, namespace, clusterId);
+  return found && clusterClientFromKubeconfig(clusterId, found.kubeconfig);
 }

@@ -1,14 +1,21 @@
 /** The worker: runs the operation workflows and their activities from the task queue. Scale it horizontally. */
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { createActivities } from '../activities/index.js';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { clusterActivities, createActivities } from '../activities/index.js';
 import type { Config } from '../config.js';
 import type { ClusterClient } from '../kube/clients.js';
 import { startCatalogCache } from '../kube/catalog-cache.js';
 import { clusterDirectory } from '../kube/cluster-directory.js';
 import type { Logger } from '../log.js';
 import { closeRenderer, renderObjects, renderValues } from '../templates/index.js';
-import { dataConverter } from '../temporal/connection.js';
+import { connectClient, dataConverter } from '../temporal/connection.js';
+import type { clusterHealthWorkflow } from '../workflows/cluster-health.js';
+import {
+  CLUSTER_HEALTH_SETTINGS_SIGNAL,
+  clusterHealthWorkflowId,
+  type ClusterHealthSettings,
+} from '../workflows/messages.js';
 
 export interface RunningWorker {
   /** Resolves when the worker has stopped. */
@@ -25,8 +32,9 @@ export async function startWorker(
   const catalog = await startCatalogCache(master, config.namespace, (err) =>
     log.warn('catalog watch failed; restarting', { error: String(err) }),
   );
+  const clusters = clusterDirectory(master, config.namespace, { masterId: config.masterClusterId });
   const activities = createActivities({
-    clusters: clusterDirectory(master, config.namespace),
+    clusters,
     catalog,
     renderer: { renderObjects, renderValues },
     ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
@@ -36,12 +44,19 @@ export async function startWorker(
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     workflowsPath: fileURLToPath(new URL('../workflows/index.js', import.meta.url)),
-    activities,
+    activities: {
+      ...activities,
+      ...clusterActivities({
+        clusters,
+        ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
+      }),
+    },
     maxConcurrentWorkflowTaskExecutions: config.worker.concurrentOperations,
     maxConcurrentLocalActivityExecutions: config.worker.concurrentSteps,
     maxConcurrentActivityTaskExecutions: config.worker.concurrentSteps,
     dataConverter: dataConverter(config.temporal),
   });
+  if (config.clusterHealth.probeSeconds > 0) await startClusterHealth(config, log);
   const done = worker.run().finally(async () => {
     await catalog.stop();
     await closeRenderer();
@@ -54,4 +69,34 @@ export async function startWorker(
       await done;
     },
   };
+}
+
+/**
+ * Starts the landscape's cluster health workflow unless it runs already, and gives it the current
+ * settings either way: one workflow id per registry namespace, so there are never two.
+ */
+async function startClusterHealth(config: Config, log: Logger): Promise<void> {
+  const settings: ClusterHealthSettings = {
+    probeSeconds: config.clusterHealth.probeSeconds,
+    offlineSeconds: config.clusterHealth.offlineSeconds,
+  };
+  const workflowId = clusterHealthWorkflowId(config.namespace);
+  const { client, close } = await connectClient(config.temporal);
+  try {
+    await client.workflow.signalWithStart<typeof clusterHealthWorkflow, [ClusterHealthSettings]>(
+      'clusterHealthWorkflow',
+      {
+        workflowId,
+        taskQueue: config.temporal.taskQueue,
+        args: [settings],
+        signal: CLUSTER_HEALTH_SETTINGS_SIGNAL,
+        signalArgs: [settings],
+      },
+    );
+    log.info('cluster health workflow running', { workflowId, ...settings });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  } finally {
+    await close();
+  }
 }

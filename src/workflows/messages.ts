@@ -7,6 +7,7 @@
  * Pure: imported by workflows, activities and the broker.
  */
 import type { BindRequest, ProvisionRequest, UpdateRequest } from '../osb/service-broker.js';
+import type { ClusterPhase } from '../resources/types.js';
 
 export type InstanceOperationType = 'provision' | 'update' | 'deprovision';
 export type BindingOperationType = 'bind' | 'unbind';
@@ -120,4 +121,40 @@ export interface StatusReport {
   readonly dashboardUrl?: string;
   /** The Secret the binding's response was written to, once the bind succeeded. */
   readonly responseSecret?: string;
+}
+
+/** How often the cluster health workflow probes and when an unreachable cluster is offline. */
+export interface ClusterHealthSettings {
+  /** Seconds between the rounds. */
+  readonly probeSeconds: number;
+  /** Seconds a cluster may stay unreachable before it is offline. */
+  readonly offlineSeconds: number;
+}
+
+/** Name of the signal that gives the running cluster health workflow new settings. */
+export const CLUSTER_HEALTH_SETTINGS_SIGNAL = 'clusterHealthSettings';
+
+/** Workflow id of the cluster health workflow of the registry in `namespace`: one per landscape. */
+export const clusterHealthWorkflowId = (namespace: string): string => `clusters/${namespace}`;
+
+/** A registered cluster, as the cluster health workflow goes through them. */
+export interface RegisteredCluster {
+  readonly clusterId: string;
+  /** Whether it is the master (its catalog is the original, not a copy). */
+  readonly master: boolean;
+}
+
+/** What one health round found of a cluster. */
+export interface ClusterHealthReport {
+  /** The phase written; absent when the SFCluster is gone. */
+  readonly phase?: ClusterPhase;
+  readonly serviceInstanceCount?: number;
+  /** The finalizer was removed: the deletion of the SFCluster may finish. */
+  readonly released?: boolean;
+}
+
+/** What a catalog replication did on one sister. */
+export interface CatalogReplication {
+  readonly applied: number;
+  readonly deleted: number;
 }

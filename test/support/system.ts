@@ -75,6 +75,9 @@ export async function startProcess(
         INTEROP_SYNC_TIMEOUT_SECONDS: '60',
         // Tests stop their processes at once; the drain is tested on its own.
         INTEROP_SHUTDOWN_DELAY_SECONDS: '0',
+        // The shared registry is not probed: a test that needs the cluster health workflow turns it
+        // on for its own registry namespace.
+        INTEROP_CLUSTER_PROBE_SECONDS: '0',
         ...settings.extraEnv,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

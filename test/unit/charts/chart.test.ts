@@ -235,6 +235,9 @@ withHelm('the chart rendered by helm', () => {
       INTEROP_SHUTDOWN_DELAY_SECONDS: '5',
       INTEROP_WORKER_OPERATIONS: '100',
       INTEROP_WORKER_STEPS: '100',
+      INTEROP_MASTER_CLUSTER_ID: '1',
+      INTEROP_CLUSTER_PROBE_SECONDS: '30',
+      INTEROP_CLUSTER_OFFLINE_SECONDS: '120',
     });
     const secret = find(manifests, 'Secret', 'r-interoperator');
     const decoded = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');

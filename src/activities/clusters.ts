@@ -1,0 +1,281 @@
+/**
+ * The activities of the cluster health workflow: list the registry, probe one cluster and write
+ * its SFCluster status (keeping the finalizer that refuses the deletion of a cluster still holding
+ * instances), and copy the master's catalog to a sister. Each reads what is there and converges
+ * on it, so running one twice changes nothing.
+ */
+import { Context } from '@temporalio/activity';
+import { PatchStrategy, VersionApi, type KubernetesObject } from '@kubernetes/client-node';
+import { nextClusterStatus, type ProbeResult } from '../clusters/index.js';
+import type { ClusterClient } from '../kube/clients.js';
+import { isUnauthorized, type ClusterDirectory } from '../kube/cluster-directory.js';
+import { CLUSTER_FINALIZER, listClusters } from '../kube/cluster-registry.js';
+import { getRecord, listRecords, patchRecord, patchRecordStatus } from '../kube/custom-objects.js';
+import { apiMessageOf, isAlreadyExists, isNotFound, statusCodeOf } from '../kube/errors.js';
+import { FIELD_MANAGER, LABELS, labelValue } from '../resources/names.js';
+import {
+  SFCLUSTER,
+  SFPLAN,
+  SFSERVICE,
+  SFSERVICEINSTANCE,
+  type KubeObject,
+  type ResourceKind,
+  type SFCluster,
+} from '../resources/types.js';
+import type { CatalogReplication, ClusterHealthReport, RegisteredCluster } from '../workflows/messages.js';
+
+/** Label on the catalog copies in a sister: the id of the master they were copied from. */
+export const REPLICA_LABEL = 'interoperator.servicefabrik.io/replica-of';
+
+/** Kinds copied to every running sister. */
+const CATALOG_KINDS: readonly ResourceKind[] = [SFSERVICE, SFPLAN];
+
+/** Annotations that belong to the original's tooling, not to the copy. */
+const UNCOPIED_ANNOTATIONS = new Set(['kubectl.kubernetes.io/last-applied-configuration']);
+
+/** How long a probe waits for a cluster's answer. */
+const PROBE_TIMEOUT_MS = 10_000;
+
+export interface ClusterActivityDeps {
+  readonly clusters: ClusterDirectory;
+  /** Namespace of all instance records; each its own `sf-<id>` when unset. */
+  readonly instanceNamespace?: string;
+}
+
+/** Tells the server the activity is alive; a no-op outside an activity (tests call activities directly). */
+function heartbeat(): void {
+  try {
+    Context.current().heartbeat();
+  } catch {
+    // not running as an activity
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Items of a list the identity may not read are left out: the cluster answered all the same. */
+async function unlessForbidden<T>(list: Promise<{ items: T[] }>): Promise<T[] | undefined> {
+  try {
+    return (await list).items;
+  } catch (err) {
+    if (statusCodeOf(err) === 403) return undefined;
+    throw err;
+  }
+}
+
+/** Version, nodes and pods of a cluster. */
+async function probe(client: ClusterClient): Promise<ProbeResult> {
+  const version = await client.kubeConfig.makeApiClient(VersionApi).getCode();
+  const [nodes, pods] = await Promise.all([
+    unlessForbidden(client.core.listNode()),
+    unlessForbidden(client.core.listPodForAllNamespaces()),
+  ]);
+  return {
+    ok: true,
+    version: version.gitVersion,
+    ...(nodes ? { nodes } : {}),
+    ...(pods ? { pods } : {}),
+  };
+}
+
+/**
+ * Probes a cluster through the directory. An authentication failure drops the cached clients and
+ * probes once more with the kubeconfig read afresh.
+ */
+async function probeCluster(clusters: ClusterDirectory, clusterId: string): Promise<ProbeResult> {
+  const attempt = async () => probe(await clusters.get(clusterId));
+  try {
+    try {
+      return await withTimeout(attempt(), PROBE_TIMEOUT_MS, `cluster ${clusterId}`);
+    } catch (err) {
+      if (!isUnauthorized(err)) throw err;
+      clusters.forget(clusterId);
+      return await withTimeout(attempt(), PROBE_TIMEOUT_MS, `cluster ${clusterId}`);
+    }
+  } catch (err) {
+    return { ok: false, error: apiMessageOf(err) };
+  }
+}
+
+/**
+ * Number of instance records in the master placed on the cluster (by their cluster-id label): in
+ * the one instance namespace when there is one, else in all namespaces.
+ */
+async function instancesOn(
+  master: ClusterClient,
+  clusterId: string,
+  instanceNamespace: string | undefined,
+): Promise<number> {
+  const labelSelector = `${LABELS.clusterId}=${labelValue(clusterId)}`;
+  if (instanceNamespace)
+    return (await listRecords(master, SFSERVICEINSTANCE, instanceNamespace, labelSelector)).length;
+  const list = (await master.custom.listCustomObjectForAllNamespaces({
+    group: SFSERVICEINSTANCE.group,
+    version: SFSERVICEINSTANCE.version,
+    plural: SFSERVICEINSTANCE.plural,
+    labelSelector,
+  })) as { items: unknown[] };
+  return list.items.length;
+}
+
+/** The finalizers of the cluster, with ours added or taken away; undefined when nothing changes. */
+export function clusterFinalizers(
+  cluster: Pick<SFCluster, 'metadata'>,
+  instances: number,
+): { finalizers: string[]; released: boolean } | undefined {
+  const finalizers = cluster.metadata.finalizers ?? [];
+  const has = finalizers.includes(CLUSTER_FINALIZER);
+  if (!cluster.metadata.deletionTimestamp)
+    return has ? undefined : { finalizers: [...finalizers, CLUSTER_FINALIZER], released: false };
+  if (!has || instances > 0) return undefined;
+  return { finalizers: finalizers.filter((f) => f !== CLUSTER_FINALIZER), released: true };
+}
+
+/** A catalog object as copied to a sister: its name, labels, annotations and spec. */
+export function catalogCopy(original: KubeObject, masterId: string): KubeObject {
+  const annotations = Object.fromEntries(
+    Object.entries(original.metadata.annotations ?? {}).filter(([key]) => !UNCOPIED_ANNOTATIONS.has(key)),
+  );
+  return {
+    apiVersion: original.apiVersion,
+    kind: original.kind,
+    metadata: {
+      name: original.metadata.name,
+      namespace: original.metadata.namespace,
+      labels: { ...original.metadata.labels, [REPLICA_LABEL]: labelValue(masterId) },
+      ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
+    },
+    spec: (original as { spec?: unknown }).spec,
+  } as KubeObject;
+}
+
+async function ensureNamespace(cluster: ClusterClient, namespace: string): Promise<void> {
+  try {
+    await cluster.core.readNamespace({ name: namespace });
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    try {
+      await cluster.core.createNamespace({ body: { metadata: { name: namespace } } });
+    } catch (createErr) {
+      if (!isAlreadyExists(createErr)) throw createErr;
+    }
+  }
+}
+
+export function clusterActivities({ clusters, instanceNamespace }: ClusterActivityDeps) {
+  const { master, masterId, namespace } = clusters;
+  return {
+    /** The clusters registered in the master. */
+    async listRegisteredClusters(): Promise<RegisteredCluster[]> {
+      const registered = await listClusters(master, namespace);
+      return registered
+        .map((c) => ({ clusterId: c.metadata.name!, master: c.metadata.name === masterId }))
+        .sort((a, b) => a.clusterId.localeCompare(b.clusterId));
+    },
+
+    /**
+     * Probes the cluster and writes its health to its SFCluster's status (a merge patch: the
+     * reservations are left alone); keeps the finalizer on it while it exists and removes it once
+     * its deletion is requested and no instance is placed there.
+     */
+    async recordClusterHealth(clusterId: string, offlineAfterMs: number): Promise<ClusterHealthReport> {
+      const cluster = await getRecord<SFCluster>(master, SFCLUSTER, namespace, clusterId);
+      if (!cluster) return {};
+      const [found, instances] = await Promise.all([
+        cluster.metadata.deletionTimestamp ? undefined : probeCluster(clusters, clusterId),
+        instancesOn(master, clusterId, instanceNamespace),
+      ]);
+      heartbeat();
+      const status = nextClusterStatus({ cluster, probe: found, now: new Date(), offlineAfterMs, instances });
+      let written: SFCluster;
+      try {
+        written = await patchRecordStatus<SFCluster>(master, SFCLUSTER, namespace, clusterId, { ...status });
+      } catch (err) {
+        if (isNotFound(err)) return {};
+        throw err;
+      }
+      // Decided on the SFCluster as written, so that a deletion requested meanwhile is seen.
+      const finalizers = clusterFinalizers(written, instances);
+      if (finalizers) {
+        try {
+          await patchRecord(master, SFCLUSTER, namespace, clusterId, {
+            metadata: {
+              finalizers: finalizers.finalizers,
+              resourceVersion: written.metadata.resourceVersion,
+            },
+          });
+        } catch (err) {
+          if (isNotFound(err)) return { phase: status.phase, serviceInstanceCount: instances };
+          // A conflict: the SFCluster changed meanwhile; the next round decides again.
+          throw new Error(
+            `updating the finalizers of SFCluster ${namespace}/${clusterId}: ${apiMessageOf(err)}`,
+          );
+        }
+      }
+      return {
+        phase: status.phase,
+        serviceInstanceCount: instances,
+        ...(finalizers?.released ? { released: true } : {}),
+      };
+    },
+
+    /**
+     * Copies the master's catalog (SFServices and SFPlans of the registry's namespace) to a
+     * sister, in the same namespace, and deletes the copies there whose original is gone.
+     */
+    async replicateCatalog(clusterId: string): Promise<CatalogReplication> {
+      if (clusterId === masterId) return { applied: 0, deleted: 0 };
+      const sister = await clusters.get(clusterId);
+      await ensureNamespace(sister, namespace);
+      let applied = 0;
+      let deleted = 0;
+      for (const kind of CATALOG_KINDS) {
+        const originals = await listRecords<KubeObject>(master, kind, namespace);
+        const names = new Set(originals.map((o) => o.metadata.name));
+        for (const original of originals) {
+          await sister.objects.patch(
+            catalogCopy(original, masterId) as unknown as KubernetesObject,
+            undefined,
+            undefined,
+            FIELD_MANAGER,
+            true,
+            PatchStrategy.ServerSideApply,
+          );
+          applied += 1;
+          heartbeat();
+        }
+        const copies = await listRecords<KubeObject>(
+          sister,
+          kind,
+          namespace,
+          `${REPLICA_LABEL}=${labelValue(masterId)}`,
+        );
+        for (const copy of copies) {
+          if (names.has(copy.metadata.name)) continue;
+          try {
+            await sister.custom.deleteNamespacedCustomObject({
+              group: kind.group,
+              version: kind.version,
+              plural: kind.plural,
+              namespace,
+              name: copy.metadata.name!,
+            });
+            deleted += 1;
+          } catch (err) {
+            if (!isNotFound(err)) throw err;
+          }
+          heartbeat();
+        }
+      }
+      return { applied, deleted };
+    },
+  };
+}
+
+export type ClusterActivities = ReturnType<typeof clusterActivities>;

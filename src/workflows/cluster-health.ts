@@ -1,0 +1,67 @@
+/**
+ * The cluster health workflow: one per landscape (its id from the registry's namespace), started
+ * by the worker when absent. Each round probes every registered cluster and writes its SFCluster
+ * status, then copies the master's catalog to every running sister, so a sister that was offline
+ * catches up when it answers again. It sleeps between the rounds and continues as new before its
+ * history grows long. New settings arrive as a signal (the worker sends them when it starts).
+ */
+import {
+  condition,
+  continueAsNew,
+  defineSignal,
+  log,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { ClusterActivities } from '../activities/index.js';
+import { CLUSTER_HEALTH_SETTINGS_SIGNAL, type ClusterHealthSettings } from './messages.js';
+
+/** New settings for the running workflow. */
+export const clusterHealthSettingsSignal = defineSignal<[ClusterHealthSettings]>(
+  CLUSTER_HEALTH_SETTINGS_SIGNAL,
+);
+
+/** Rounds in one run before it continues as new. */
+const ROUNDS_PER_RUN = 100;
+
+const steps = proxyActivities<ClusterActivities>({
+  startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '30 s',
+  retry: { initialInterval: '1 s', backoffCoefficient: 2, maximumInterval: '10 s', maximumAttempts: 3 },
+});
+
+/** One round: every cluster's health, then the catalog of every running sister. */
+export async function clusterHealthRound(settings: ClusterHealthSettings): Promise<void> {
+  const clusters = await steps.listRegisteredClusters();
+  await Promise.all(
+    clusters.map(async ({ clusterId, master }) => {
+      try {
+        const report = await steps.recordClusterHealth(clusterId, settings.offlineSeconds * 1000);
+        if (!master && report.phase === 'running') await steps.replicateCatalog(clusterId);
+      } catch (err) {
+        // The next round tries again; one cluster's failure does not hold up the others.
+        log.warn('cluster health round failed for a cluster', { clusterId, error: String(err) });
+      }
+    }),
+  );
+}
+
+export async function clusterHealthWorkflow(settings: ClusterHealthSettings): Promise<void> {
+  let current = settings;
+  let changed = false;
+  setHandler(clusterHealthSettingsSignal, (next) => {
+    current = next;
+    changed = true;
+  });
+  for (let round = 0; round < ROUNDS_PER_RUN && !workflowInfo().continueAsNewSuggested; round++) {
+    try {
+      await clusterHealthRound(current);
+    } catch (err) {
+      log.warn('cluster health round failed', { error: String(err) });
+    }
+    changed = false;
+    await condition(() => changed, current.probeSeconds * 1000);
+  }
+  await continueAsNew<typeof clusterHealthWorkflow>(current);
+}

@@ -1,0 +1,95 @@
+/**
+ * Clusters of one test's own, for tests that stop an apiserver or change its credentials without
+ * disturbing the shared servers: an extra apiserver on the run's etcd with our CRDs, and
+ * identities (service-account tokens bound to cluster-admin) issued and revoked on demand.
+ */
+import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { crdFiles } from '../../dev/local/environment.js';
+import { startExtraCluster, type ExtraCluster } from '../../dev/local/kube-control-plane.js';
+import { clusterClientFromKubeconfig, type ClusterClient } from '../../src/kube/clients.js';
+import { installCrds, readCrds } from '../../src/kube/crds.js';
+import { isNotFound } from '../../src/kube/errors.js';
+import { environment } from './env.js';
+
+/** An extra cluster with our CRDs installed, and the admin's clients of it. */
+export async function startOwnCluster(id: string): Promise<{ extra: ExtraCluster; admin: ClusterClient }> {
+  const env = environment();
+  if (!env.kube) throw new Error('the environment uses existing servers: no etcd to start a cluster on');
+  const extra = await startExtraCluster({
+    id,
+    etcdUrl: env.kube.etcdUrl,
+    pkiDir: env.kube.pkiDir,
+    workDir: env.workDir,
+  });
+  try {
+    const admin = clusterClientFromKubeconfig(id, extra.cluster.kubeconfig);
+    await installCrds(admin, readCrds(crdFiles()));
+    return { extra, admin };
+  } catch (err) {
+    await extra.stop();
+    throw err;
+  }
+}
+
+/** An identity issued for a cluster: a kubeconfig with its token, until revoked. */
+export interface Identity {
+  readonly name: string;
+  readonly kubeconfig: string;
+  /** Deletes its ServiceAccount (the apiserver refuses its token from then on) and its binding. */
+  revoke(): Promise<void>;
+}
+
+const IDENTITY_NAMESPACE = 'kube-system';
+
+/** Replaces the token of the kubeconfig's user. */
+function withToken(kubeconfig: string, token: string): string {
+  const replaced = kubeconfig.replace(/^(\s+token:\s*).*$/m, `$1${token}`);
+  if (replaced === kubeconfig) throw new Error('the kubeconfig has no token to replace');
+  return replaced;
+}
+
+/**
+ * Issues a new identity for the cluster: a ServiceAccount bound to cluster-admin and a token for
+ * it (a TokenRequest), in a kubeconfig like `adminKubeconfig` with that token instead.
+ */
+export async function issueIdentity(
+  admin: ClusterClient,
+  adminKubeconfig: string,
+  name: string,
+): Promise<Identity> {
+  await admin.core.createNamespacedServiceAccount({
+    namespace: IDENTITY_NAMESPACE,
+    body: { metadata: { name } },
+  });
+  const rbac = admin.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'ServiceAccount', name, namespace: IDENTITY_NAMESPACE }],
+    },
+  });
+  const request = await admin.core.createNamespacedServiceAccountToken({
+    name,
+    namespace: IDENTITY_NAMESPACE,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  const token = request.status?.token;
+  if (!token) throw new Error(`no token issued for ${name}`);
+  return {
+    name,
+    kubeconfig: withToken(adminKubeconfig, token),
+    revoke: async () => {
+      for (const remove of [
+        () => admin.core.deleteNamespacedServiceAccount({ name, namespace: IDENTITY_NAMESPACE }),
+        () => rbac.deleteClusterRoleBinding({ name }),
+      ]) {
+        try {
+          await remove();
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+      }
+    },
+  };
+}
