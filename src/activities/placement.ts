@@ -48,6 +48,9 @@ export const PLACEMENT_ANNOTATION = 'interoperator.servicefabrik.io/placement';
 /** The ConfigMap, in the registry's namespace, that keeps what schedulers remember between decisions. */
 export const SCHEDULER_STATE_CONFIGMAP = 'interoperator-scheduler-state';
 
+/** Longest pause before deciding again after losing a race to another placement, in ms. */
+const CONFLICT_JITTER_MS = 50;
+
 /** The failure type of a placement that found no eligible cluster. */
 export const NO_ELIGIBLE_CLUSTER = 'NoEligibleCluster';
 
@@ -344,14 +347,17 @@ export function placementActivities({
       const summary = trimSummary(`${decision.scheduler}: ${decision.summary}`);
       if (!decision.clusterId) throw terminal(summary, NO_ELIGIBLE_CLUSTER);
       const chosen = registered.find((c) => c.metadata.name === decision.clusterId)!;
-      if (
-        scheduler === 'round-robin' &&
-        !(await writeSchedulerState(master, namespace, state.resourceVersion, chosen.metadata.name))
-      )
-        continue;
+      const turnTaken =
+        scheduler !== 'round-robin' ||
+        (await writeSchedulerState(master, namespace, state.resourceVersion, chosen.metadata.name));
       const reservations = reserve(chosen.status?.reserved, request.instanceId, request.requests ?? {});
-      if (await writeReservations(master, chosen, { [request.instanceId]: reservations[request.instanceId] }))
+      if (
+        turnTaken &&
+        (await writeReservations(master, chosen, { [request.instanceId]: reservations[request.instanceId] }))
+      )
         return { clusterId: chosen.metadata.name, summary };
+      // Another placement wrote first: decide again on what it left, a moment apart from the others.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * CONFLICT_JITTER_MS));
     }
     throw retryable(`placing instance ${request.instanceId}: the clusters keep changing; trying again`);
   }
