@@ -192,15 +192,18 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
 
 /** The scheduler settings, checked: an unknown scheduler name stops the process. */
 function schedulingConfig(env: NodeJS.ProcessEnv): SchedulingConfig {
-  try {
-    const scheduler: SchedulerName = env.INTEROP_SCHEDULER
-      ? parseSchedulerName(env.INTEROP_SCHEDULER, 'INTEROP_SCHEDULER')
-      : 'default';
-    const plans = parsePlanSchedulers(env.INTEROP_PLAN_SCHEDULERS ?? '', 'INTEROP_PLAN_SCHEDULERS');
-    return { scheduler, ...(Object.keys(plans).length > 0 ? { plans } : {}) };
-  } catch (err) {
-    throw new ConfigError((err as Error).message);
-  }
+  const checked = <T>(name: string, parse: (value: string) => T, fallback: T): T => {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') return fallback;
+    try {
+      return parse(raw);
+    } catch (err) {
+      throw new ConfigError(`${name}: ${(err as Error).message}`);
+    }
+  };
+  const scheduler = checked<SchedulerName>('INTEROP_SCHEDULER', (v) => parseSchedulerName(v), 'default');
+  const plans = checked('INTEROP_PLAN_SCHEDULERS', (v) => parsePlanSchedulers(v, 'the entry'), {});
+  return { scheduler, ...(Object.keys(plans).length > 0 ? { plans } : {}) };
 }
 
 /**
