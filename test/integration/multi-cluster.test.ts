@@ -10,11 +10,14 @@
  * see the phase they would see there (rather than accepting clusters never probed).
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { freePort } from '../../dev/local/processes.js';
 import { installCatalog } from '../../dev/catalog.js';
 import { registerCluster } from '../../src/kube/cluster-registry.js';
 import { deleteRecord, getRecord, patchRecord, patchRecordStatus } from '../../src/kube/custom-objects.js';
 import { applyObject } from '../../src/kube/objects.js';
-import { bindingSecretName, resourceName } from '../../src/resources/names.js';
+import { bindingSecretName, instanceWorkflowId, resourceName } from '../../src/resources/names.js';
 import {
   SFCLUSTER,
   SFSERVICEBINDING,
@@ -24,9 +27,23 @@ import {
   type SFPlan,
   type SFServiceInstance,
 } from '../../src/resources/types.js';
-import { clusters, environment, eventually, unique, untilGone, untilNamespaceGone } from '../support/env.js';
+import {
+  clusters,
+  environment,
+  eventually,
+  temporalClient,
+  unique,
+  untilGone,
+  untilNamespaceGone,
+} from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
-import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
+import {
+  startOperator,
+  startProcess,
+  systemSettings,
+  type SystemProcess,
+  type SystemSettings,
+} from '../support/system.js';
 
 const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
 /** Plans of this landscape, each a copy of the design document's plan, placed by its own scheduler. */
@@ -39,6 +56,8 @@ const PLANS = {
   leastUtilized: 'b5a0c1de-0000-4000-8000-00000000a004',
   /** resource-aware; requests 1 CPU and 512Mi (the design document's `context.requests`). */
   resourceAware: 'b5a0c1de-0000-4000-8000-00000000a005',
+  /** label-selector, placed on the cluster labelled `reach=later`. */
+  later: 'b5a0c1de-0000-4000-8000-00000000a006',
 } as const;
 
 /** The clusterSelector template of the original inter-operator: the plan's id as a label. */
@@ -46,12 +65,16 @@ const CLUSTER_SELECTOR = `{{- $planId := "" }}
 {{- with .plan.spec.id }} {{ $planId = . }} {{ end }}
 plan={{ $planId }}`;
 
+/** A cluster of the landscape whose apiserver does not answer at first. */
+const UNREACHABLE = 'sister-later';
+
 describe('instances on sister clusters', () => {
   const [master, ...sisters] = clusters();
   const ids = environment().clusters.map((c) => c.id);
   const [masterId, sister1, sister2] = ids as [string, string, string];
   const registry = unique('mc');
   let system: SystemProcess;
+  let settings: SystemSettings;
   let operator: { stop(): Promise<void> };
   let osb: OsbClient;
 
@@ -83,6 +106,7 @@ describe('instances on sister clusters', () => {
     await plan(PLANS.roundRobin, 'round-robin');
     await plan(PLANS.leastUtilized, 'least-utilized');
     await plan(PLANS.resourceAware, 'resource-aware');
+    await plan(PLANS.later, 'on-reach-later', selector('reach=later'));
   }
 
   beforeAll(async () => {
@@ -92,18 +116,16 @@ describe('instances on sister clusters', () => {
     }
     await installPlans();
     operator = await startOperator();
-    system = await startProcess(
-      'all',
-      await systemSettings({
-        INTEROP_NAMESPACE: registry,
-        INTEROP_SCHEDULER: 'label-selector',
-        INTEROP_PLAN_SCHEDULERS: [
-          `${PLANS.roundRobin}=round-robin`,
-          `${PLANS.leastUtilized}=least-utilized`,
-          `${PLANS.resourceAware}=resource-aware`,
-        ].join(','),
-      }),
-    );
+    settings = await systemSettings({
+      INTEROP_NAMESPACE: registry,
+      INTEROP_SCHEDULER: 'label-selector',
+      INTEROP_PLAN_SCHEDULERS: [
+        `${PLANS.roundRobin}=round-robin`,
+        `${PLANS.leastUtilized}=least-utilized`,
+        `${PLANS.resourceAware}=resource-aware`,
+      ].join(','),
+    });
+    system = await startProcess('all', settings);
     osb = osbClient(system.url);
     await eventually('the landscape catalog', async () => {
       const services = (await osb('GET', '/v2/catalog')).body.services as { plans: { id: string }[] }[];
@@ -114,7 +136,8 @@ describe('instances on sister clusters', () => {
   afterAll(async () => {
     await system?.stop();
     await operator?.stop();
-    for (const id of ids) await deleteRecord(master!, SFCLUSTER, registry, id).catch(() => undefined);
+    for (const id of [...ids, UNREACHABLE])
+      await deleteRecord(master!, SFCLUSTER, registry, id).catch(() => undefined);
     await master!.core.deleteNamespace({ name: registry }).catch(() => undefined);
   });
 
@@ -344,4 +367,69 @@ describe('instances on sister clusters', () => {
     }
     await Promise.all(results.map((r) => deprovision(r.instanceId, r.planId, 120_000)));
   }, 400_000);
+
+  test('a sister that does not answer: the step waits, says why, and the provision completes once it answers', async () => {
+    // GIVEN a running cluster, labelled for the plan, whose kubeconfig names a port nothing listens on
+    const sister1Config = environment().clusters.find((c) => c.id === sister1)!.kubeconfigPath;
+    const deadConfig = path.join(environment().workDir, `${registry}-unreachable.kubeconfig`);
+    writeFileSync(
+      deadConfig,
+      readFileSync(sister1Config, 'utf8').replace(
+        /server: *https:\/\/[^\s]+/,
+        `server: https://127.0.0.1:${await freePort()}`,
+      ),
+    );
+    await registerCluster(master!, registry, UNREACHABLE, deadConfig);
+    await patchRecordStatus(master!, SFCLUSTER, registry, UNREACHABLE, { phase: 'running' });
+    await setCluster(UNREACHABLE, { labels: { reach: 'later' } });
+
+    const instanceId = randomUUID();
+    const accepted = await osb(
+      'PUT',
+      `${instancePath(instanceId)}?accepts_incomplete=true`,
+      provisionBody(SERVICE_ID, PLANS.later, { foo: 'bar' }),
+    );
+    expect(accepted.status).toBe(202);
+    const lastOperation = `${instancePath(instanceId)}/last_operation?operation=${encodeURIComponent(String(accepted.body.operation))}`;
+
+    // THEN the step waits queued, and Temporal shows which cluster it waits for and why
+    const temporal = await temporalClient();
+    try {
+      const pending = await eventually(
+        'the replication to wait queued',
+        async () => {
+          const described = await temporal.client.workflowService.describeWorkflowExecution({
+            namespace: environment().temporal.namespace,
+            execution: { workflowId: instanceWorkflowId(instanceId) },
+          });
+          const step = described.pendingActivities?.[0];
+          return step?.lastFailure?.message ? step : undefined;
+        },
+        60_000,
+      );
+      expect(pending.activityType?.name).toBe('replicateInstance');
+      expect(pending.lastFailure?.message).toMatch(new RegExp(`^waiting for cluster ${UNREACHABLE}: `));
+      expect((await osb('GET', lastOperation)).body.state).toBe('in progress');
+    } finally {
+      await temporal.close();
+    }
+    expect((await placement(instanceId)).clusterId).toBe(UNREACHABLE);
+
+    // WHEN the cluster answers (its kubeconfig now names the first sister's apiserver; the worker
+    // is restarted to read it), THEN the provision completes there
+    await registerCluster(master!, registry, UNREACHABLE, sister1Config);
+    await system.stop();
+    system = await startProcess('all', settings);
+    const done = await untilSettled(osb, lastOperation, 90_000);
+    expect(done.body.state).toBe('succeeded');
+    await sisterClient(sister1).custom.getNamespacedCustomObject({
+      group: 'acid.zalan.do',
+      version: 'v1',
+      plural: 'postgresqls',
+      namespace: `sf-${instanceId}`,
+      name: `sapcp-${instanceId}`,
+    });
+    await deprovision(instanceId, PLANS.later);
+    await deleteRecord(master!, SFCLUSTER, registry, UNREACHABLE);
+  }, 240_000);
 });
