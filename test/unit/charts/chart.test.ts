@@ -235,6 +235,8 @@ withHelm('the chart rendered by helm', () => {
       INTEROP_SHUTDOWN_DELAY_SECONDS: '5',
       INTEROP_WORKER_OPERATIONS: '100',
       INTEROP_WORKER_STEPS: '100',
+      INTEROP_SCHEDULER: 'default',
+      INTEROP_PLAN_SCHEDULERS: '',
     });
     const secret = find(manifests, 'Secret', 'r-interoperator');
     const decoded = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');
@@ -264,6 +266,18 @@ withHelm('the chart rendered by helm', () => {
       scaleTargetRef: { kind: 'Deployment', name: 'r-interoperator-worker' },
       minReplicas: 2,
       maxReplicas: 7,
+    });
+  });
+
+  test('GIVEN a scheduler and per-plan schedulers THEN the ConfigMap sets them in the form the processes read', () => {
+    const manifests = render(
+      'settings.scheduler=least-utilized',
+      'settings.planSchedulers.small=round-robin',
+      'settings.planSchedulers.large=resource-aware',
+    );
+    expect(find(manifests, 'ConfigMap', 'r-interoperator').data).toMatchObject({
+      INTEROP_SCHEDULER: 'least-utilized',
+      INTEROP_PLAN_SCHEDULERS: 'large=resource-aware,small=round-robin',
     });
   });
 
