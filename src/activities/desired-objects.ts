@@ -18,7 +18,7 @@ import {
 export interface ApplyingFor {
   /** The instance's namespace: where objects that name none go, and where owner references hold. */
   readonly namespace: string;
-  /** The cluster the objects go to; owner references hold in the master only, where the records are. */
+  /** The cluster the objects go to: the records own them in the master, their copies on a sister. */
   readonly clusterId: string;
   readonly instanceId: string;
   /** The record that owns what is applied: the binding's for a binding, else the instance's. */
@@ -63,9 +63,8 @@ export const ownerReferenceTo = (record: KubeObject): OwnerReference => ({
  * The object to apply for one a template rendered: in the instance's namespace unless it names
  * another, labelled with the instance (and the binding, for what the binding alone owns), and
  * owned by the record when it is in the record's namespace (on a sister, by the record's copy
- * there). An object of the instance
- * that a binding changes (a user in the database resource) stays owned by the instance, so
- * deleting the binding never deletes it.
+ * there). An object of the instance that a binding changes (a user in the database resource)
+ * stays owned by the instance, so deleting the binding never deletes it.
  */
 export function desiredObject(rendered: KubeObject, applying: ApplyingFor): DesiredObject {
   const namespace = rendered.metadata?.namespace || applying.namespace;
