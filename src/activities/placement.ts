@@ -416,12 +416,12 @@ export function placementActivities({
       if (clusterId === MASTER_CLUSTER_ID) return;
       const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
       if (!record) throw retryable(`instance ${ref.instanceId} has no record`);
-      let sister: ClusterClient;
       try {
-        sister = await clusters.get(clusterId);
+        const sister = await clusters.get(clusterId);
         await ensureNamespaceOn(sister, ref.namespace);
         await applyObject(sister, instanceCopy(record, clusterId), FIELD_MANAGER);
       } catch (err) {
+        // A namespace still being deleted there is no failure to reach the cluster.
         if (err instanceof Error && /still being deleted/.test(err.message)) throw err;
         throw clusterFailure(clusterId, err);
       }
