@@ -2,6 +2,12 @@
  * Settings of the broker and the worker, from environment variables (the Helm chart sets them).
  * Read once at start; a bad value stops the process with a message naming the variable.
  */
+import {
+  parsePlanSchedulers,
+  parseSchedulerName,
+  type SchedulerName,
+  type SchedulingConfig,
+} from './scheduling/index.js';
 import { parsePayloadKeys, type PayloadKey } from './temporal/codec.js';
 
 /** The levels of the JSON log, least severe first. */
@@ -88,6 +94,12 @@ export interface Config {
   /** INTEROP_LOG_LEVEL: the least severe level logged: debug, info, warn or error. @default info */
   readonly logLevel: LogLevel;
   readonly renderer: RendererConfig;
+  /**
+   * Where new instances go. INTEROP_SCHEDULER: the landscape's scheduler (`default` (the master),
+   * `round-robin`, `least-utilized`, `label-selector`, `resource-aware`) @default default;
+   * INTEROP_PLAN_SCHEDULERS: per-plan overrides, `<plan id>=<scheduler>,...`.
+   */
+  readonly scheduling: SchedulingConfig;
 }
 
 export class ConfigError extends Error {}
@@ -193,7 +205,24 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
     operationTimeoutSeconds: number(env, 'INTEROP_OPERATION_TIMEOUT_SECONDS', 3600),
     logLevel: oneOf(env, 'INTEROP_LOG_LEVEL', LOG_LEVELS, 'info'),
     renderer: loadRendererConfig(env),
+    scheduling: schedulingConfig(env),
   };
+}
+
+/** The scheduler settings, checked: an unknown scheduler name stops the process. */
+function schedulingConfig(env: NodeJS.ProcessEnv): SchedulingConfig {
+  const checked = <T>(name: string, parse: (value: string) => T, fallback: T): T => {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') return fallback;
+    try {
+      return parse(raw);
+    } catch (err) {
+      throw new ConfigError(`${name}: ${(err as Error).message}`);
+    }
+  };
+  const scheduler = checked<SchedulerName>('INTEROP_SCHEDULER', (v) => parseSchedulerName(v), 'default');
+  const plans = checked('INTEROP_PLAN_SCHEDULERS', (v) => parsePlanSchedulers(v, 'the entry'), {});
+  return { scheduler, ...(Object.keys(plans).length > 0 ? { plans } : {}) };
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import type { CatalogCache } from '../kube/catalog-cache.js';
 import type { ClusterDirectory } from '../kube/cluster-directory.js';
+import type { SchedulingConfig } from '../scheduling/index.js';
 import type { RenderData } from '../templates/index.js';
 import type { KubeObject, PlanTemplate, TemplateAction } from '../resources/types.js';
 
@@ -19,4 +20,8 @@ export interface ActivityDeps {
   readonly renderer: Renderer;
   /** Namespace for all instances; each its own `sf-<id>` when unset. */
   readonly instanceNamespace?: string;
+  /** Namespace of the cluster registry (the SFClusters) in the master. @default interoperator */
+  readonly registryNamespace?: string;
+  /** Which scheduler places new instances. @default the master for every instance */
+  readonly scheduling?: SchedulingConfig;
 }

@@ -18,11 +18,16 @@ import {
 export interface ApplyingFor {
   /** The instance's namespace: where objects that name none go, and where owner references hold. */
   readonly namespace: string;
-  /** The cluster the objects go to; owner references hold in the master only, where the records are. */
+  /** The cluster the objects go to: the records own them in the master, their copies on a sister. */
   readonly clusterId: string;
   readonly instanceId: string;
   /** The record that owns what is applied: the binding's for a binding, else the instance's. */
   readonly record: KubeObject;
+  /**
+   * On a sister cluster: the record's copy there, which owns what is applied in its namespace
+   * (owner references cannot cross clusters). Without it, nothing on a sister has an owner.
+   */
+  readonly copy?: KubeObject;
   /** For a binding: its id, and the objects its instance applied (those stay the instance's). */
   readonly binding?: {
     readonly bindingId: string;
@@ -57,9 +62,9 @@ export const ownerReferenceTo = (record: KubeObject): OwnerReference => ({
 /**
  * The object to apply for one a template rendered: in the instance's namespace unless it names
  * another, labelled with the instance (and the binding, for what the binding alone owns), and
- * owned by the record when it is in the record's namespace and cluster. An object of the instance
- * that a binding changes (a user in the database resource) stays owned by the instance, so
- * deleting the binding never deletes it.
+ * owned by the record when it is in the record's namespace (on a sister, by the record's copy
+ * there). An object of the instance that a binding changes (a user in the database resource)
+ * stays owned by the instance, so deleting the binding never deletes it.
  */
 export function desiredObject(rendered: KubeObject, applying: ApplyingFor): DesiredObject {
   const namespace = rendered.metadata?.namespace || applying.namespace;
@@ -69,13 +74,14 @@ export function desiredObject(rendered: KubeObject, applying: ApplyingFor): Desi
     name: rendered.metadata.name,
     namespace,
   };
-  const { binding, record } = applying;
+  const { binding } = applying;
   const ownedByInstance = binding !== undefined && isIn(binding.instanceResources)(ref);
+  const owner = applying.clusterId === MASTER_CLUSTER_ID ? applying.record : applying.copy;
   const owners =
-    namespace === applying.namespace && !ownedByInstance && applying.clusterId === MASTER_CLUSTER_ID
+    namespace === applying.namespace && !ownedByInstance && owner
       ? [
-          ...(rendered.metadata?.ownerReferences ?? []).filter((o) => o.uid !== record.metadata.uid),
-          ownerReferenceTo(record),
+          ...(rendered.metadata?.ownerReferences ?? []).filter((o) => o.uid !== owner.metadata.uid),
+          ownerReferenceTo(owner),
         ]
       : rendered.metadata?.ownerReferences;
   const labels = {

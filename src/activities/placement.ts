@@ -1,31 +1,403 @@
 /**
- * Where an instance runs. Scheduling places a new instance on a cluster and keeps an existing one
- * where it is; replication copies the instance record to that cluster. Every instance is placed on
- * the master (cluster `1`), where its record already is; schedulers that choose among clusters,
- * and replication to them, plug in here.
+ * Where an instance runs. Scheduling places a new instance on a registered cluster, once: later
+ * operations keep it there. The decision reserves the instance's requests in the chosen
+ * SFCluster's `status.reserved`, written with the resourceVersion it was decided on, so
+ * concurrent placements never overbook a cluster; releasing the reservation is safe to repeat.
+ * Replication copies the instance record to a sister cluster, where the copy owns the operator's
+ * resources (owner references cannot cross clusters).
  */
-import { patchRecord } from '../kube/custom-objects.js';
-import { isNotFound } from '../kube/errors.js';
-import { LABELS, labelValue } from '../resources/names.js';
-import { MASTER_CLUSTER_ID, SFSERVICEINSTANCE } from '../resources/types.js';
+import { PatchStrategy, setHeaderOptions, type V1ConfigMap } from '@kubernetes/client-node';
+import { reserve, unreserve, type Reservations } from '../clusters/reservations.js';
+import type { ResourceListInput } from '../clusters/quantity.js';
+import type { ClusterClient } from '../kube/clients.js';
+import { listClusters } from '../kube/cluster-registry.js';
+import { getRecord, patchRecord } from '../kube/custom-objects.js';
+import { apiMessageOf, isAlreadyExists, isNotFound, statusCodeOf } from '../kube/errors.js';
+import { applyObject, deleteObject } from '../kube/objects.js';
+import { FIELD_MANAGER, LABELS, labelValue } from '../resources/names.js';
+import {
+  MASTER_CLUSTER_ID,
+  SFCLUSTER,
+  SFSERVICEBINDING,
+  SFSERVICEINSTANCE,
+  type KubeObject,
+  type SFCluster,
+  type SFPlan,
+  type SFServiceBinding,
+  type SFServiceInstance,
+} from '../resources/types.js';
+import {
+  clusterSnapshot,
+  schedule,
+  schedulerForPlan,
+  type ClusterSnapshot,
+  type Decision,
+  type PlacementRequest,
+  type SchedulerName,
+} from '../scheduling/index.js';
+import { findTemplate } from '../templates/index.js';
 import type { InstanceRef } from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
-import { retryable } from './failures.js';
+import { ownerReferenceTo } from './desired-objects.js';
+import { FAILURE_TYPES, retryable, terminal } from './failures.js';
+import { forTemplate } from './template-values.js';
 
-export function placementActivities({ clusters }: ActivityDeps) {
+/** The annotation on an instance record that says why it was placed where it is. */
+export const PLACEMENT_ANNOTATION = 'interoperator.servicefabrik.io/placement';
+
+/** The ConfigMap, in the registry's namespace, that keeps what schedulers remember between decisions. */
+export const SCHEDULER_STATE_CONFIGMAP = 'interoperator-scheduler-state';
+
+/** Longest pause before deciding again after losing a race to another placement, in ms. */
+const CONFLICT_JITTER_MS = 50;
+
+/** The failure type of a placement that found no eligible cluster. */
+export const NO_ELIGIBLE_CLUSTER = 'NoEligibleCluster';
+
+/** The longest decision summary kept in an annotation or a description. */
+const MAX_SUMMARY = 1000;
+
+/** How often a decision is taken again after another placement changed the clusters meanwhile. */
+const MAX_ATTEMPTS = 20;
+
+/** A summary short enough to keep. */
+export const trimSummary = (summary: string, max = MAX_SUMMARY): string =>
+  summary.length <= max ? summary : `${summary.slice(0, max - 1)}…`;
+
+/** The registry's namespace when the dependencies name none. */
+export const DEFAULT_REGISTRY_NAMESPACE = 'interoperator';
+
+/** A write that lost a race with another writer (HTTP 409 on a resourceVersion precondition). */
+const isConflict = (err: unknown): boolean => statusCodeOf(err) === 409;
+
+const messageOf = (err: unknown): string => (err instanceof Error ? apiMessageOf(err) : String(err));
+
+/**
+ * A failure of a call to a sister cluster, retried: a cluster that does not answer says which
+ * cluster the operation is waiting for and why.
+ */
+export function clusterFailure(clusterId: string, err: unknown): Error {
+  return retryable(`waiting for cluster ${clusterId}: ${messageOf(err)}`);
+}
+
+/**
+ * The snapshots the scheduler sees: each cluster's instances are at least the placements it holds
+ * reservations for (the count the health probe writes lags behind placements in flight).
+ */
+export function snapshotsOf(clusters: readonly SFCluster[], instanceId: string): ClusterSnapshot[] {
+  return clusters.map((cluster) => {
+    const snapshot = clusterSnapshot(cluster);
+    const placed = Object.keys(cluster.status?.reserved ?? {}).filter((id) => id !== instanceId).length;
+    return placed > snapshot.instances ? { ...snapshot, instances: placed } : snapshot;
+  });
+}
+
+/** The cluster that already holds a reservation for the instance (a placement interrupted before it was recorded). */
+export function reservedOn(clusters: readonly SFCluster[], instanceId: string): SFCluster | undefined {
+  return clusters.find(
+    (cluster) =>
+      !cluster.metadata.deletionTimestamp &&
+      Object.prototype.hasOwnProperty.call(cluster.status?.reserved ?? {}, instanceId),
+  );
+}
+
+/** The plan's requests the resource-aware scheduler reads (`context.requests`); undefined when it has none. */
+export function planRequests(plan: SFPlan | undefined): ResourceListInput | undefined {
+  const requests = plan?.spec.context?.requests;
+  return requests && typeof requests === 'object' && !Array.isArray(requests)
+    ? (requests as ResourceListInput)
+    : undefined;
+}
+
+/** The label selector a rendered `clusterSelector` template describes: its text, or none. */
+export function selectorText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value.trim() || undefined;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return undefined;
+}
+
+/** Reads what schedulers remember, with the resourceVersion to write it back with. */
+async function readSchedulerState(
+  master: ClusterClient,
+  namespace: string,
+): Promise<{ lastClusterId?: string; resourceVersion?: string }> {
+  try {
+    const cm = await master.core.readNamespacedConfigMap({ name: SCHEDULER_STATE_CONFIGMAP, namespace });
+    const last = cm.data?.lastClusterId;
+    return { ...(last ? { lastClusterId: last } : {}), resourceVersion: cm.metadata!.resourceVersion! };
+  } catch (err) {
+    if (isNotFound(err)) return {};
+    throw err;
+  }
+}
+
+/** Writes the round robin's last choice; false when another placement wrote it first. */
+async function writeSchedulerState(
+  master: ClusterClient,
+  namespace: string,
+  resourceVersion: string | undefined,
+  lastClusterId: string,
+): Promise<boolean> {
+  const body: V1ConfigMap = {
+    metadata: {
+      name: SCHEDULER_STATE_CONFIGMAP,
+      namespace,
+      ...(resourceVersion ? { resourceVersion } : {}),
+    },
+    data: { lastClusterId },
+  };
+  try {
+    if (resourceVersion)
+      await master.core.replaceNamespacedConfigMap({ name: SCHEDULER_STATE_CONFIGMAP, namespace, body });
+    else await master.core.createNamespacedConfigMap({ namespace, body });
+    return true;
+  } catch (err) {
+    if (isConflict(err) || isAlreadyExists(err)) return false;
+    throw err;
+  }
+}
+
+const mergePatchOptions = () => setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+/** Writes a cluster's reservations, guarded by the resourceVersion read; false when it changed meanwhile. */
+async function writeReservations(
+  master: ClusterClient,
+  cluster: SFCluster,
+  change: Record<string, unknown>,
+): Promise<boolean> {
+  try {
+    await master.custom.patchNamespacedCustomObjectStatus(
+      {
+        group: SFCLUSTER.group,
+        version: SFCLUSTER.version,
+        plural: SFCLUSTER.plural,
+        namespace: cluster.metadata.namespace!,
+        name: cluster.metadata.name,
+        body: {
+          metadata: { resourceVersion: cluster.metadata.resourceVersion },
+          status: { reserved: change },
+        },
+      },
+      mergePatchOptions(),
+    );
+    return true;
+  } catch (err) {
+    if (isConflict(err)) return false;
+    throw err;
+  }
+}
+
+/**
+ * Releases the instance's reservation on every registered cluster that holds one. Safe to run
+ * again, and for an instance that never reserved anything.
+ */
+export async function releasePlacement(
+  master: ClusterClient,
+  namespace: string,
+  instanceId: string,
+): Promise<void> {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    let clusters: SFCluster[];
+    try {
+      clusters = await listClusters(master, namespace);
+    } catch (err) {
+      if (isNotFound(err)) return;
+      throw err;
+    }
+    let lost = false;
+    for (const cluster of clusters) {
+      const held: Reservations = cluster.status?.reserved ?? {};
+      if (unreserve(held, instanceId) === held) continue;
+      if (!(await writeReservations(master, cluster, { [instanceId]: null }))) lost = true;
+    }
+    if (!lost) return;
+  }
+  throw retryable(`releasing the reservation of instance ${instanceId}: the clusters keep changing`);
+}
+
+/** The copy of an instance record on a sister cluster: the same name and namespace, no parameters. */
+export function instanceCopy(record: SFServiceInstance, clusterId: string): KubeObject {
+  const { spec } = record;
+  const kept = {
+    instanceId: spec.instanceId,
+    serviceId: spec.serviceId,
+    planId: spec.planId,
+    clusterId,
+    organizationGuid: spec.organizationGuid,
+    spaceGuid: spec.spaceGuid,
+    context: spec.context,
+  };
+  return {
+    apiVersion: SFSERVICEINSTANCE.apiVersion,
+    kind: SFSERVICEINSTANCE.kind,
+    metadata: {
+      name: record.metadata.name,
+      namespace: record.metadata.namespace!,
+      labels: { ...record.metadata.labels, [LABELS.clusterId]: labelValue(clusterId) },
+    },
+    spec: Object.fromEntries(Object.entries(kept).filter(([, v]) => v !== undefined)),
+  };
+}
+
+/**
+ * The copy of a binding record on its instance's sister cluster: the same name and namespace,
+ * without the request's parameters, owned by the instance's copy there.
+ */
+export function bindingCopy(record: SFServiceBinding, instanceCopyThere: KubeObject): KubeObject {
+  const { spec } = record;
+  const kept = {
+    id: spec.id,
+    instanceId: spec.instanceId,
+    serviceId: spec.serviceId,
+    planId: spec.planId,
+    bindResource: spec.bindResource,
+    context: spec.context,
+  };
+  return {
+    apiVersion: SFSERVICEBINDING.apiVersion,
+    kind: SFSERVICEBINDING.kind,
+    metadata: {
+      name: record.metadata.name,
+      namespace: record.metadata.namespace!,
+      labels: { ...record.metadata.labels },
+      ownerReferences: [ownerReferenceTo(instanceCopyThere)],
+    },
+    spec: Object.fromEntries(Object.entries(kept).filter(([, v]) => v !== undefined)),
+  };
+}
+
+/** Creates the namespace on a cluster, or finds it there. */
+export async function ensureNamespaceOn(cluster: ClusterClient, namespace: string): Promise<void> {
+  try {
+    await cluster.core.createNamespace({ body: { metadata: { name: namespace } } });
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+    const ns = await cluster.core.readNamespace({ name: namespace });
+    if (ns.metadata?.deletionTimestamp)
+      throw retryable(`namespace ${namespace} on cluster ${cluster.id} is still being deleted`);
+  }
+}
+
+/** Deletes an object of a sister cluster; gone already means done. */
+export async function deleteCopy(cluster: ClusterClient, obj: KubeObject): Promise<void> {
+  await deleteObject(cluster, {
+    apiVersion: obj.apiVersion,
+    kind: obj.kind,
+    name: obj.metadata.name,
+    namespace: obj.metadata.namespace!,
+  });
+}
+
+export function placementActivities({
+  clusters,
+  catalog,
+  renderer,
+  registryNamespace,
+  scheduling,
+}: ActivityDeps) {
   const master = clusters.master;
+  const namespace = registryNamespace ?? DEFAULT_REGISTRY_NAMESPACE;
+
+  /** The plan's `clusterSelector` rendered with the instance's data; undefined when the plan has none. */
+  async function clusterSelectorOf(record: SFServiceInstance, plan: SFPlan): Promise<string | undefined> {
+    const template = findTemplate(plan, 'clusterSelector');
+    if (!template) return undefined;
+    const service = catalog.service(plan.spec.serviceId);
+    try {
+      const value = await renderer.renderValues(template, 'clusterSelector', {
+        instance: forTemplate(record),
+        plan: forTemplate(plan),
+        ...(service ? { service: forTemplate(service) } : {}),
+      });
+      return selectorText(value);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if ((err as { reason?: unknown }).reason === 'unavailable')
+        throw retryable(
+          `The clusterSelector template of plan ${plan.spec.name} could not be rendered now: ${message}`,
+        );
+      throw terminal(
+        `The clusterSelector template of plan ${plan.spec.name} failed: ${message}`,
+        FAILURE_TYPES.template,
+      );
+    }
+  }
+
+  /**
+   * Decides where the instance goes and reserves its requests there, deciding again whenever
+   * another placement changed the clusters (or the round robin's turn) meanwhile.
+   */
+  async function decide(
+    scheduler: SchedulerName,
+    request: PlacementRequest,
+  ): Promise<{ clusterId: string; summary: string }> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const registered = await listClusters(master, namespace);
+      const held = reservedOn(registered, request.instanceId);
+      if (held)
+        return { clusterId: held.metadata.name, summary: `kept ${held.metadata.name}: reserved before` };
+      const state = scheduler === 'round-robin' ? await readSchedulerState(master, namespace) : {};
+      const decision: Decision = schedule({
+        scheduler,
+        clusters: snapshotsOf(registered, request.instanceId),
+        request,
+        state: state.lastClusterId ? { lastClusterId: state.lastClusterId } : {},
+        options: { masterClusterId: MASTER_CLUSTER_ID },
+      });
+      const summary = trimSummary(`${decision.scheduler}: ${decision.summary}`);
+      if (!decision.clusterId) throw terminal(summary, NO_ELIGIBLE_CLUSTER);
+      const chosen = registered.find((c) => c.metadata.name === decision.clusterId)!;
+      const turnTaken =
+        scheduler !== 'round-robin' ||
+        (await writeSchedulerState(master, namespace, state.resourceVersion, chosen.metadata.name));
+      const reservations = reserve(chosen.status?.reserved, request.instanceId, request.requests ?? {});
+      if (
+        turnTaken &&
+        (await writeReservations(master, chosen, { [request.instanceId]: reservations[request.instanceId] }))
+      )
+        return { clusterId: chosen.metadata.name, summary };
+      // Another placement wrote first: decide again on what it left, a moment apart from the others.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * CONFLICT_JITTER_MS));
+    }
+    throw retryable(`placing instance ${request.instanceId}: the clusters keep changing; trying again`);
+  }
+
   return {
     /**
-     * Places the instance on a cluster (once; later operations keep it there). Returns the cluster
-     * id. The reference comes from recording the request in the same operation, and no other
-     * operation runs on the instance meanwhile, so its placement is current.
+     * Places the instance on a cluster (once; later operations keep it there) and returns the
+     * cluster's id. The landscape's scheduler (or the plan's) decides over the registered clusters;
+     * `default` places every instance on the master without reading the registry. The decision
+     * and its reasons are kept in the record's placement annotation. No eligible cluster fails
+     * the operation with the reasons.
      */
     async scheduleInstance(ref: InstanceRef): Promise<string> {
       if (ref.clusterId) return ref.clusterId;
-      const clusterId = MASTER_CLUSTER_ID;
+      const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
+      if (!record) throw retryable(`instance ${ref.instanceId} has no record`);
+      if (record.spec.clusterId) return record.spec.clusterId;
+      const plan = catalog.plan(record.spec.planId);
+      const scheduler = schedulerForPlan(scheduling ?? {}, record.spec.planId);
+      let placed = {
+        clusterId: MASTER_CLUSTER_ID,
+        summary: `default: chose ${MASTER_CLUSTER_ID}: the master`,
+      };
+      if (scheduler !== 'default') {
+        const clusterSelector = plan ? await clusterSelectorOf(record, plan) : undefined;
+        const requests = planRequests(plan);
+        placed = await decide(scheduler, {
+          instanceId: ref.instanceId,
+          planId: record.spec.planId,
+          ...(clusterSelector ? { clusterSelector } : {}),
+          ...(requests ? { requests } : {}),
+        });
+      }
+      const { clusterId, summary } = placed;
       try {
         await patchRecord(master, SFSERVICEINSTANCE, ref.namespace, ref.name, {
-          metadata: { labels: { [LABELS.clusterId]: labelValue(clusterId) } },
+          metadata: {
+            labels: { [LABELS.clusterId]: labelValue(clusterId) },
+            annotations: { [PLACEMENT_ANNOTATION]: summary },
+          },
           spec: { clusterId },
         });
       } catch (err) {
@@ -35,12 +407,24 @@ export function placementActivities({ clusters }: ActivityDeps) {
       return clusterId;
     },
 
-    /** Makes the instance record present on its cluster. The master already holds it. */
+    /**
+     * Makes the instance record present on its cluster: on a sister, a copy of it (same name and
+     * namespace, the namespace made there, without the request's parameters), which owns the
+     * operator's resources there. The master already holds the record.
+     */
     async replicateInstance(ref: InstanceRef, clusterId: string): Promise<void> {
       if (clusterId === MASTER_CLUSTER_ID) return;
-      throw retryable(
-        `replication to cluster ${clusterId} of instance ${ref.instanceId} is not available yet`,
-      );
+      const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
+      if (!record) throw retryable(`instance ${ref.instanceId} has no record`);
+      try {
+        const sister = await clusters.get(clusterId);
+        await ensureNamespaceOn(sister, ref.namespace);
+        await applyObject(sister, instanceCopy(record, clusterId), FIELD_MANAGER);
+      } catch (err) {
+        // A namespace still being deleted there is no failure to reach the cluster.
+        if (err instanceof Error && /still being deleted/.test(err.message)) throw err;
+        throw clusterFailure(clusterId, err);
+      }
     },
   };
 }

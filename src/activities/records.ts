@@ -25,6 +25,7 @@ import {
   resourceName,
 } from '../resources/names.js';
 import {
+  MASTER_CLUSTER_ID,
   SFSERVICEBINDING,
   SFSERVICEINSTANCE,
   type KubeObject,
@@ -45,6 +46,7 @@ import type {
 import type { ActivityDeps } from './deps.js';
 import { ownerReferenceTo } from './desired-objects.js';
 import { retryable } from './failures.js';
+import { clusterFailure, DEFAULT_REGISTRY_NAMESPACE, deleteCopy, releasePlacement } from './placement.js';
 
 const PROGRESS: Record<InstanceOperationType | BindingOperationType, string> = {
   provision: 'Provisioning the instance',
@@ -125,8 +127,26 @@ function newRecord(
   };
 }
 
-export function recordActivities({ clusters, instanceNamespace: shared }: ActivityDeps) {
+export function recordActivities({ clusters, instanceNamespace: shared, registryNamespace }: ActivityDeps) {
   const master = clusters.master;
+  const registry = registryNamespace ?? DEFAULT_REGISTRY_NAMESPACE;
+
+  /** Runs `work` with the clients of a sister cluster; a cluster that does not answer is waited for. */
+  async function onSister(clusterId: string | undefined, work: (sister: ClusterClient) => Promise<void>) {
+    if (!clusterId || clusterId === MASTER_CLUSTER_ID) return;
+    try {
+      await work(await clusters.get(clusterId));
+    } catch (err) {
+      throw clusterFailure(clusterId, err);
+    }
+  }
+
+  /** A copy on a sister of a record of the master, by kind, name and namespace. */
+  const copyOf = (kind: ResourceKind, namespace: string, name: string): KubeObject => ({
+    apiVersion: kind.apiVersion,
+    kind: kind.kind,
+    metadata: { name, namespace },
+  });
 
   const instanceRefOf = (instanceId: string, record?: SFServiceInstance): InstanceRef => ({
     instanceId,
@@ -237,6 +257,9 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
 
     /** Writes an operation's progress or final status to the instance record's status. */
     async recordInstanceStatus(ref: InstanceRef, status: OperationStatus): Promise<void> {
+      // A provision that failed holds no capacity: its reservation goes (deprovisioning it again is harmless).
+      if (status.operation === 'provision' && status.state === 'failed')
+        await releasePlacement(master, registry, ref.instanceId);
       try {
         await patchRecordStatus(master, SFSERVICEINSTANCE, ref.namespace, ref.name, {
           ...operationFields(status),
@@ -257,18 +280,23 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
         ref.namespace,
         `${LABELS.instanceId}=${labelValue(ref.instanceId)}`,
       );
+      // The copies on the instance's sister first: its garbage collector removes what they own.
+      await onSister(ref.clusterId, async (sister) => {
+        for (const binding of bindings)
+          await deleteCopy(
+            sister,
+            copyOf(SFSERVICEBINDING, binding.metadata.namespace!, binding.metadata.name),
+          );
+        await deleteCopy(sister, copyOf(SFSERVICEINSTANCE, ref.namespace, ref.name));
+        if (!shared) await deleteNamespace(sister, ref.namespace);
+      });
       for (const binding of bindings) {
         await removeRecord(master, SFSERVICEBINDING, binding.metadata.namespace!, binding.metadata.name);
         await deleteSecret(master, binding.metadata.namespace!, bindingSecretName(binding.metadata.name));
       }
       await removeRecord(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
-      if (!shared) {
-        try {
-          await master.core.deleteNamespace({ name: ref.namespace });
-        } catch (err) {
-          if (!isNotFound(err)) throw err;
-        }
-      }
+      if (!shared) await deleteNamespace(master, ref.namespace);
+      await releasePlacement(master, registry, ref.instanceId);
     },
 
     /** Records the binding request, owned by its instance record, and marks the operation as running. */
@@ -326,6 +354,9 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
 
     /** Removes a binding's record and its response Secret once its resources are gone. */
     async removeBindingRecord(ref: BindingRef): Promise<void> {
+      await onSister(ref.instance.clusterId, (sister) =>
+        deleteCopy(sister, copyOf(SFSERVICEBINDING, ref.namespace, ref.name)),
+      );
       await deleteSecret(master, ref.namespace, bindingSecretName(ref.name));
       await removeRecord(master, SFSERVICEBINDING, ref.namespace, ref.name);
     },
@@ -353,6 +384,14 @@ async function removeRecord(
     });
   }
   await deleteRecord(cluster, kind, namespace, name);
+}
+
+async function deleteNamespace(cluster: ClusterClient, name: string): Promise<void> {
+  try {
+    await cluster.core.deleteNamespace({ name });
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
 }
 
 async function deleteSecret(cluster: ClusterClient, namespace: string, name: string): Promise<void> {

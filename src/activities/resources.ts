@@ -8,12 +8,15 @@
  */
 import type { ClusterClient } from '../kube/clients.js';
 import { getRecord, patchRecordStatus } from '../kube/custom-objects.js';
+import { statusCodeOf } from '../kube/errors.js';
 import { applyObject, deleteObject, readObject, releaseFields } from '../kube/objects.js';
 import { FIELD_MANAGER, bindingFieldManager, bindingSecretName } from '../resources/names.js';
 import {
+  MASTER_CLUSTER_ID,
   SFSERVICEBINDING,
   SFSERVICEINSTANCE,
   type AppliedResource,
+  type KubeObject,
   type SFPlan,
   type SFService,
   type SFServiceBinding,
@@ -32,6 +35,7 @@ import {
   staleResources,
 } from './desired-objects.js';
 import { FAILURE_TYPES, kubeFailure, retryable, terminal } from './failures.js';
+import { bindingCopy, clusterFailure, instanceCopy } from './placement.js';
 import { bindResponseText, forTemplate, readStatusSection, sourceReferences } from './template-values.js';
 
 interface Loaded {
@@ -59,12 +63,18 @@ function templateFailure(err: unknown, action: string, plan: SFPlan): Error {
   );
 }
 
-/** Runs a Kubernetes call; a failure says what it was doing and whether to retry. */
-async function kubeCall<T>(what: string, call: () => Promise<T>): Promise<T> {
+/**
+ * Runs a Kubernetes call; a failure says what it was doing and whether to retry. A sister cluster
+ * that does not answer (`clusterId` other than the master's) is waited for.
+ */
+async function kubeCall<T>(what: string, call: () => Promise<T>, clusterId?: string): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    throw kubeFailure(err, what);
+    const failure = kubeFailure(err, what);
+    if (clusterId && clusterId !== MASTER_CLUSTER_ID && statusCodeOf(err) === undefined)
+      throw clusterFailure(clusterId, failure);
+    throw failure;
   }
 }
 
@@ -97,8 +107,36 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
       );
       if (!binding) throw retryable(`binding ${target.binding.bindingId} has no record`);
     }
-    const cluster = await clusters.get(instance.spec.clusterId ?? ref.clusterId ?? '1');
+    const clusterId = instance.spec.clusterId ?? ref.clusterId ?? MASTER_CLUSTER_ID;
+    let cluster: ClusterClient;
+    try {
+      cluster = await clusters.get(clusterId);
+    } catch (err) {
+      if (clusterId === MASTER_CLUSTER_ID) throw err;
+      throw clusterFailure(clusterId, err);
+    }
     return { cluster, instance, plan, service, ...(binding ? { binding } : {}) };
+  }
+
+  /**
+   * On a sister cluster, the copy there of the record that owns what the target applies: the
+   * instance's (made again when missing), and for a binding the binding's, owned by the
+   * instance's. Undefined on the master, which holds the records themselves.
+   */
+  async function copyOnCluster(loaded: Loaded): Promise<KubeObject | undefined> {
+    const { cluster, instance, binding } = loaded;
+    if (cluster.id === MASTER_CLUSTER_ID) return undefined;
+    const copy = await kubeCall(
+      `copying instance ${instance.metadata.name} to cluster ${cluster.id}`,
+      () => applyObject(cluster, instanceCopy(instance, cluster.id), FIELD_MANAGER),
+      cluster.id,
+    );
+    if (!binding) return copy;
+    return kubeCall(
+      `copying binding ${binding.metadata.name} to cluster ${cluster.id}`,
+      () => applyObject(cluster, bindingCopy(binding, copy), FIELD_MANAGER),
+      cluster.id,
+    );
   }
 
   /** The data templates see: the records, the plan and service, and the fetched sources. */
@@ -116,8 +154,10 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
     );
     const data: Record<string, unknown> = { ...base };
     for (const [key, source] of sourceReferences(sources, loaded.instance.metadata.namespace!)) {
-      const obj = await kubeCall(`reading source ${key} (${describe(source, loaded.cluster.id)})`, () =>
-        readObject(loaded.cluster, source),
+      const obj = await kubeCall(
+        `reading source ${key} (${describe(source, loaded.cluster.id)})`,
+        () => readObject(loaded.cluster, source),
+        loaded.cluster.id,
       );
       if (obj) Object.defineProperty(data, key, { value: forTemplate(obj), enumerable: true });
     }
@@ -132,8 +172,10 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
       : instanceResources;
     const present: AppliedResource[] = [];
     for (const ref of mine) {
-      const obj = await kubeCall(`reading ${describe(ref, loaded.cluster.id)}`, () =>
-        readObject(loaded.cluster, ref),
+      const obj = await kubeCall(
+        `reading ${describe(ref, loaded.cluster.id)}`,
+        () => readObject(loaded.cluster, ref),
+        loaded.cluster.id,
       );
       if (obj) present.push(ref);
     }
@@ -168,6 +210,7 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
       const objects = await render(action, loaded.plan, () => renderer.renderObjects(template, action, data));
       const { instance, binding, cluster } = loaded;
       const record = binding ?? instance;
+      const copy = await copyOnCluster(loaded);
       const fieldManager = binding ? bindingFieldManager(binding.metadata.name) : FIELD_MANAGER;
       const applied: AppliedResource[] = [];
       for (const rendered of objects) {
@@ -176,6 +219,7 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
           clusterId: cluster.id,
           instanceId: instance.spec.instanceId ?? target.instance.instanceId,
           record,
+          ...(copy ? { copy } : {}),
           ...(target.binding
             ? {
                 binding: {
@@ -185,15 +229,21 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
               }
             : {}),
         });
-        await kubeCall(`applying ${describe(ref, cluster.id)}`, () =>
-          applyObject(cluster, object, fieldManager),
+        await kubeCall(
+          `applying ${describe(ref, cluster.id)}`,
+          () => applyObject(cluster, object, fieldManager),
+          cluster.id,
         );
         applied.push(ref);
       }
       const previous = record.status?.resources ?? [];
       if (!binding) {
         for (const stale of staleResources(previous, applied)) {
-          await kubeCall(`pruning ${describe(stale, cluster.id)}`, () => deleteObject(cluster, stale));
+          await kubeCall(
+            `pruning ${describe(stale, cluster.id)}`,
+            () => deleteObject(cluster, stale),
+            cluster.id,
+          );
         }
       }
       await patchRecordStatus(
@@ -252,11 +302,12 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
           await kubeCall(
             `releasing the fields of binding ${binding.spec.id} in ${describe(ref, cluster.id)}`,
             () => releaseFields(cluster, ref, manager),
+            cluster.id,
           );
         }
       }
       for (const ref of await remainingResources(loaded)) {
-        await kubeCall(`deleting ${describe(ref, cluster.id)}`, () => deleteObject(cluster, ref));
+        await kubeCall(`deleting ${describe(ref, cluster.id)}`, () => deleteObject(cluster, ref), cluster.id);
       }
       return (await remainingResources(loaded)).length;
     },

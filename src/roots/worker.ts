@@ -38,6 +38,8 @@ export async function startWorker(
     catalog,
     renderer: { renderObjects, renderValues },
     ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
+    registryNamespace: config.namespace,
+    scheduling: config.scheduling,
   });
   const worker = await Worker.create({
     connection,

@@ -100,6 +100,31 @@ describe('log level', () => {
   );
 });
 
+describe('scheduler settings', () => {
+  test('GIVEN nothing set WHEN loaded THEN every instance goes to the master', () => {
+    expect(loadConfig('worker', base).scheduling).toEqual({ scheduler: 'default' });
+  });
+  test('GIVEN a scheduler and per-plan overrides WHEN loaded THEN they are used', () => {
+    const { scheduling } = loadConfig('worker', {
+      ...base,
+      INTEROP_SCHEDULER: 'least-utilized',
+      INTEROP_PLAN_SCHEDULERS: 'small=round-robin, large=resource-aware',
+    });
+    expect(scheduling).toEqual({
+      scheduler: 'least-utilized',
+      plans: { small: 'round-robin', large: 'resource-aware' },
+    });
+  });
+  test.each([
+    ['INTEROP_SCHEDULER', 'fastest'],
+    ['INTEROP_PLAN_SCHEDULERS', 'small=fastest'],
+  ])('GIVEN %s=%s WHEN loaded THEN refused', (name, value) => {
+    const load = () => loadConfig('worker', { ...base, [name]: value });
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(new RegExp(`${name}.*fastest`));
+  });
+});
+
 describe('renderer settings', () => {
   test('GIVEN nothing set WHEN loaded THEN the renderer uses the build beside the code', () => {
     expect(loadConfig('worker', base).renderer).toEqual({});

@@ -129,6 +129,27 @@ describe('the object applied for one a template rendered', () => {
       },
     ],
     [
+      'an object on a sister is owned by the record’s copy there',
+      postgres(),
+      {
+        ...forInstance,
+        clusterId: 'sister-1',
+        copy: { ...instanceRecord, metadata: { ...instanceRecord.metadata, uid: 'uid-copy' } },
+      },
+      {
+        object: {
+          ...postgres(),
+          metadata: {
+            name: 'db',
+            namespace: 'sf-i-1',
+            labels: { [INSTANCE_LABEL]: 'i-1' },
+            ownerReferences: [{ ...ownedByInstance, uid: 'uid-copy' }],
+          },
+        },
+        ref: postgresRef,
+      },
+    ],
+    [
       'an OSB id that is no label value is labelled with its digest',
       postgres(),
       { ...forInstance, instanceId: 'I/1' },

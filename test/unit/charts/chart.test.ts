@@ -238,6 +238,8 @@ withHelm('the chart rendered by helm', () => {
       INTEROP_MASTER_CLUSTER_ID: '1',
       INTEROP_CLUSTER_PROBE_SECONDS: '30',
       INTEROP_CLUSTER_OFFLINE_SECONDS: '120',
+      INTEROP_SCHEDULER: 'default',
+      INTEROP_PLAN_SCHEDULERS: '',
     });
     const secret = find(manifests, 'Secret', 'r-interoperator');
     const decoded = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');
@@ -267,6 +269,18 @@ withHelm('the chart rendered by helm', () => {
       scaleTargetRef: { kind: 'Deployment', name: 'r-interoperator-worker' },
       minReplicas: 2,
       maxReplicas: 7,
+    });
+  });
+
+  test('GIVEN a scheduler and per-plan schedulers THEN the ConfigMap sets them in the form the processes read', () => {
+    const manifests = render(
+      'settings.scheduler=least-utilized',
+      'settings.planSchedulers.small=round-robin',
+      'settings.planSchedulers.large=resource-aware',
+    );
+    expect(find(manifests, 'ConfigMap', 'r-interoperator').data).toMatchObject({
+      INTEROP_SCHEDULER: 'least-utilized',
+      INTEROP_PLAN_SCHEDULERS: 'large=resource-aware,small=round-robin',
     });
   });
 
