@@ -9,7 +9,6 @@ import { startBroker } from './roots/broker.js';
 import { ConfigError, loadConfig } from './config.js';
 import { clusterClientFromFile } from './kube/clients.js';
 import { jsonLogger } from './log.js';
-import { MASTER_CLUSTER_ID } from './resources/types.js';
 import { startWorker } from './roots/worker.js';
 import { configureRenderer } from './templates/index.js';
 
@@ -25,7 +24,7 @@ async function main(): Promise<void> {
   // We stop the worker ourselves on SIGINT/SIGTERM, after the broker.
   Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
   if (config.renderer.wasmFile) await configureRenderer({ wasmFile: config.renderer.wasmFile });
-  const master = clusterClientFromFile(MASTER_CLUSTER_ID, config.masterKubeconfig);
+  const master = clusterClientFromFile(config.masterClusterId, config.masterKubeconfig);
   const log = jsonLogger(role, config.logLevel);
   const stops: (() => Promise<void>)[] = [];
   if (role !== 'broker') {

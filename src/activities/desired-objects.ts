@@ -7,7 +7,6 @@
  */
 import { LABELS, labelValue } from '../resources/names.js';
 import {
-  MASTER_CLUSTER_ID,
   type AppliedResource,
   type KubeObject,
   type OwnerReference,
@@ -20,6 +19,8 @@ export interface ApplyingFor {
   readonly namespace: string;
   /** The cluster the objects go to: the records own them in the master, their copies on a sister. */
   readonly clusterId: string;
+  /** The master's cluster id. */
+  readonly masterId: string;
   readonly instanceId: string;
   /** The record that owns what is applied: the binding's for a binding, else the instance's. */
   readonly record: KubeObject;
@@ -76,7 +77,7 @@ export function desiredObject(rendered: KubeObject, applying: ApplyingFor): Desi
   };
   const { binding } = applying;
   const ownedByInstance = binding !== undefined && isIn(binding.instanceResources)(ref);
-  const owner = applying.clusterId === MASTER_CLUSTER_ID ? applying.record : applying.copy;
+  const owner = applying.clusterId === applying.masterId ? applying.record : applying.copy;
   const owners =
     namespace === applying.namespace && !ownedByInstance && owner
       ? [

@@ -16,7 +16,6 @@ import { apiMessageOf, isAlreadyExists, isNotFound, statusCodeOf } from '../kube
 import { applyObject, deleteObject } from '../kube/objects.js';
 import { FIELD_MANAGER, LABELS, labelValue } from '../resources/names.js';
 import {
-  MASTER_CLUSTER_ID,
   SFCLUSTER,
   SFSERVICEBINDING,
   SFSERVICEINSTANCE,
@@ -342,7 +341,7 @@ export function placementActivities({
         clusters: snapshotsOf(registered, request.instanceId),
         request,
         state: state.lastClusterId ? { lastClusterId: state.lastClusterId } : {},
-        options: { masterClusterId: MASTER_CLUSTER_ID },
+        options: { masterClusterId: clusters.masterId },
       });
       const summary = trimSummary(`${decision.scheduler}: ${decision.summary}`);
       if (!decision.clusterId) throw terminal(summary, NO_ELIGIBLE_CLUSTER);
@@ -378,8 +377,8 @@ export function placementActivities({
       const plan = catalog.plan(record.spec.planId);
       const scheduler = schedulerForPlan(scheduling ?? {}, record.spec.planId);
       let placed = {
-        clusterId: MASTER_CLUSTER_ID,
-        summary: `default: chose ${MASTER_CLUSTER_ID}: the master`,
+        clusterId: clusters.masterId,
+        summary: `default: chose ${clusters.masterId}: the master`,
       };
       if (scheduler !== 'default') {
         const clusterSelector = plan ? await clusterSelectorOf(record, plan) : undefined;
@@ -413,7 +412,7 @@ export function placementActivities({
      * operator's resources there. The master already holds the record.
      */
     async replicateInstance(ref: InstanceRef, clusterId: string): Promise<void> {
-      if (clusterId === MASTER_CLUSTER_ID) return;
+      if (clusterId === clusters.masterId) return;
       const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
       if (!record) throw retryable(`instance ${ref.instanceId} has no record`);
       try {

@@ -25,7 +25,6 @@ import {
   resourceName,
 } from '../resources/names.js';
 import {
-  MASTER_CLUSTER_ID,
   SFSERVICEBINDING,
   SFSERVICEINSTANCE,
   type KubeObject,
@@ -133,7 +132,7 @@ export function recordActivities({ clusters, instanceNamespace: shared, registry
 
   /** Runs `work` with the clients of a sister cluster; a cluster that does not answer is waited for. */
   async function onSister(clusterId: string | undefined, work: (sister: ClusterClient) => Promise<void>) {
-    if (!clusterId || clusterId === MASTER_CLUSTER_ID) return;
+    if (!clusterId || clusterId === clusters.masterId) return;
     try {
       await work(await clusters.get(clusterId));
     } catch (err) {

@@ -12,7 +12,6 @@ import { statusCodeOf } from '../kube/errors.js';
 import { applyObject, deleteObject, readObject, releaseFields } from '../kube/objects.js';
 import { FIELD_MANAGER, bindingFieldManager, bindingSecretName } from '../resources/names.js';
 import {
-  MASTER_CLUSTER_ID,
   SFSERVICEBINDING,
   SFSERVICEINSTANCE,
   type AppliedResource,
@@ -65,15 +64,14 @@ function templateFailure(err: unknown, action: string, plan: SFPlan): Error {
 
 /**
  * Runs a Kubernetes call; a failure says what it was doing and whether to retry. A sister cluster
- * that does not answer (`clusterId` other than the master's) is waited for.
+ * (`sisterId`, undefined on the master) that does not answer is waited for.
  */
-async function kubeCall<T>(what: string, call: () => Promise<T>, clusterId?: string): Promise<T> {
+async function kubeCall<T>(what: string, call: () => Promise<T>, sisterId?: string): Promise<T> {
   try {
     return await call();
   } catch (err) {
     const failure = kubeFailure(err, what);
-    if (clusterId && clusterId !== MASTER_CLUSTER_ID && statusCodeOf(err) === undefined)
-      throw clusterFailure(clusterId, failure);
+    if (sisterId && statusCodeOf(err) === undefined) throw clusterFailure(sisterId, failure);
     throw failure;
   }
 }
@@ -88,6 +86,9 @@ async function render<T>(action: string, plan: SFPlan, call: () => Promise<T>): 
 }
 
 export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps) {
+  /** The id of a sister cluster, for waiting on it; undefined for the master. */
+  const sisterId = (cluster: ClusterClient) => (cluster === clusters.master ? undefined : cluster.id);
+
   async function load(target: Target): Promise<Loaded> {
     const master = clusters.master;
     const { instance: ref } = target;
@@ -107,12 +108,12 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
       );
       if (!binding) throw retryable(`binding ${target.binding.bindingId} has no record`);
     }
-    const clusterId = instance.spec.clusterId ?? ref.clusterId ?? MASTER_CLUSTER_ID;
+    const clusterId = instance.spec.clusterId ?? ref.clusterId ?? clusters.masterId;
     let cluster: ClusterClient;
     try {
       cluster = await clusters.get(clusterId);
     } catch (err) {
-      if (clusterId === MASTER_CLUSTER_ID) throw err;
+      if (clusterId === clusters.masterId) throw err;
       throw clusterFailure(clusterId, err);
     }
     return { cluster, instance, plan, service, ...(binding ? { binding } : {}) };
@@ -125,17 +126,17 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
    */
   async function copyOnCluster(loaded: Loaded): Promise<KubeObject | undefined> {
     const { cluster, instance, binding } = loaded;
-    if (cluster.id === MASTER_CLUSTER_ID) return undefined;
+    if (cluster === clusters.master) return undefined;
     const copy = await kubeCall(
       `copying instance ${instance.metadata.name} to cluster ${cluster.id}`,
       () => applyObject(cluster, instanceCopy(instance, cluster.id), FIELD_MANAGER),
-      cluster.id,
+      sisterId(cluster),
     );
     if (!binding) return copy;
     return kubeCall(
       `copying binding ${binding.metadata.name} to cluster ${cluster.id}`,
       () => applyObject(cluster, bindingCopy(binding, copy), FIELD_MANAGER),
-      cluster.id,
+      sisterId(cluster),
     );
   }
 
@@ -157,7 +158,7 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
       const obj = await kubeCall(
         `reading source ${key} (${describe(source, loaded.cluster.id)})`,
         () => readObject(loaded.cluster, source),
-        loaded.cluster.id,
+        sisterId(loaded.cluster),
       );
       if (obj) Object.defineProperty(data, key, { value: forTemplate(obj), enumerable: true });
     }
@@ -175,7 +176,7 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
       const obj = await kubeCall(
         `reading ${describe(ref, loaded.cluster.id)}`,
         () => readObject(loaded.cluster, ref),
-        loaded.cluster.id,
+        sisterId(loaded.cluster),
       );
       if (obj) present.push(ref);
     }
@@ -217,6 +218,7 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
         const { object, ref } = desiredObject(rendered, {
           namespace: instance.metadata.namespace!,
           clusterId: cluster.id,
+          masterId: clusters.master.id,
           instanceId: instance.spec.instanceId ?? target.instance.instanceId,
           record,
           ...(copy ? { copy } : {}),
@@ -232,7 +234,7 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
         await kubeCall(
           `applying ${describe(ref, cluster.id)}`,
           () => applyObject(cluster, object, fieldManager),
-          cluster.id,
+          sisterId(cluster),
         );
         applied.push(ref);
       }
@@ -242,7 +244,7 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
           await kubeCall(
             `pruning ${describe(stale, cluster.id)}`,
             () => deleteObject(cluster, stale),
-            cluster.id,
+            sisterId(cluster),
           );
         }
       }
@@ -302,12 +304,16 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
           await kubeCall(
             `releasing the fields of binding ${binding.spec.id} in ${describe(ref, cluster.id)}`,
             () => releaseFields(cluster, ref, manager),
-            cluster.id,
+            sisterId(cluster),
           );
         }
       }
       for (const ref of await remainingResources(loaded)) {
-        await kubeCall(`deleting ${describe(ref, cluster.id)}`, () => deleteObject(cluster, ref), cluster.id);
+        await kubeCall(
+          `deleting ${describe(ref, cluster.id)}`,
+          () => deleteObject(cluster, ref),
+          sisterId(cluster),
+        );
       }
       return (await remainingResources(loaded)).length;
     },

@@ -40,8 +40,10 @@ async function placeInstance(
   const recorded = await recordInstance(req, operation);
   const clusterId = await scheduleInstance(recorded);
   upsertSearchAttributes([{ key: OsbClusterId, value: clusterId }]);
-  // The master holds the record already; a sister cluster gets a replica.
-  if (clusterId !== MASTER_CLUSTER_ID) await replicateInstance(recorded, clusterId);
+  // A sister cluster gets a replica; the step knows which cluster is the master (its id is
+  // configured). Operations begun before it knew ask only for clusters other than `1`.
+  if (patched('replication-knows-the-master') || clusterId !== MASTER_CLUSTER_ID)
+    await replicateInstance(recorded, clusterId);
   return { instance: { ...recorded, clusterId } };
 }
 

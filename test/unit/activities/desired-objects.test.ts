@@ -50,6 +50,7 @@ const postgresRef: AppliedResource = {
 const forInstance: ApplyingFor = {
   namespace: 'sf-i-1',
   clusterId: '1',
+  masterId: '1',
   instanceId: 'i-1',
   record: instanceRecord,
 };
