@@ -35,7 +35,7 @@ import {
   type SchedulerName,
 } from '../scheduling/index.js';
 import { findTemplate } from '../templates/index.js';
-import type { InstanceRef } from '../workflows/messages.js';
+import { waitingForCluster, type InstanceRef } from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
 import { ownerReferenceTo } from './desired-objects.js';
 import { FAILURE_TYPES, retryable, terminal } from './failures.js';
@@ -76,7 +76,7 @@ const messageOf = (err: unknown): string => (err instanceof Error ? apiMessageOf
  * cluster the operation is waiting for and why.
  */
 export function clusterFailure(clusterId: string, err: unknown): Error {
-  return retryable(`waiting for cluster ${clusterId}: ${messageOf(err)}`);
+  return retryable(waitingForCluster(clusterId, messageOf(err)));
 }
 
 /**

@@ -4,7 +4,12 @@
  */
 import { badRequest } from '../osb/errors.js';
 import type { LastOperation } from '../osb/service-broker.js';
-import { parseOperationString, type OperationStatus, type OperationType } from '../workflows/messages.js';
+import {
+  isWaitingForCluster,
+  parseOperationString,
+  type OperationStatus,
+  type OperationType,
+} from '../workflows/messages.js';
 
 /** Seconds a platform should wait before polling a running operation again. */
 export const RETRY_AFTER_SECONDS = 2;
@@ -59,8 +64,10 @@ export function lastOperationOfRecord(status: RecordStatus | undefined): LastOpe
  */
 export function settledStatus(
   memo: OperationStatus,
-  run: { readonly running: boolean; readonly statusName: string },
+  run: { readonly running: boolean; readonly statusName: string; readonly waiting?: string },
 ): OperationStatus {
+  if (run.running && memo.state === 'in progress' && run.waiting && isWaitingForCluster(run.waiting))
+    return { ...memo, description: run.waiting };
   if (run.running || memo.state !== 'in progress') return memo;
   const reason =
     run.statusName !== 'CANCELLED'

@@ -52,6 +52,8 @@ export interface RunState {
   readonly running: boolean;
   readonly statusName: string;
   readonly memo?: OperationStatus;
+  /** The last failure of a step the run waits on (queued and retried), e.g. a cluster not answering. */
+  readonly waiting?: string;
 }
 
 /** A workflow started, or the operation that was already running under its id. */
@@ -323,6 +325,8 @@ export class WorkflowRuns {
       };
       const serviceId = attribute(OsbServiceId.name);
       const planId = attribute(OsbPlanId.name);
+      const waiting = info.raw.pendingActivities?.find((step) => step.lastFailure?.message)?.lastFailure
+        ?.message;
       return {
         ...(serviceId ? { serviceId } : {}),
         ...(planId ? { planId } : {}),
@@ -330,6 +334,7 @@ export class WorkflowRuns {
         running: info.status.name === 'RUNNING',
         statusName: info.status.name,
         ...(memo ? { memo } : {}),
+        ...(waiting ? { waiting } : {}),
       };
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return undefined;

@@ -158,3 +158,13 @@ export interface CatalogReplication {
   readonly applied: number;
   readonly deleted: number;
 }
+
+/**
+ * What a step says while a cluster does not answer: it is retried, and `last_operation` shows it
+ * while the operation waits.
+ */
+export const waitingForCluster = (clusterId: string, error: string): string =>
+  `waiting for cluster ${clusterId}: ${error}`;
+
+/** Whether a step's failure says it waits for a cluster (see {@link waitingForCluster}). */
+export const isWaitingForCluster = (message: string): boolean => message.startsWith('waiting for cluster ');

@@ -119,6 +119,38 @@ describe('settledStatus', () => {
   });
 });
 
+describe('settledStatus while a step waits', () => {
+  const running = status({
+    operation: 'provision',
+    state: 'in progress',
+    description: 'Creating the operator’s resources',
+  });
+  const WAITING = 'waiting for cluster sister-1: connect ECONNREFUSED 127.0.0.1:6443';
+  test.each([
+    [
+      'waiting for a cluster',
+      running,
+      { running: true, statusName: 'RUNNING', waiting: WAITING },
+      { ...running, description: WAITING },
+    ],
+    [
+      'another step failure (not shown: its text is not the platform’s business)',
+      running,
+      { running: true, statusName: 'RUNNING', waiting: 'the apiserver said 500' },
+      running,
+    ],
+    ['no step waiting', running, { running: true, statusName: 'RUNNING' }, running],
+    [
+      'an outcome already recorded',
+      status({ state: 'failed', description: 'x' }),
+      { running: true, statusName: 'RUNNING', waiting: WAITING },
+      status({ state: 'failed', description: 'x' }),
+    ],
+  ])('GIVEN %s THEN the description', (_n, memo, run, expected) => {
+    expect(settledStatus(memo, run)).toEqual(expected);
+  });
+});
+
 describe('parseOperationQuery', () => {
   test.each([
     [undefined, undefined],
