@@ -4,7 +4,9 @@
  * limits under us, measured in the same run (the apiserver's raw create throughput for as many
  * objects, and a trivial workflow with as many activities on the same Temporal server, queued as
  * the baseline is defined and local as the provision runs its steps); then the latency of catalog
- * and last_operation at 100 concurrent clients.
+ * and last_operation at 100 concurrent clients. The latency is also measured for instances placed
+ * on a sister cluster (a plan whose clusterSelector picks it), alternating with the master's, so
+ * the replication hop is compared in the same run.
  *
  *   npm run build && node dist/bench/provision.js [instances]
  */
@@ -18,12 +20,14 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { BROKER_NODE_FLAGS } from '../src/config.js';
+import { getRecord, patchRecord, patchRecordStatus } from '../src/kube/custom-objects.js';
 import { applyObject } from '../src/kube/objects.js';
+import { SFCLUSTER, SFSERVICEINSTANCE, type SFServiceInstance } from '../src/resources/types.js';
 import type { ReadJob, ReadReply } from './read-load.js';
 import { addCpu, cpuByRole, cpuSince, describeCpu, type CpuByRole } from './cpu.js';
 import { startLocalEnvironment } from '../dev/local/environment.js';
 import { freePort } from '../dev/local/processes.js';
-import { instanceWorkflowId } from '../src/resources/names.js';
+import { instanceNamespace, instanceWorkflowId, resourceName } from '../src/resources/names.js';
 import { EncryptionCodec, generatePayloadKey, parsePayloadKeys } from '../src/temporal/codec.js';
 
 const INSTANCES = Number(process.argv[2] ?? 200);
@@ -56,6 +60,9 @@ const READ_WARM_UP = 5000;
 const ACTIVITIES_PER_PROVISION = 5;
 const SERVICE = 'bench-service';
 const PLAN = 'bench-plan';
+/** The same plan, placed on the sister cluster by the label-selector scheduler. */
+const PLAN_ON_SISTER = 'bench-plan-on-sister';
+const SISTER = 'sister-1';
 const auth = `Basic ${Buffer.from('bench:bench').toString('base64')}`;
 
 const percentile = (values: number[], p: number) => {
@@ -78,7 +85,7 @@ async function pool(count: number, concurrency: number, task: (i: number) => Pro
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'interop-bench-'));
-  const env = await startLocalEnvironment({ workDir, sisters: 0 });
+  const env = await startLocalEnvironment({ workDir, sisters: 1 });
   const stops: (() => Promise<void>)[] = [() => env.stop()];
   try {
     const ns = env.info.namespace;
@@ -88,36 +95,45 @@ async function main(): Promise<void> {
       metadata: { name: SERVICE, namespace: ns },
       spec: { id: SERVICE, name: 'bench', description: 'bench', bindable: false },
     });
-    await applyObject(env.master, {
-      apiVersion: 'osb.servicefabrik.io/v1alpha1',
-      kind: 'SFPlan',
-      metadata: { name: PLAN, namespace: ns },
-      spec: {
-        id: PLAN,
-        name: 'ready-at-once',
-        description: 'one ConfigMap, ready as soon as it exists',
-        serviceId: SERVICE,
-        manager: { async: true },
-        templates: [
-          {
-            action: 'provision',
-            type: 'gotemplate',
-            content: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n',
-          },
-          {
-            action: 'sources',
-            type: 'gotemplate',
-            content:
-              'cm: {apiVersion: v1, kind: ConfigMap, name: cm, namespace: {{ .instance.metadata.namespace }}}',
-          },
-          {
-            action: 'status',
-            type: 'gotemplate',
-            content: 'provision: {state: {{ if .cm }}succeeded{{ else }}in progress{{ end }}}\n',
-          },
-        ],
-      },
-    });
+    const applyPlan = (id: string, clusterSelector?: string) =>
+      applyObject(env.master, {
+        apiVersion: 'osb.servicefabrik.io/v1alpha1',
+        kind: 'SFPlan',
+        metadata: { name: id, namespace: ns },
+        spec: {
+          id,
+          name: clusterSelector ? 'ready-at-once-on-a-sister' : 'ready-at-once',
+          description: 'one ConfigMap, ready as soon as it exists',
+          serviceId: SERVICE,
+          manager: { async: true },
+          templates: [
+            {
+              action: 'provision',
+              type: 'gotemplate',
+              content: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n',
+            },
+            {
+              action: 'sources',
+              type: 'gotemplate',
+              content:
+                'cm: {apiVersion: v1, kind: ConfigMap, name: cm, namespace: {{ .instance.metadata.namespace }}}',
+            },
+            ...(clusterSelector
+              ? [{ action: 'clusterSelector', type: 'gotemplate', content: clusterSelector }]
+              : []),
+            {
+              action: 'status',
+              type: 'gotemplate',
+              content: 'provision: {state: {{ if .cm }}succeeded{{ else }}in progress{{ end }}}\n',
+            },
+          ],
+        },
+      });
+    await applyPlan(PLAN);
+    await applyPlan(PLAN_ON_SISTER, 'bench=sister');
+    // The sister as a probed landscape shows it (running), labelled for the plan's selector.
+    await patchRecord(env.master, SFCLUSTER, ns, SISTER, { metadata: { labels: { bench: 'sister' } } });
+    await patchRecordStatus(env.master, SFCLUSTER, ns, SISTER, { phase: 'running' });
 
     // ---- the inter-operator as the Helm chart deploys it: broker and worker in their own
     // processes, the broker with its node flags (BROKER_NODE_FLAGS).
@@ -144,6 +160,7 @@ async function main(): Promise<void> {
             INTEROP_PORT: String(port),
             INTEROP_LOG_LEVEL: 'warn',
             INTEROP_SHUTDOWN_DELAY_SECONDS: '0',
+            INTEROP_PLAN_SCHEDULERS: `${PLAN_ON_SISTER}=label-selector`,
           },
           stdio: ['ignore', 'inherit', 'inherit'],
         },
@@ -217,11 +234,11 @@ async function main(): Promise<void> {
      * under load). `'result'`: waits for the workflow's result as the trivial baseline does, then
      * asks last_operation once, so the comparison of throughputs is like for like.
      */
-    const provisionOne = async (id: string, pollMs: number | 'result' = 25) => {
+    const provisionOne = async (id: string, pollMs: number | 'result' = 25, plan = PLAN) => {
       const started = performance.now();
       const res = await osb('PUT', `/v2/service_instances/${id}?accepts_incomplete=true`, {
         service_id: SERVICE,
-        plan_id: PLAN,
+        plan_id: plan,
         organization_guid: 'o',
         space_guid: 's',
       });
@@ -240,11 +257,26 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, pollMs));
       }
     };
-    for (let i = 0; i < 5; i += 1) await provisionOne(`warm-${i}`);
+    for (let i = 0; i < 5; i += 1) {
+      await provisionOne(`warm-${i}`);
+      await provisionOne(`warm-sister-${i}`, 25, PLAN_ON_SISTER);
+    }
 
     // ---- provision-to-succeeded: one at a time (latency), then CONCURRENCY at a time (throughput)
     const latencies: number[] = [];
-    for (let i = 0; i < LATENCY_SAMPLES; i += 1) latencies.push(await provisionOne(randomUUID()));
+    const sisterLatencies: number[] = [];
+    for (let i = 0; i < LATENCY_SAMPLES; i += 1) {
+      latencies.push(await provisionOne(randomUUID()));
+      sisterLatencies.push(await provisionOne(randomUUID(), 25, PLAN_ON_SISTER));
+    }
+    const onSister = await getRecord<SFServiceInstance>(
+      env.master,
+      SFSERVICEINSTANCE,
+      instanceNamespace('warm-sister-0'),
+      resourceName('warm-sister-0'),
+    );
+    if (onSister?.spec.clusterId !== SISTER)
+      throw new Error(`the sister plan's instance is on cluster ${onSister?.spec.clusterId}, not ${SISTER}`);
 
     // ---- limit 2's worker: a trivial workflow with as many activities, same Temporal server
     const connection = await NativeConnection.connect({ address: env.info.temporal.address });
@@ -402,6 +434,9 @@ async function main(): Promise<void> {
     );
     console.log(
       `  provision-to-succeeded   p50 ${ms(percentile(latencies, 50))}   p99 ${ms(percentile(latencies, 99))}   (one at a time, ${LATENCY_SAMPLES} instances)`,
+    );
+    console.log(
+      `  on the sister            p50 ${ms(percentile(sisterLatencies, 50))}   p99 ${ms(percentile(sisterLatencies, 99))}   (one at a time, alternating with the master's; sister/master p50 ${(percentile(sisterLatencies, 50) / percentile(latencies, 50)).toFixed(2)}, target < 1.5)`,
     );
     console.log(
       `  under load               p50 ${ms(percentile(loaded, 50))}   p99 ${ms(percentile(loaded, 99))}   (${CONCURRENCY} at a time, polling every ${UNDER_LOAD_POLL_MS} ms: mostly queueing)`,
