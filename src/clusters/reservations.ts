@@ -34,7 +34,8 @@ export function reserve(
 
 /** The reservations without the instance's: unchanged when it has none, so a second release does nothing. */
 export function unreserve(reservations: Reservations | undefined, instanceId: string): Reservations {
-  if (!reservations || !(instanceId in reservations)) return reservations ?? {};
+  // Own keys only: an instance id such as `constructor` or `__proto__` is a key like any other.
+  if (!reservations || !Object.hasOwn(reservations, instanceId)) return reservations ?? {};
   const rest: Record<string, ResourceList> = { ...reservations };
   delete rest[instanceId];
   return rest;

@@ -27,6 +27,20 @@ describe('reservations', () => {
     expect(unreserve(before, instanceId)).toEqual(after);
   });
 
+  test.each(['__proto__', 'constructor', 'toString'])(
+    'unreserve: an instance %s that reserved nothing leaves the reservations as they are',
+    (instanceId) => {
+      expect(unreserve(held, instanceId)).toBe(held);
+    },
+  );
+
+  test('unreserve: an instance named __proto__ (as JSON from the apiserver holds it) is released', () => {
+    const stored = JSON.parse('{"__proto__": {"cpu": "1"}, "b": {"cpu": "500m"}}') as Reservations;
+    const released = unreserve(stored, '__proto__');
+    expect(Object.keys(released)).toEqual(['b']);
+    expect(Object.getPrototypeOf(released)).toBe(Object.prototype);
+  });
+
   test('releasing twice is the same as once, and the input is left as it was', () => {
     const copy = structuredClone(held);
     const once = unreserve(held, 'a');
