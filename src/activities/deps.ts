@@ -20,8 +20,6 @@ export interface ActivityDeps {
   readonly renderer: Renderer;
   /** Namespace for all instances; each its own `sf-<id>` when unset. */
   readonly instanceNamespace?: string;
-  /** Namespace of the cluster registry (the SFClusters) in the master. @default interoperator */
-  readonly registryNamespace?: string;
   /** Which scheduler places new instances. @default the master for every instance */
   readonly scheduling?: SchedulingConfig;
 }

@@ -63,9 +63,6 @@ const MAX_ATTEMPTS = 20;
 export const trimSummary = (summary: string, max = MAX_SUMMARY): string =>
   summary.length <= max ? summary : `${summary.slice(0, max - 1)}…`;
 
-/** The registry's namespace when the dependencies name none. */
-export const DEFAULT_REGISTRY_NAMESPACE = 'interoperator';
-
 /** A write that lost a race with another writer (HTTP 409 on a resourceVersion precondition). */
 const isConflict = (err: unknown): boolean => statusCodeOf(err) === 409;
 
@@ -287,15 +284,9 @@ export async function deleteCopy(cluster: ClusterClient, obj: KubeObject): Promi
   });
 }
 
-export function placementActivities({
-  clusters,
-  catalog,
-  renderer,
-  registryNamespace,
-  scheduling,
-}: ActivityDeps) {
+export function placementActivities({ clusters, catalog, renderer, scheduling }: ActivityDeps) {
   const master = clusters.master;
-  const namespace = registryNamespace ?? DEFAULT_REGISTRY_NAMESPACE;
+  const namespace = clusters.namespace;
 
   /** The plan's `clusterSelector` rendered with the instance's data; undefined when the plan has none. */
   async function clusterSelectorOf(record: SFServiceInstance, plan: SFPlan): Promise<string | undefined> {

@@ -45,7 +45,7 @@ import type {
 import type { ActivityDeps } from './deps.js';
 import { ownerReferenceTo } from './desired-objects.js';
 import { retryable } from './failures.js';
-import { clusterFailure, DEFAULT_REGISTRY_NAMESPACE, deleteCopy, releasePlacement } from './placement.js';
+import { clusterFailure, deleteCopy, releasePlacement } from './placement.js';
 
 const PROGRESS: Record<InstanceOperationType | BindingOperationType, string> = {
   provision: 'Provisioning the instance',
@@ -126,9 +126,9 @@ function newRecord(
   };
 }
 
-export function recordActivities({ clusters, instanceNamespace: shared, registryNamespace }: ActivityDeps) {
+export function recordActivities({ clusters, instanceNamespace: shared }: ActivityDeps) {
   const master = clusters.master;
-  const registry = registryNamespace ?? DEFAULT_REGISTRY_NAMESPACE;
+  const registry = clusters.namespace;
 
   /** Runs `work` with the clients of a sister cluster; a cluster that does not answer is waited for. */
   async function onSister(clusterId: string | undefined, work: (sister: ClusterClient) => Promise<void>) {

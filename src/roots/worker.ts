@@ -38,7 +38,6 @@ export async function startWorker(
     catalog,
     renderer: { renderObjects, renderValues },
     ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
-    registryNamespace: config.namespace,
     scheduling: config.scheduling,
   });
   const worker = await Worker.create({
