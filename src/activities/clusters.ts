@@ -11,7 +11,8 @@ import type { ClusterClient } from '../kube/clients.js';
 import { isUnauthorized, type ClusterDirectory } from '../kube/cluster-directory.js';
 import { CLUSTER_FINALIZER, listClusters } from '../kube/cluster-registry.js';
 import { getRecord, listRecords, patchRecord, patchRecordStatus } from '../kube/custom-objects.js';
-import { apiMessageOf, isAlreadyExists, isNotFound, statusCodeOf } from '../kube/errors.js';
+import { ensureNamespace } from '../kube/objects.js';
+import { apiMessageOf, isNotFound, statusCodeOf } from '../kube/errors.js';
 import { FIELD_MANAGER, LABELS, labelValue } from '../resources/names.js';
 import {
   SFCLUSTER,
@@ -153,19 +154,6 @@ export function catalogCopy(original: KubeObject, masterId: string): KubeObject 
     },
     spec: (original as { spec?: unknown }).spec,
   } as KubeObject;
-}
-
-async function ensureNamespace(cluster: ClusterClient, namespace: string): Promise<void> {
-  try {
-    await cluster.core.readNamespace({ name: namespace });
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-    try {
-      await cluster.core.createNamespace({ body: { metadata: { name: namespace } } });
-    } catch (createErr) {
-      if (!isAlreadyExists(createErr)) throw createErr;
-    }
-  }
 }
 
 export function clusterActivities({ clusters, instanceNamespace }: ClusterActivityDeps) {

@@ -38,6 +38,7 @@ import { findTemplate } from '../templates/index.js';
 import { waitingForCluster, type InstanceRef } from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
 import { ownerReferenceTo } from './desired-objects.js';
+import { namespaceReady } from './namespaces.js';
 import { FAILURE_TYPES, retryable, terminal } from './failures.js';
 import { forTemplate } from './template-values.js';
 
@@ -262,18 +263,6 @@ export function bindingCopy(record: SFServiceBinding, instanceCopyThere: KubeObj
   };
 }
 
-/** Creates the namespace on a cluster, or finds it there. */
-export async function ensureNamespaceOn(cluster: ClusterClient, namespace: string): Promise<void> {
-  try {
-    await cluster.core.createNamespace({ body: { metadata: { name: namespace } } });
-  } catch (err) {
-    if (!isAlreadyExists(err)) throw err;
-    const ns = await cluster.core.readNamespace({ name: namespace });
-    if (ns.metadata?.deletionTimestamp)
-      throw retryable(`namespace ${namespace} on cluster ${cluster.id} is still being deleted`);
-  }
-}
-
 /** Deletes an object of a sister cluster; gone already means done. */
 export async function deleteCopy(cluster: ClusterClient, obj: KubeObject): Promise<void> {
   await deleteObject(cluster, {
@@ -408,7 +397,7 @@ export function placementActivities({ clusters, catalog, renderer, scheduling }:
       if (!record) throw retryable(`instance ${ref.instanceId} has no record`);
       try {
         const sister = await clusters.get(clusterId);
-        await ensureNamespaceOn(sister, ref.namespace);
+        await namespaceReady(sister, ref.namespace);
         await applyObject(sister, instanceCopy(record, clusterId), FIELD_MANAGER);
       } catch (err) {
         // A namespace still being deleted there is no failure to reach the cluster.

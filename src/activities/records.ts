@@ -44,6 +44,7 @@ import type {
 } from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
 import { ownerReferenceTo } from './desired-objects.js';
+import { namespaceReady } from './namespaces.js';
 import { retryable } from './failures.js';
 import { clusterFailure, deleteCopy, releasePlacement } from './placement.js';
 
@@ -56,19 +57,6 @@ const PROGRESS: Record<InstanceOperationType | BindingOperationType, string> = {
 };
 
 /** Creates the namespace, or checks the one that is there (a new instance costs one call). */
-async function ensureNamespace(cluster: ClusterClient, namespace: string): Promise<void> {
-  try {
-    await cluster.core.createNamespace({ body: { metadata: { name: namespace } } });
-    return;
-  } catch (err) {
-    if (!isAlreadyExists(err)) throw err;
-  }
-  const ns = await cluster.core.readNamespace({ name: namespace });
-  if (ns.metadata?.deletionTimestamp) {
-    throw retryable(`namespace ${namespace} on cluster ${cluster.id} is still being deleted`);
-  }
-}
-
 const withoutNulls = (fields: Record<string, unknown>): Record<string, unknown> =>
   Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null));
 
@@ -181,7 +169,7 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
     /** Records the instance request (creating the record and its namespace) and marks the operation as running. */
     async recordInstance(req: InstanceRequest, operation: InstanceOperationType): Promise<InstanceRef> {
       const ref = instanceRefOf(req.instanceId);
-      await ensureNamespace(master, ref.namespace);
+      await namespaceReady(master, ref.namespace);
       // What the request says; fields it leaves out are absent from the record.
       const spec = withoutNulls({
         instanceId: req.instanceId,

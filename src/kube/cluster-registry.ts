@@ -7,7 +7,8 @@ import { PatchStrategy } from '@kubernetes/client-node';
 import { FIELD_MANAGER } from '../resources/names.js';
 import { SFCLUSTER, type SFCluster } from '../resources/types.js';
 import { clusterClientFromKubeconfig, type ClusterClient } from './clients.js';
-import { isAlreadyExists, isNotFound } from './errors.js';
+import { isNotFound } from './errors.js';
+import { ensureNamespace } from './objects.js';
 
 /**
  * The finalizer that keeps an SFCluster while instances are placed on it: the cluster health
@@ -17,14 +18,6 @@ export const CLUSTER_FINALIZER = 'interoperator.servicefabrik.io/cluster-in-use'
 
 /** Name of the Secret that holds a cluster's kubeconfig under the key `kubeconfig`. */
 export const kubeconfigSecretName = (clusterId: string): string => `cluster-${clusterId}-kubeconfig`;
-
-async function ensureNamespace(master: ClusterClient, namespace: string): Promise<void> {
-  try {
-    await master.core.createNamespace({ body: { metadata: { name: namespace } } });
-  } catch (err) {
-    if (!isAlreadyExists(err)) throw err;
-  }
-}
 
 /** How a cluster is registered besides its kubeconfig. */
 export interface ClusterRegistration {

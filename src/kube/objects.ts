@@ -6,7 +6,7 @@ import { PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import { FIELD_MANAGER } from '../resources/names.js';
 import type { AppliedResource, KubeObject } from '../resources/types.js';
 import type { ClusterClient } from './clients.js';
-import { isNotFound } from './errors.js';
+import { isAlreadyExists, isNotFound } from './errors.js';
 
 /** The identity of an object, as recorded in an instance's `status.resources`. */
 export const refOf = (obj: KubeObject): AppliedResource => ({
@@ -91,4 +91,22 @@ export async function releaseFields(
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }
+}
+
+/**
+ * Creates a namespace, or finds it: `terminating` when it exists but is being deleted (objects
+ * cannot be made in it until it is gone).
+ */
+export async function ensureNamespace(
+  cluster: ClusterClient,
+  namespace: string,
+): Promise<'ready' | 'terminating'> {
+  try {
+    await cluster.core.createNamespace({ body: { metadata: { name: namespace } } });
+    return 'ready';
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+  const found = await cluster.core.readNamespace({ name: namespace });
+  return found.metadata?.deletionTimestamp ? 'terminating' : 'ready';
 }
