@@ -10,7 +10,13 @@ import { nextClusterStatus, type ProbeResult } from '../clusters/index.js';
 import type { ClusterClient } from '../kube/clients.js';
 import { isUnauthorized, type ClusterDirectory } from '../kube/cluster-directory.js';
 import { CLUSTER_FINALIZER, listClusters } from '../kube/cluster-registry.js';
-import { getRecord, listRecords, patchRecord, patchRecordStatus } from '../kube/custom-objects.js';
+import {
+  getRecord,
+  listRecords,
+  listRecordsEverywhere,
+  patchRecord,
+  patchRecordStatus,
+} from '../kube/custom-objects.js';
 import { ensureNamespace } from '../kube/objects.js';
 import { apiMessageOf, isNotFound, statusCodeOf } from '../kube/errors.js';
 import { FIELD_MANAGER, LABELS, labelValue } from '../resources/names.js';
@@ -114,15 +120,7 @@ async function instancesOn(
   instanceNamespace: string | undefined,
 ): Promise<number> {
   const labelSelector = `${LABELS.clusterId}=${labelValue(clusterId)}`;
-  if (instanceNamespace)
-    return (await listRecords(master, SFSERVICEINSTANCE, instanceNamespace, labelSelector)).length;
-  const list = (await master.custom.listCustomObjectForAllNamespaces({
-    group: SFSERVICEINSTANCE.group,
-    version: SFSERVICEINSTANCE.version,
-    plural: SFSERVICEINSTANCE.plural,
-    labelSelector,
-  })) as { items: unknown[] };
-  return list.items.length;
+  return (await listRecordsEverywhere(master, SFSERVICEINSTANCE, instanceNamespace, labelSelector)).length;
 }
 
 /** The finalizers of the cluster, with ours added or taken away; undefined when nothing changes. */

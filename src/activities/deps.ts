@@ -22,4 +22,6 @@ export interface ActivityDeps {
   readonly instanceNamespace?: string;
   /** Which scheduler places new instances. @default the master for every instance */
   readonly scheduling?: SchedulingConfig;
+  /** Deadline of an operation whose plan has no maximum_polling_duration, in seconds. @default 3600 */
+  readonly operationTimeoutSeconds?: number;
 }

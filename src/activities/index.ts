@@ -19,3 +19,4 @@ export type Activities = ReturnType<typeof createActivities>;
 export type { ActivityDeps, Renderer } from './deps.js';
 export { FAILURE_TYPES } from './failures.js';
 export { clusterActivities, type ClusterActivities } from './clusters.js';
+export { rolloutActivities, type RolloutActivities } from './rollouts.js';

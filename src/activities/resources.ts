@@ -7,10 +7,16 @@
  * these activities do the reads and writes.
  */
 import type { ClusterClient } from '../kube/clients.js';
-import { getRecord, patchRecordStatus } from '../kube/custom-objects.js';
+import { getRecord, patchRecord, patchRecordStatus } from '../kube/custom-objects.js';
 import { statusCodeOf } from '../kube/errors.js';
 import { applyObject, deleteObject, readObject, releaseFields } from '../kube/objects.js';
-import { FIELD_MANAGER, bindingFieldManager, bindingSecretName } from '../resources/names.js';
+import {
+  FIELD_MANAGER,
+  LABELS,
+  bindingFieldManager,
+  bindingSecretName,
+  planRevision,
+} from '../resources/names.js';
 import {
   SFSERVICEBINDING,
   SFSERVICEINSTANCE,
@@ -248,13 +254,28 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
           );
         }
       }
+      const revision = binding ? undefined : planRevision(loaded.plan.spec);
       await patchRecordStatus(
         clusters.master,
         binding ? SFSERVICEBINDING : SFSERVICEINSTANCE,
         record.metadata.namespace!,
         record.metadata.name,
-        { resources: recordedResources(previous, applied, binding !== undefined) },
+        {
+          resources: recordedResources(previous, applied, binding !== undefined),
+          ...(revision ? { planRevision: revision } : {}),
+        },
       );
+      // The revision the instance is now on, as a label too: rollouts select the instances behind.
+      if (revision && record.metadata.labels?.[LABELS.planRevision] !== revision)
+        await patchRecord(
+          clusters.master,
+          SFSERVICEINSTANCE,
+          record.metadata.namespace!,
+          record.metadata.name,
+          {
+            metadata: { labels: { [LABELS.planRevision]: revision } },
+          },
+        );
       return applied.length;
     },
 

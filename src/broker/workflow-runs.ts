@@ -28,13 +28,7 @@ import {
   type OperationStatus,
   type OperationType,
 } from '../workflows/messages.js';
-import {
-  OsbBindingId,
-  OsbInstanceId,
-  OsbOperation,
-  OsbPlanId,
-  OsbServiceId,
-} from '../workflows/search-attributes.js';
+import { OsbPlanId, OsbServiceId, operationSearchAttributes } from '../workflows/search-attributes.js';
 import {
   isDeletion,
   lastOperationOf,
@@ -158,7 +152,6 @@ export class WorkflowRuns {
     workflowId: string,
     input: InstanceRequest | BindingRequest,
   ): Promise<Started> {
-    const bindingId = 'bindingId' in input ? input.bindingId : undefined;
     try {
       const handle = await this.deps.client.workflow.start(WORKFLOW_TYPES[type], {
         workflowId,
@@ -167,13 +160,7 @@ export class WorkflowRuns {
         workflowIdConflictPolicy: 'FAIL',
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
         memo: { [MEMO_KEY]: startingStatus(type, input) },
-        typedSearchAttributes: [
-          { key: OsbInstanceId, value: input.instanceId },
-          ...(bindingId ? [{ key: OsbBindingId, value: bindingId }] : []),
-          { key: OsbServiceId, value: input.serviceId },
-          { key: OsbPlanId, value: input.planId },
-          { key: OsbOperation, value: type },
-        ],
+        typedSearchAttributes: operationSearchAttributes(type, input),
       });
       return { handle };
     } catch (err) {

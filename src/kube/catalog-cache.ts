@@ -66,16 +66,26 @@ async function watch<T extends KubernetesObject>(
   };
 }
 
-/** Starts watching the catalog; resolves once the first list is in. */
+/**
+ * Starts watching the catalog; resolves once the first list is in. `onPlan` hears of every plan
+ * as it is listed, added or changed.
+ */
 export async function startCatalogCache(
   master: ClusterClient,
   namespace: string,
   onError: (err: unknown) => void = () => undefined,
+  onPlan?: (plan: SFPlan) => void,
 ): Promise<CatalogCache> {
   const [services, plans] = await Promise.all([
     watch<KubernetesObject>(master, SFSERVICE, namespace, onError),
     watch<KubernetesObject>(master, SFPLAN, namespace, onError),
   ]);
+  if (onPlan) {
+    const heard = (obj: KubernetesObject) => onPlan(obj as unknown as SFPlan);
+    plans.cache.on('add', heard);
+    plans.cache.on('update', heard);
+    for (const plan of plans.cache.list(namespace)) heard(plan);
+  }
   // The informers hold the objects as the apiserver sent them (JSON), which is what our types describe.
   const serviceList = () => services.cache.list(namespace) as unknown as readonly SFService[];
   const planList = () => plans.cache.list(namespace) as unknown as readonly SFPlan[];

@@ -56,7 +56,34 @@ export const LABELS = {
   clusterId: 'interoperator.servicefabrik.io/cluster-id',
   serviceId: 'interoperator.servicefabrik.io/service-id',
   planId: 'interoperator.servicefabrik.io/plan-id',
+  /** On instance records: the plan revision the instance's resources were last rendered with. */
+  planRevision: 'interoperator.servicefabrik.io/plan-revision',
 } as const;
+
+/** The length of a plan revision: a prefix of the sha256 of its spec, short enough for a label. */
+const REVISION_LENGTH = 16;
+
+/** Object keys sorted at every depth, so that equal specs serialize alike. */
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
+    );
+  return value;
+}
+
+/**
+ * A plan's revision (its `status.specHash`): a digest of its spec, the same for equal specs
+ * whatever the order of their keys, different when anything in the spec changes.
+ */
+export const planRevision = (spec: unknown): string =>
+  createHash('sha256')
+    .update(JSON.stringify(canonical(spec)))
+    .digest('hex')
+    .slice(0, REVISION_LENGTH);
 
 /** Annotations on every record, for audit and to tell a repeated request from a conflicting one. */
 export const ANNOTATIONS = {

@@ -189,16 +189,32 @@ export interface SFPlanSpec {
   planUpdatable?: boolean;
   /** Plan ids from which an instance may be updated to this plan (OSB `plan_updateable` refinement). */
   update_predecessors?: string[];
-  /** The original's flag: update this plan's instances when the plan changes. Nothing here acts on it yet. */
+  /**
+   * The original's flag: when the plan's spec changes, its instances are updated to the new
+   * revision by the plan's rollout workflow.
+   */
   autoUpdateInstances?: boolean;
+  /** How the plan's rollouts proceed, unless a rollout says otherwise. */
+  rollout?: {
+    canary?: number;
+    maxConcurrency?: number;
+    soakSeconds?: number;
+    maxFailures?: number;
+  };
   schemas?: PlanSchemas;
   templates: PlanTemplate[];
   manager?: PlanManager;
   context?: Record<string, unknown>;
 }
 
+export interface SFPlanStatus {
+  /** The plan's revision: a digest of its spec, written by the workers when the spec changes. */
+  specHash?: string;
+}
+
 export interface SFPlan extends KubeObject {
   spec: SFPlanSpec;
+  status?: SFPlanStatus;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -251,6 +267,8 @@ export interface SFServiceInstanceStatus {
   appliedSpec?: SFServiceInstanceSpec;
   resources?: AppliedResource[];
   observedGeneration?: number;
+  /** The revision of its plan (`status.specHash`) its resources were last rendered with. */
+  planRevision?: string;
 }
 
 export interface SFServiceInstance extends KubeObject {

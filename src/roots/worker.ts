@@ -6,7 +6,8 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { clusterActivities, createActivities } from '../activities/index.js';
+import { clusterActivities, createActivities, rolloutActivities } from '../activities/index.js';
+import { recordPlanRevision } from '../broker/plan-revisions.js';
 import type { Config } from '../config.js';
 import { clusterClientFromFile, type ClusterClient } from '../kube/clients.js';
 import { getRecord } from '../kube/custom-objects.js';
@@ -37,17 +38,42 @@ export async function startWorker(
   log: Logger,
 ): Promise<RunningWorker> {
   const connection = await NativeConnection.connect({ address: config.temporal.address });
-  const catalog = await startCatalogCache(master, config.namespace, (err) =>
-    log.warn('catalog watch failed; restarting', { error: String(err) }),
+  // The workers keep the plans' revisions and start the rollouts of the plans that change.
+  const temporal = await connectClient(config.temporal);
+  const revisions = {
+    master,
+    client: temporal.client,
+    namespace: config.namespace,
+    taskQueue: config.temporal.taskQueue,
+  };
+  const catalog = await startCatalogCache(
+    master,
+    config.namespace,
+    (err) => log.warn('catalog watch failed; restarting', { error: String(err) }),
+    (plan) =>
+      void recordPlanRevision(revisions, plan).then(
+        (revision) =>
+          revision &&
+          log.info('plan revision recorded', {
+            planId: plan.spec.id,
+            revision,
+            previous: plan.status?.specHash,
+            autoUpdateInstances: plan.spec.autoUpdateInstances ?? false,
+          }),
+        (err: unknown) =>
+          log.warn('recording a plan revision failed', { planId: plan.spec?.id, error: String(err) }),
+      ),
   );
   const clusters = clusterDirectory(master, config.namespace, { masterId: config.masterClusterId });
-  const activities = createActivities({
+  const deps = {
     clusters,
     catalog,
     renderer: { renderObjects, renderValues },
     ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
     scheduling: config.scheduling,
-  });
+    operationTimeoutSeconds: config.operationTimeoutSeconds,
+  };
+  const activities = { ...createActivities(deps), ...rolloutActivities(deps) };
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
@@ -68,6 +94,7 @@ export async function startWorker(
   if (config.clusterHealth.probeSeconds > 0) await startClusterHealth(config, log);
   const done = worker.run().finally(async () => {
     await catalog.stop();
+    await temporal.close();
     await closeRenderer();
     await connection.close();
   });

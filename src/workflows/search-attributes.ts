@@ -3,7 +3,8 @@
  * operations of one instance, binding, service, plan or cluster (all Keyword). Registered by the
  * local dev server at start; a production namespace registers them once (see the README).
  */
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+import type { OperationType } from './messages.js';
 
 export const OsbInstanceId = defineSearchAttributeKey('OsbInstanceId', SearchAttributeType.KEYWORD);
 export const OsbBindingId = defineSearchAttributeKey('OsbBindingId', SearchAttributeType.KEYWORD);
@@ -20,3 +21,22 @@ export const SEARCH_ATTRIBUTE_NAMES = [
   OsbClusterId.name,
   OsbOperation.name,
 ] as const;
+
+/** The search attributes an operation's workflow starts with: the ids it works on and the operation. */
+export function operationSearchAttributes(
+  type: OperationType,
+  input: {
+    readonly instanceId: string;
+    readonly bindingId?: string;
+    readonly serviceId: string;
+    readonly planId: string;
+  },
+): SearchAttributePair[] {
+  return [
+    { key: OsbInstanceId, value: input.instanceId },
+    ...(input.bindingId ? [{ key: OsbBindingId, value: input.bindingId }] : []),
+    { key: OsbServiceId, value: input.serviceId },
+    { key: OsbPlanId, value: input.planId },
+    { key: OsbOperation, value: type },
+  ];
+}

@@ -1,0 +1,150 @@
+/**
+ * What a plan's rollout reads: its settings, the instances of the plan not yet on the revision, and
+ * the update request that brings one of them there (the request its record holds, on the plan's
+ * current spec), or why it must wait. The update itself is the ordinary update workflow.
+ */
+import { DEFAULT_ROLLOUT_SETTINGS, type RolloutSettings } from '../admin/contract.js';
+import { listRecordsEverywhere } from '../kube/custom-objects.js';
+import {
+  LABELS,
+  instanceNamespace,
+  instanceWorkflowId,
+  labelValue,
+  resourceName,
+} from '../resources/names.js';
+import {
+  SFSERVICEBINDING,
+  SFSERVICEINSTANCE,
+  type SFServiceBinding,
+  type SFServiceInstance,
+} from '../resources/types.js';
+import { getRecord } from '../kube/custom-objects.js';
+import type { InstanceRequest } from '../workflows/messages.js';
+import type { ActivityDeps } from './deps.js';
+
+/** The request hash of the updates a rollout makes: tells them from a platform's own. */
+export const rolloutRequestHash = (revision: string): string => `rollout/${revision}`;
+
+/** States of a record whose operation has not ended. */
+const BUSY_STATES = new Set(['in_queue', 'in progress', 'delete']);
+
+/** What a rollout may do with one instance now. */
+export type RolloutUpdate =
+  | { readonly request: InstanceRequest; readonly workflowId: string }
+  | { readonly busy: string }
+  | { readonly gone: true };
+
+/** The settings of a rollout: the rollout's own, over the plan's, over the defaults. */
+export function rolloutSettingsOf(
+  plan: Partial<RolloutSettings> | undefined,
+  overrides: Partial<RolloutSettings> | undefined,
+): RolloutSettings {
+  const pick = (key: keyof RolloutSettings, min: number): number => {
+    for (const source of [overrides, plan]) {
+      const value = source?.[key];
+      if (typeof value === 'number' && Number.isSafeInteger(value) && value >= min) return value;
+    }
+    return DEFAULT_ROLLOUT_SETTINGS[key];
+  };
+  return {
+    canary: pick('canary', 0),
+    maxConcurrency: pick('maxConcurrency', 1),
+    soakSeconds: pick('soakSeconds', 0),
+    maxFailures: pick('maxFailures', 0),
+  };
+}
+
+export function rolloutActivities({
+  clusters,
+  catalog,
+  instanceNamespace: shared,
+  operationTimeoutSeconds,
+}: ActivityDeps) {
+  const master = clusters.master;
+  return {
+    /** The settings of the plan's rollout: `overrides`, over the plan's `spec.rollout`, over the defaults. */
+    async rolloutSettings(planId: string, overrides?: Partial<RolloutSettings>): Promise<RolloutSettings> {
+      return rolloutSettingsOf(catalog.plan(planId)?.spec.rollout, overrides);
+    },
+
+    /**
+     * The ids of the plan's instances whose resources were not rendered with `revision`, oldest
+     * first. Instances being deleted and those whose provision failed are not rolled out.
+     */
+    async instancesBehind(planId: string, revision: string): Promise<string[]> {
+      const records = await listRecordsEverywhere<SFServiceInstance>(
+        master,
+        SFSERVICEINSTANCE,
+        shared,
+        `${LABELS.planId}=${labelValue(planId)},${LABELS.planRevision}!=${revision}`,
+      );
+      return records
+        .filter(
+          (r) =>
+            !r.metadata.deletionTimestamp &&
+            !(r.status?.operation === 'provision' && r.status.state === 'failed') &&
+            r.spec.planId === planId &&
+            !!r.spec.instanceId,
+        )
+        .sort(
+          (a, b) =>
+            (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
+            a.spec.instanceId!.localeCompare(b.spec.instanceId!),
+        )
+        .map((r) => r.spec.instanceId!);
+    },
+
+    /**
+     * The update that brings the instance to its plan's current spec, as its record holds it (the
+     * plan, parameters and context it has); or what it waits for (an operation of its own or of
+     * one of its bindings); or that it is gone.
+     */
+    async rolloutUpdate(instanceId: string, revision: string): Promise<RolloutUpdate> {
+      const namespace = instanceNamespace(instanceId, shared);
+      const record = await getRecord<SFServiceInstance>(
+        master,
+        SFSERVICEINSTANCE,
+        namespace,
+        resourceName(instanceId),
+      );
+      if (!record || record.metadata.deletionTimestamp) return { gone: true };
+      const state = record.status?.state;
+      if (state && BUSY_STATES.has(state))
+        return { busy: `waiting for its ${record.status?.operation ?? 'operation'} to end` };
+      const bindings = await listRecordsEverywhere<SFServiceBinding>(
+        master,
+        SFSERVICEBINDING,
+        namespace,
+        `${LABELS.instanceId}=${labelValue(instanceId)}`,
+      );
+      const binding = bindings.find((b) => b.status?.state && BUSY_STATES.has(b.status.state));
+      if (binding)
+        return {
+          busy: `waiting for the ${binding.status?.operation ?? 'operation'} of binding ${binding.spec.id} to end`,
+        };
+      const { spec } = record;
+      const plan = catalog.plan(spec.planId);
+      const request: InstanceRequest = {
+        instanceId,
+        serviceId: spec.serviceId,
+        planId: spec.planId,
+        ...(spec.organizationGuid ? { organizationGuid: spec.organizationGuid } : {}),
+        ...(spec.spaceGuid ? { spaceGuid: spec.spaceGuid } : {}),
+        ...(spec.context ? { context: spec.context } : {}),
+        ...(spec.parameters ? { parameters: spec.parameters } : {}),
+        ...(plan?.spec.maintenance_info
+          ? { maintenanceInfo: plan.spec.maintenance_info }
+          : spec.maintenanceInfo
+            ? { maintenanceInfo: spec.maintenanceInfo }
+            : {}),
+        previousValues: { serviceId: spec.serviceId, planId: spec.planId },
+        requestHash: rolloutRequestHash(revision),
+        deadlineSeconds: plan?.spec.maximum_polling_duration ?? operationTimeoutSeconds ?? 3600,
+        requestedBy: { platform: 'interoperator', identity: { rollout: revision } },
+      };
+      return { request, workflowId: instanceWorkflowId(instanceId) };
+    },
+  };
+}
+
+export type RolloutActivities = ReturnType<typeof rolloutActivities>;

@@ -1,0 +1,360 @@
+/**
+ * Plan changes reaching running instances, on the real servers: a landscape of its own whose plans
+ * (copies of the design document's, with `autoUpdateInstances`) have instances provisioned through
+ * the OSB API. Changing a plan's spec records its new revision and signals its rollout workflow,
+ * which updates every instance through the ordinary update workflow: a canary first, then waves
+ * no wider than the maximum concurrency. Pause, resume and abort; a change that makes updates
+ * fail halts the rollout; two changes in a row end on the newest; an instance busy with a binding
+ * is updated after it.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { installCatalog } from '../../dev/catalog.js';
+import { ROLLOUT_MESSAGES, rolloutWorkflowId, type RolloutProgress } from '../../src/admin/contract.js';
+import { getRecord, patchRecord, patchRecordStatus } from '../../src/kube/custom-objects.js';
+import { applyObject, ensureNamespace } from '../../src/kube/objects.js';
+import { LABELS, planRevision, resourceName } from '../../src/resources/names.js';
+import {
+  SFPLAN,
+  SFSERVICEBINDING,
+  SFSERVICEINSTANCE,
+  type KubeObject,
+  type SFPlan,
+  type SFServiceInstance,
+} from '../../src/resources/types.js';
+import { clusters, environment, eventually, unique } from '../support/env.js';
+import { connectClient } from '../../src/temporal/connection.js';
+import { parsePayloadKeys } from '../../src/temporal/codec.js';
+import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
+import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
+
+const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
+
+describe('plan changes reach running instances', () => {
+  const [master] = clusters();
+  const registry = unique('rollout');
+  let design: SFPlan;
+  let landscape: SystemProcess;
+  let operator: { stop(): Promise<void> };
+  let osb: OsbClient;
+  let temporal: { client: Client; close(): Promise<void> };
+
+  beforeAll(async () => {
+    await ensureNamespace(master!, registry);
+    const installed = await installCatalog(master!, registry, ['examples/postgresql']);
+    design = installed.find((o) => o.kind === 'SFPlan') as SFPlan;
+    operator = await startOperator();
+    const settings = await systemSettings({ INTEROP_NAMESPACE: registry });
+    landscape = await startProcess('all', settings);
+    osb = osbClient(landscape.url);
+    // A client that reads the rollouts' encrypted progress, as the landscape's own does.
+    const { temporal: server } = environment();
+    temporal = await connectClient({
+      address: server.address,
+      namespace: server.namespace,
+      payloadKeys: parsePayloadKeys(settings.payloadKeys),
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await landscape?.stop();
+    await operator?.stop();
+    await temporal?.close();
+    await master!.core.deleteNamespace({ name: registry }).catch(() => undefined);
+  });
+
+  const readPlan = (planId: string) => getRecord<SFPlan>(master!, SFPLAN, registry, planId);
+
+  /** A copy of the design document's plan, updating its instances itself, with these rollout settings. */
+  async function autoUpdatingPlan(name: string, rollout: SFPlan['spec']['rollout']): Promise<string> {
+    const planId = randomUUID();
+    await applyObject(master!, {
+      apiVersion: design.apiVersion,
+      kind: design.kind,
+      metadata: { name: planId, namespace: registry },
+      spec: { ...design.spec, id: planId, name, autoUpdateInstances: true, rollout },
+    } as KubeObject);
+    // The workers record its first revision (which starts no rollout).
+    await eventually('the plan’s first revision', async () => (await readPlan(planId))?.status?.specHash);
+    await eventually('the plan in the catalog', async () => {
+      const services = (await osb('GET', '/v2/catalog')).body.services as { plans: { id: string }[] }[];
+      return services?.some((s) => s.plans.some((p) => p.id === planId)) ? true : undefined;
+    });
+    return planId;
+  }
+
+  /** Provisions `count` instances of the plan at once; resolves with their ids once all succeeded. */
+  async function provisionMany(planId: string, count: number): Promise<string[]> {
+    return Promise.all(
+      Array.from({ length: count }, async () => {
+        const instanceId = randomUUID();
+        const path = `/v2/service_instances/${instanceId}`;
+        const accepted = await osb(
+          'PUT',
+          `${path}?accepts_incomplete=true`,
+          provisionBody(SERVICE_ID, planId, { foo: 'bar' }),
+        );
+        expect(accepted.status).toBe(202);
+        const done = await untilSettled(
+          osb,
+          `${path}/last_operation?operation=${encodeURIComponent(String(accepted.body.operation))}`,
+          120_000,
+        );
+        expect(done.body.state).toBe('succeeded');
+        return instanceId;
+      }),
+    );
+  }
+
+  /** Changes the plan's `context.maxConnections` (rendered into the postgresql); returns the new revision. */
+  async function changePlan(planId: string, change: Partial<SFPlan['spec']>): Promise<string> {
+    await patchRecord(master!, SFPLAN, registry, planId, { spec: change });
+    const plan = (await readPlan(planId))!;
+    return planRevision(plan.spec);
+  }
+
+  const recordOf = (instanceId: string) =>
+    getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, `sf-${instanceId}`, resourceName(instanceId));
+
+  const maxConnectionsOf = async (instanceId: string): Promise<string | undefined> => {
+    const pg = (await master!.custom.getNamespacedCustomObject({
+      group: 'acid.zalan.do',
+      version: 'v1',
+      plural: 'postgresqls',
+      namespace: `sf-${instanceId}`,
+      name: `sapcp-${instanceId}`,
+    })) as { spec: { postgresql: { parameters: { max_connections: string } } } };
+    return pg.spec.postgresql.parameters.max_connections;
+  };
+
+  const rollout = (planId: string) => temporal.client.workflow.getHandle(rolloutWorkflowId(registry, planId));
+  const progressOf = (planId: string) => rollout(planId).query<RolloutProgress>(ROLLOUT_MESSAGES.progress);
+
+  /** Waits until the rollout of `revision` reaches `state`. */
+  const untilRollout = (
+    planId: string,
+    revision: string,
+    states: RolloutProgress['state'][],
+    timeoutMs = 120_000,
+  ) =>
+    eventually(
+      `the rollout of ${revision} to be ${states.join(' or ')}`,
+      async () => {
+        const progress = await progressOf(planId);
+        return progress.revision === revision && states.includes(progress.state) ? progress : undefined;
+      },
+      timeoutMs,
+    );
+
+  /** The update workflows of the plan's instances: their start and close times. */
+  async function updatesOf(planId: string): Promise<{ instanceId: string; start: number; end: number }[]> {
+    const runs: { instanceId: string; start: number; end: number }[] = [];
+    for await (const run of temporal.client.workflow.list({
+      query: `WorkflowType = 'updateWorkflow' AND OsbPlanId = '${planId}'`,
+    })) {
+      runs.push({
+        instanceId: run.workflowId.replace(/^instance\//, ''),
+        start: run.startTime.getTime(),
+        end: run.closeTime?.getTime() ?? Number.POSITIVE_INFINITY,
+      });
+    }
+    return runs.sort((a, b) => a.start - b.start);
+  }
+
+  /** The most updates that ran at the same time. */
+  function widest(runs: readonly { start: number; end: number }[]): number {
+    const edges = runs.flatMap((r) => [
+      { at: r.start, d: 1 },
+      { at: r.end, d: -1 },
+    ]);
+    edges.sort((a, b) => a.at - b.at || a.d - b.d);
+    let now = 0;
+    let most = 0;
+    for (const e of edges) most = Math.max(most, (now += e.d));
+    return most;
+  }
+
+  test('30 instances: a canary, then waves no wider than the maximum, every instance on the new revision', async () => {
+    const planId = await autoUpdatingPlan('rolled-out', {
+      canary: 2,
+      maxConcurrency: 5,
+      soakSeconds: 0,
+      maxFailures: 0,
+    });
+    const instances = await provisionMany(planId, 30);
+    const before = (await readPlan(planId))!.status!.specHash!;
+    for (const id of instances)
+      expect((await recordOf(id))?.metadata.labels?.[LABELS.planRevision]).toBe(before);
+
+    const revision = await changePlan(planId, { context: { ...design.spec.context, maxConnections: 250 } });
+    expect(revision).not.toBe(before);
+    const done = await untilRollout(planId, revision, ['done'], 240_000);
+    expect(done).toMatchObject({ total: 30, done: 30, failed: 0, inFlight: 0, requestedBy: 'plan change' });
+    expect((await readPlan(planId))?.status?.specHash).toBe(revision);
+
+    // every instance is on the new revision, and the operator's resource shows the change
+    for (const id of instances) {
+      const record = await recordOf(id);
+      expect(record?.metadata.labels?.[LABELS.planRevision]).toBe(revision);
+      expect(record?.status).toMatchObject({
+        planRevision: revision,
+        state: 'succeeded',
+        operation: 'update',
+      });
+      expect(await maxConnectionsOf(id)).toBe('250');
+    }
+    // the canary ended before any other update began; never more than five at once
+    const runs = await updatesOf(planId);
+    expect(runs).toHaveLength(30);
+    const canaryEnd = Math.max(...runs.slice(0, 2).map((r) => r.end));
+    for (const r of runs.slice(2)) expect(r.start).toBeGreaterThanOrEqual(canaryEnd);
+    expect(widest(runs.slice(0, 2))).toBeLessThanOrEqual(2);
+    expect(widest(runs)).toBeLessThanOrEqual(5);
+    expect(widest(runs)).toBeGreaterThan(1);
+  }, 400_000);
+
+  test('pause holds new updates until resumed; abort lets the ones in flight finish and says so', async () => {
+    const planId = await autoUpdatingPlan('paused', {
+      canary: 0,
+      maxConcurrency: 1,
+      soakSeconds: 0,
+      maxFailures: 0,
+    });
+    const instances = await provisionMany(planId, 6);
+    const revision = await changePlan(planId, { context: { ...design.spec.context, maxConnections: 150 } });
+    await eventually('two updates done', async () => {
+      const p = await progressOf(planId).catch(() => undefined);
+      return p?.revision === revision && p.done >= 2 ? p : undefined;
+    });
+    await rollout(planId).signal(ROLLOUT_MESSAGES.pause);
+    const paused = await untilRollout(planId, revision, ['paused']);
+    // what was in flight when it paused finishes; then nothing new starts
+    await eventually('the update in flight to finish', async () =>
+      (await progressOf(planId)).inFlight === 0 ? true : undefined,
+    );
+    const started = (await updatesOf(planId)).length;
+    await new Promise((r) => setTimeout(r, 4_000));
+    expect((await updatesOf(planId)).length).toBe(started);
+    expect((await progressOf(planId)).state).toBe('paused');
+    expect(paused.done).toBeLessThan(instances.length);
+
+    await rollout(planId).signal(ROLLOUT_MESSAGES.resume);
+    const done = await untilRollout(planId, revision, ['done']);
+    expect(done).toMatchObject({ total: 6, done: 6, failed: 0 });
+
+    // abort: a new revision; after the first update, no new one starts
+    const next = await changePlan(planId, { context: { ...design.spec.context, maxConnections: 175 } });
+    await eventually('an update of the next revision done', async () => {
+      const p = await progressOf(planId).catch(() => undefined);
+      return p?.revision === next && p.done >= 1 ? p : undefined;
+    });
+    await rollout(planId).signal(ROLLOUT_MESSAGES.abort);
+    const aborted = (await rollout(planId).result()) as RolloutProgress;
+    expect(aborted).toMatchObject({ revision: next, state: 'aborted', inFlight: 0 });
+    expect(aborted.done).toBeLessThan(6);
+    const updatedToNext = [];
+    for (const id of instances)
+      if ((await recordOf(id))?.metadata.labels?.[LABELS.planRevision] === next) updatedToNext.push(id);
+    expect(updatedToNext).toHaveLength(aborted.done);
+  }, 300_000);
+
+  test('a change that makes updates fail halts the rollout at the limit, naming the instances; they stay usable', async () => {
+    const planId = await autoUpdatingPlan('failing', {
+      canary: 1,
+      maxConcurrency: 2,
+      soakSeconds: 0,
+      maxFailures: 1,
+    });
+    const instances = await provisionMany(planId, 5);
+    const plan = (await readPlan(planId))!;
+    const templates = plan.spec.templates.map((t) =>
+      t.action === 'provision'
+        ? {
+            ...t,
+            content: t.content!.replace('annotations:', 'annotations:\n    example-operator/fail: "true"'),
+          }
+        : t,
+    );
+    const revision = await changePlan(planId, { templates });
+    const halted = await untilRollout(planId, revision, ['halted']);
+    // the canary failed (tolerated), then the first wave's two: three failures, over the limit of one
+    expect(halted).toMatchObject({ failed: 3, done: 0, inFlight: 0 });
+    const failed = Object.entries(halted.results).filter(([, r]) => r.state === 'failed');
+    expect(failed).toHaveLength(3);
+    for (const [id, result] of failed) {
+      expect(instances).toContain(id);
+      expect(result.description).toMatch(/told to fail/);
+      const record = await recordOf(id);
+      expect(record?.status).toMatchObject({ state: 'failed', operation: 'update', instanceUsable: true });
+    }
+    // nothing more starts while it is halted
+    expect(await updatesOf(planId)).toHaveLength(3);
+    await rollout(planId).signal(ROLLOUT_MESSAGES.abort);
+    expect(((await rollout(planId).result()) as RolloutProgress).state).toBe('aborted');
+  }, 300_000);
+
+  test('two changes in a row: one rollout, ending on the newest revision', async () => {
+    const planId = await autoUpdatingPlan('changed-twice', {
+      canary: 1,
+      maxConcurrency: 2,
+      soakSeconds: 1,
+      maxFailures: 0,
+    });
+    const instances = await provisionMany(planId, 4);
+    await changePlan(planId, { context: { ...design.spec.context, maxConnections: 120 } });
+    const newest = await changePlan(planId, { context: { ...design.spec.context, maxConnections: 130 } });
+    const done = await untilRollout(planId, newest, ['done']);
+    expect(done).toMatchObject({ total: 4, done: 4 });
+    for (const id of instances) {
+      expect((await recordOf(id))?.metadata.labels?.[LABELS.planRevision]).toBe(newest);
+      expect(await maxConnectionsOf(id)).toBe('130');
+    }
+    // one rollout workflow id throughout; at most one run of it at any time is Temporal's own guarantee
+    const runs = [];
+    for await (const run of temporal.client.workflow.list({
+      query: `WorkflowId = '${rolloutWorkflowId(registry, planId)}'`,
+    }))
+      runs.push(run);
+    expect(runs.length).toBeGreaterThanOrEqual(1);
+    expect(runs.filter((r) => r.status.name === 'RUNNING')).toHaveLength(0);
+  }, 300_000);
+
+  test('an instance busy with a binding when its turn comes is updated after it, not skipped', async () => {
+    const planId = await autoUpdatingPlan('busy', {
+      canary: 0,
+      maxConcurrency: 2,
+      soakSeconds: 0,
+      maxFailures: 0,
+    });
+    const [busy, free] = await provisionMany(planId, 2);
+    const bindingId = randomUUID();
+    const bound = await osb('PUT', `/v2/service_instances/${busy}/service_bindings/${bindingId}`, {
+      service_id: SERVICE_ID,
+      plan_id: planId,
+    });
+    expect(bound.status).toBe(201);
+    // The binding's record says a bind is running, as it does while one runs.
+    const binding = { namespace: `sf-${busy}`, name: resourceName(bindingId) };
+    await patchRecordStatus(master!, SFSERVICEBINDING, binding.namespace, binding.name, {
+      state: 'in progress',
+      operation: 'bind',
+    });
+    const revision = await changePlan(planId, { context: { ...design.spec.context, maxConnections: 140 } });
+    const waiting = await eventually('the busy instance to wait', async () => {
+      const p = await progressOf(planId).catch(() => undefined);
+      return p?.revision === revision &&
+        p.results[busy!]?.state === 'waiting' &&
+        p.results[free!]?.state === 'updated'
+        ? p
+        : undefined;
+    });
+    expect(waiting.results[busy!]?.description).toMatch(new RegExp(`bind of binding ${bindingId}`));
+    await patchRecordStatus(master!, SFSERVICEBINDING, binding.namespace, binding.name, {
+      state: 'succeeded',
+      operation: 'bind',
+    });
+    const done = await untilRollout(planId, revision, ['done']);
+    expect(done).toMatchObject({ total: 2, done: 2, failed: 0 });
+    expect(await maxConnectionsOf(busy!)).toBe('140');
+  }, 300_000);
+});
