@@ -14,6 +14,7 @@ import {
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { concurrencyError, conflict, gone, notFound, OsbError } from '../osb/errors.js';
 import type { LastOperation, OperationOutcome, RequestMeta } from '../osb/service-broker.js';
 import type { SFPlan } from '../resources/types.js';
@@ -34,6 +35,7 @@ import {
   OsbOperation,
   OsbPlanId,
   OsbServiceId,
+  OsbState,
 } from '../workflows/search-attributes.js';
 import {
   isDeletion,
@@ -173,6 +175,7 @@ export class WorkflowRuns {
           { key: OsbServiceId, value: input.serviceId },
           { key: OsbPlanId, value: input.planId },
           { key: OsbOperation, value: type },
+          { key: OsbState, value: startingStatus(type, input).state },
         ],
       });
       return { handle };
@@ -325,8 +328,16 @@ export class WorkflowRuns {
       };
       const serviceId = attribute(OsbServiceId.name);
       const planId = attribute(OsbPlanId.name);
-      const waiting = info.raw.pendingActivities?.find((step) => step.lastFailure?.message)?.lastFailure
-        ?.message;
+      // The failure's message is encoded (see src/temporal/failure-converter.ts): decode it.
+      const lastFailure = info.raw.pendingActivities?.find((step) => step.lastFailure?.message)?.lastFailure;
+      const waiting = lastFailure
+        ? (
+            await decodeOptionalFailureToOptionalError(
+              this.deps.client.options.loadedDataConverter,
+              lastFailure,
+            )
+          )?.message
+        : undefined;
       return {
         ...(serviceId ? { serviceId } : {}),
         ...(planId ? { planId } : {}),
