@@ -16,8 +16,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { ensureBinaries } from '../../dev/local/binaries.js';
+import proto from '@temporalio/proto';
+import { applyObject } from '../../src/kube/objects.js';
 import { instanceWorkflowId } from '../../src/resources/names.js';
-import { environment, temporalClient } from '../support/env.js';
+import type { SFPlan } from '../../src/resources/types.js';
+import { clusters, environment, eventually, temporalClient } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled } from '../support/osb.js';
 import {
   installCatalog,
@@ -29,6 +32,8 @@ import {
 
 const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
 const PLAN_ID = '39d7d4c8-6fe2-4c2a-a5ca-b826937d5a88';
+/** The same plan with a provision template that fails, quoting a parameter. */
+const FAILING_PLAN_ID = '39d7d4c8-6fe2-4c2a-a5ca-b826937d5a89';
 const ARTIFACTS = path.join(process.cwd(), 'test-artifacts');
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((f) =>
   existsSync(f),
@@ -76,7 +81,23 @@ beforeAll(async () => {
       INTEROP_CODEC_ORIGINS: temporal.uiUrl!,
     }),
   );
-  await installCatalog('examples/postgresql');
+  const installed = await installCatalog('examples/postgresql');
+  const example = installed.find((o) => o.kind === 'SFPlan' && (o as SFPlan).spec.id === PLAN_ID) as SFPlan;
+  await applyObject(clusters()[0]!, {
+    apiVersion: example.apiVersion,
+    kind: example.kind,
+    metadata: { name: FAILING_PLAN_ID, namespace: example.metadata.namespace },
+    spec: {
+      ...example.spec,
+      id: FAILING_PLAN_ID,
+      name: `${example.spec.name}-failing`,
+      templates: example.spec.templates.map((t) =>
+        t.action === 'provision'
+          ? { ...t, content: '{{ fail (printf "cannot provision foo=%s" .instance.spec.parameters.foo) }}' }
+          : t,
+      ),
+    },
+  });
   const osb = osbClient(system.url);
   const path = `/v2/service_instances/${instanceId}`;
   const accepted = await osb(
@@ -162,6 +183,46 @@ describe('the codec endpoint over a real history', () => {
     const other = await preflight('http://127.0.0.1:1');
     expect(other.status).toBe(403);
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describe('failures', () => {
+  test('GIVEN a template error that quotes a parameter WHEN the provision fails THEN last_operation says so and history holds it encrypted only', async () => {
+    const osb = osbClient(system.url);
+    const id = randomUUID();
+    const secret = `secret-${randomUUID()}`;
+    const path = `/v2/service_instances/${id}`;
+    await eventually('the failing plan in the catalog', async () => {
+      const services = (await osb('GET', '/v2/catalog')).body.services as { plans: { id: string }[] }[];
+      return services.some((s) => s.plans.some((p) => p.id === FAILING_PLAN_ID)) ? true : undefined;
+    });
+    const accepted = await osb(
+      'PUT',
+      `${path}?accepts_incomplete=true`,
+      provisionBody(SERVICE_ID, FAILING_PLAN_ID, { foo: secret }),
+    );
+    expect(accepted.status).toBe(202);
+    const done = await untilSettled(osb, `${path}/last_operation`);
+    // The broker holds the key: the description reads as the template said it.
+    expect(done.body).toMatchObject({
+      state: 'failed',
+      description: expect.stringContaining(`cannot provision foo=${secret}`),
+    });
+
+    const raw = await temporalClient();
+    try {
+      const history = await raw.client.workflow.getHandle(instanceWorkflowId(id)).fetchHistory();
+      const bytes = Buffer.from(proto.temporal.api.history.v1.History.encode(history).finish());
+      expect(bytes.includes(secret)).toBe(false);
+      const failures = (history.events ?? []).flatMap((e) => {
+        const failure = e.markerRecordedEventAttributes?.failure;
+        return failure ? [failure] : [];
+      });
+      expect(failures.length).toBeGreaterThan(0);
+      expect(failures.map((f) => f.message)).toEqual(failures.map(() => 'Encoded failure'));
+    } finally {
+      await raw.close();
+    }
   });
 });
 
