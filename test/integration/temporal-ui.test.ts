@@ -157,6 +157,22 @@ describe('the codec endpoint over a real history', () => {
     expect(decoded[1]).toMatchObject({ operation: 'provision', state: 'in progress' });
   });
 
+  test('GIVEN the provision WHEN listed by the filters of docs/operations.md THEN it is found succeeded on its cluster', async () => {
+    const raw = await temporalClient();
+    try {
+      const ids = await eventually('the provision listed as succeeded', async () => {
+        const { executions } = await raw.client.workflowService.listWorkflowExecutions({
+          namespace: temporal.namespace,
+          query: `OsbInstanceId = "${instanceId}" AND OsbClusterId = "1" AND OsbState = "succeeded" AND OsbOperation = "provision"`,
+        });
+        return executions.length > 0 ? executions.map((e) => e.execution?.workflowId) : undefined;
+      });
+      expect(ids).toEqual([workflowId]);
+    } finally {
+      await raw.close();
+    }
+  });
+
   test.each([
     ['no token', {}],
     ['a wrong token', { Authorization: `Bearer ${codec.token}x` }],
@@ -220,6 +236,27 @@ describe('failures', () => {
       });
       expect(failures.length).toBeGreaterThan(0);
       expect(failures.map((f) => f.message)).toEqual(failures.map(() => 'Encoded failure'));
+
+      // The list filters of docs/operations.md find it: failed provisions of the plan today.
+      const today = `${new Date().toISOString().slice(0, 10)}T00:00:00Z`;
+      const found = (query: string) =>
+        eventually(`workflows matching ${query}`, async () => {
+          const { executions } = await raw.client.workflowService.listWorkflowExecutions({
+            namespace: temporal.namespace,
+            query,
+          });
+          const ids = executions.map((e) => e.execution?.workflowId);
+          return ids.includes(instanceWorkflowId(id)) ? ids : undefined;
+        });
+      const failed = await found(
+        `OsbOperation = "provision" AND OsbPlanId = "${FAILING_PLAN_ID}" AND OsbState = "failed" AND StartTime >= "${today}"`,
+      );
+      expect(failed).not.toContain(workflowId);
+      const { executions } = await raw.client.workflowService.listWorkflowExecutions({
+        namespace: temporal.namespace,
+        query: `OsbInstanceId = "${id}" AND OsbState = "succeeded"`,
+      });
+      expect(executions).toEqual([]);
     } finally {
       await raw.close();
     }
