@@ -119,6 +119,7 @@ export async function startCodecServer(
   options: CodecEndpointOptions & { readonly host: string; readonly port: number },
 ): Promise<{ url: string; stop(): Promise<void> }> {
   const server: Server = createServer(codecEndpoint(options));
+  server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
