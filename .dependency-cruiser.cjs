@@ -6,6 +6,7 @@
  *
  *   resources                      custom resource types, names, labels and annotations
  *   osb                            pure OSB rules and the broker's contract
+ *   admin                          the admin side's contract: rollouts, listings (pure)
  *   templates, clusters            rendering; cluster health, capacity and reservations (pure)
  *   scheduling                     placement: the framework and its plugins (pure)
  *   kube                           one client per cluster, idempotent reads and writes
@@ -28,21 +29,22 @@ const layer = (name, ...may) => ({
   },
 });
 
-const pure = ['resources', 'osb', 'templates', 'scheduling', 'clusters'];
+const pure = ['resources', 'osb', 'admin', 'templates', 'scheduling', 'clusters'];
 
 module.exports = {
   forbidden: [
     layer('resources'),
     layer('osb', 'resources'),
+    layer('admin', 'resources', 'osb'),
     layer('templates', 'resources', 'osb'),
     layer('scheduling', 'resources', 'clusters'),
     layer('clusters', 'resources'),
     layer('kube', 'resources', 'osb'),
-    layer('workflows', 'resources', 'osb', 'scheduling', 'clusters', 'activities'),
-    layer('activities', ...pure, 'kube', 'workflows'),
+    layer('workflows', 'resources', 'osb', 'admin', 'scheduling', 'clusters', 'activities'),
+    layer('activities', ...pure, 'admin', 'kube', 'workflows'),
     layer('temporal'),
-    layer('broker', ...pure, 'kube', 'workflows', 'temporal'),
-    layer('api', 'resources', 'osb', 'log.ts'),
+    layer('broker', ...pure, 'admin', 'kube', 'workflows', 'temporal'),
+    layer('api', 'resources', 'osb', 'admin', 'log.ts'),
     {
       name: 'workflows-import-activities-as-types',
       comment: 'workflow code runs in the sandbox: activities are proxied, never imported as values',
@@ -61,7 +63,7 @@ module.exports = {
       name: 'pure-modules-no-io',
       comment: 'pure modules import no Node builtin, Koa, Temporal or Kubernetes client',
       severity: 'error',
-      from: { path: `^src/(${['osb', 'scheduling', 'clusters'].join('|')})/` },
+      from: { path: `^src/(${['osb', 'admin', 'scheduling', 'clusters'].join('|')})/` },
       to: {
         dependencyTypesNot: ['type-only'],
         path: '(^node:|^(fs|path|os|http|https|net|crypto|worker_threads)$|node_modules/(koa|@temporalio|@kubernetes)/)',

@@ -42,6 +42,12 @@ export interface Config {
   readonly instanceNamespace?: string;
   /** INTEROP_MASTER_CLUSTER_ID: the master's id in the cluster registry. @default 1 */
   readonly masterClusterId: string;
+  /**
+   * A worker for one cluster alone: INTEROP_CLUSTER_ID, the cluster's id in the registry (its
+   * SFCluster's `spec.taskQueue` is the queue the worker polls); INTEROP_CLUSTER_KUBECONFIG, the
+   * cluster's kubeconfig (KUBECONFIG or in-cluster when unset). Unset: a worker of the landscape.
+   */
+  readonly cluster?: { readonly id: string; readonly kubeconfig?: string };
   readonly clusterHealth: {
     /**
      * INTEROP_CLUSTER_PROBE_SECONDS: how often the worker probes every registered cluster, writes
@@ -203,6 +209,7 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
     namespace: env.INTEROP_NAMESPACE || 'interoperator',
     instanceNamespace: env.INTEROP_INSTANCE_NAMESPACE || undefined,
     masterClusterId: env.INTEROP_MASTER_CLUSTER_ID || '1',
+    ...clusterWorkerConfig(env, role),
     clusterHealth: {
       probeSeconds: number(env, 'INTEROP_CLUSTER_PROBE_SECONDS', 30, { orZero: true }),
       offlineSeconds: number(env, 'INTEROP_CLUSTER_OFFLINE_SECONDS', 120),
@@ -264,6 +271,23 @@ function codecConfig(env: NodeJS.ProcessEnv, brokerPort: number): { codec?: Code
       return url.origin;
     });
   return { codec: { port, token, origins } };
+}
+
+/** The cluster a worker serves alone, if any: only a `worker` may, and not the master. */
+function clusterWorkerConfig(
+  env: NodeJS.ProcessEnv,
+  role: 'broker' | 'worker' | 'all',
+): Pick<Config, 'cluster'> {
+  const id = env.INTEROP_CLUSTER_ID?.trim();
+  if (!id) return {};
+  if (role !== 'worker')
+    throw new ConfigError(
+      `INTEROP_CLUSTER_ID is for a worker of one cluster: start it as "worker", not "${role}"`,
+    );
+  if (id === (env.INTEROP_MASTER_CLUSTER_ID || '1'))
+    throw new ConfigError(`INTEROP_CLUSTER_ID: ${id} is the master, which the landscape's workers serve`);
+  const kubeconfig = env.INTEROP_CLUSTER_KUBECONFIG || undefined;
+  return { cluster: { id, ...(kubeconfig ? { kubeconfig } : {}) } };
 }
 
 /** The scheduler settings, checked: an unknown scheduler name stops the process. */

@@ -9,7 +9,7 @@ import { startBroker } from './roots/broker.js';
 import { ConfigError, loadConfig } from './config.js';
 import { clusterClientFromFile } from './kube/clients.js';
 import { jsonLogger } from './log.js';
-import { startWorker } from './roots/worker.js';
+import { startClusterWorker, startWorker } from './roots/worker.js';
 import { configureRenderer } from './templates/index.js';
 
 type Role = 'broker' | 'worker' | 'all';
@@ -28,9 +28,15 @@ async function main(): Promise<void> {
   const log = jsonLogger(role, config.logLevel);
   const stops: (() => Promise<void>)[] = [];
   if (role !== 'broker') {
-    const worker = await startWorker(config, master, log);
+    const { cluster } = config;
+    const worker = cluster
+      ? await startClusterWorker({ ...config, cluster }, master, log)
+      : await startWorker(config, master, log);
     stops.push(() => worker.shutdown());
-    log.info('worker polling', { taskQueue: config.temporal.taskQueue });
+    log.info('worker polling', {
+      taskQueue: worker.taskQueue,
+      ...(cluster ? { clusterId: cluster.id } : {}),
+    });
   }
   if (role !== 'worker') {
     const broker = await startBroker(config, master, jsonLogger('broker', config.logLevel));

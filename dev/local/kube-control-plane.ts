@@ -52,6 +52,32 @@ const sharedPki = (pkiDir: string): SharedPki => ({
   saPub: path.join(pkiDir, 'sa.pub'),
 });
 
+/**
+ * Starts the controllers a cluster needs for what we do (namespace deletion, garbage collection of
+ * what the records own), against its apiserver.
+ */
+function startControllers(options: {
+  readonly id: string;
+  readonly kubeconfigPath: string;
+  readonly dir: string;
+  readonly saKey: string;
+  readonly kubeControllerManager: string;
+}): ManagedProcess {
+  return startProcess({
+    name: `kube-controller-manager (cluster ${options.id})`,
+    command: options.kubeControllerManager,
+    args: [
+      `--kubeconfig=${options.kubeconfigPath}`,
+      '--controllers=namespace-controller,garbage-collector-controller',
+      '--leader-elect=false',
+      '--secure-port=0',
+      `--service-account-private-key-file=${options.saKey}`,
+      '--v=0',
+    ],
+    logFile: path.join(options.dir, 'kube-controller-manager.log'),
+  });
+}
+
 /** Starts one kube-apiserver on the shared etcd, under its own prefix; resolves once it is ready. */
 async function startApiserver(options: {
   readonly id: string;
@@ -96,17 +122,17 @@ async function startApiserver(options: {
 }
 
 /**
- * A cluster of one test's own: a kube-apiserver on the run's etcd under its own prefix, which the
- * test may stop and start again (on the same address, with the same certificate) without
- * disturbing the shared servers. No controller manager: namespaces it deletes stay terminating.
+ * A cluster of one test's own: a kube-apiserver on the run's etcd under its own prefix, with its
+ * controller manager, which the test may stop and start again (on the same address, with the same
+ * certificate) without disturbing the shared servers.
  */
 export interface ExtraCluster {
   readonly cluster: LocalCluster;
   /** Whether its apiserver is running. */
   readonly running: boolean;
-  /** Stops its apiserver; what it stored stays in etcd. */
+  /** Stops its apiserver and controller manager; what it stored stays in etcd. */
   stop(): Promise<void>;
-  /** Starts its apiserver again; resolves once it is ready. */
+  /** Starts them again; resolves once the apiserver is ready. */
   start(): Promise<void>;
 }
 
@@ -149,19 +175,30 @@ export async function startExtraCluster(options: ExtraClusterOptions): Promise<E
   const kubeconfigPath = path.join(dir, `${options.id}.kubeconfig`);
   const kubeconfig = kubeconfigText(options.id, server, path.join(dir, 'certs', 'apiserver.crt'), token);
   writeFileSync(kubeconfigPath, kubeconfig, { mode: 0o600 });
+  const controllers = () =>
+    startControllers({
+      id: options.id,
+      kubeconfigPath,
+      dir,
+      saKey: pki.saKey,
+      kubeControllerManager: bins.kubeControllerManager,
+    });
+  let controllerManager: ManagedProcess | undefined = controllers();
   return {
     cluster: { id: options.id, server, kubeconfigPath, kubeconfig },
     get running() {
       return apiserver !== undefined;
     },
     async stop() {
-      const stopping = apiserver;
+      const stopping = [controllerManager, apiserver];
       apiserver = undefined;
-      await stopping?.stop();
+      controllerManager = undefined;
+      for (const proc of stopping) await proc?.stop();
     },
     async start() {
       if (apiserver) return;
       apiserver = await start(port);
+      controllerManager = controllers();
     },
   };
 }
@@ -299,20 +336,15 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
         const kubeconfig = kubeconfigText(id, server, path.join(dir, 'certs', 'apiserver.crt'), token);
         writeFileSync(kubeconfigPath, kubeconfig, { mode: 0o600 });
 
-        const controllers = startProcess({
-          name: `kube-controller-manager (cluster ${id})`,
-          command: bins.kubeControllerManager,
-          args: [
-            `--kubeconfig=${kubeconfigPath}`,
-            '--controllers=namespace-controller,garbage-collector-controller',
-            '--leader-elect=false',
-            '--secure-port=0',
-            `--service-account-private-key-file=${saKey}`,
-            '--v=0',
-          ],
-          logFile: path.join(dir, 'kube-controller-manager.log'),
-        });
-        processes.push(controllers);
+        processes.push(
+          startControllers({
+            id,
+            kubeconfigPath,
+            dir,
+            saKey,
+            kubeControllerManager: bins.kubeControllerManager,
+          }),
+        );
         return { id, server, kubeconfigPath, kubeconfig };
       }),
     );

@@ -163,20 +163,31 @@ export function clusterActivities({ clusters, instanceNamespace }: ClusterActivi
     async listRegisteredClusters(): Promise<RegisteredCluster[]> {
       const registered = await listClusters(master, namespace);
       return registered
-        .map((c) => ({ clusterId: c.metadata.name!, master: c.metadata.name === masterId }))
+        .map((c) => ({
+          clusterId: c.metadata.name!,
+          master: c.metadata.name === masterId,
+          ...(c.spec.taskQueue && c.metadata.name !== masterId ? { taskQueue: c.spec.taskQueue } : {}),
+        }))
         .sort((a, b) => a.clusterId.localeCompare(b.clusterId));
     },
 
     /**
      * Probes the cluster and writes its health to its SFCluster's status (a merge patch: the
      * reservations are left alone); keeps the finalizer on it while it exists and removes it once
-     * its deletion is requested and no instance is placed there.
+     * its deletion is requested and no instance is placed there. With `unanswered` (why the
+     * worker that serves the cluster alone could not probe it), records the cluster as unreachable.
      */
-    async recordClusterHealth(clusterId: string, offlineAfterMs: number): Promise<ClusterHealthReport> {
+    async recordClusterHealth(
+      clusterId: string,
+      offlineAfterMs: number,
+      unanswered?: string,
+    ): Promise<ClusterHealthReport> {
       const cluster = await getRecord<SFCluster>(master, SFCLUSTER, namespace, clusterId);
       if (!cluster) return {};
+      const probed = async (): Promise<ProbeResult> =>
+        unanswered ? { ok: false, error: unanswered } : probeCluster(clusters, clusterId);
       const [found, instances] = await Promise.all([
-        cluster.metadata.deletionTimestamp ? undefined : probeCluster(clusters, clusterId),
+        cluster.metadata.deletionTimestamp ? undefined : probed(),
         instancesOn(master, clusterId, instanceNamespace),
       ]);
       heartbeat();

@@ -35,7 +35,7 @@ import {
   type SchedulerName,
 } from '../scheduling/index.js';
 import { findTemplate } from '../templates/index.js';
-import { waitingForCluster, type InstanceRef } from '../workflows/messages.js';
+import { waitingForCluster, type InstanceRef, type Placement } from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
 import { ownerReferenceTo } from './desired-objects.js';
 import { namespaceReady } from './namespaces.js';
@@ -343,17 +343,25 @@ export function placementActivities({ clusters, catalog, renderer, scheduling }:
 
   return {
     /**
-     * Places the instance on a cluster (once; later operations keep it there) and returns the
-     * cluster's id. The landscape's scheduler (or the plan's) decides over the registered clusters;
+     * Places the instance on a cluster (once; later operations keep it there) and says where and
+     * why. The landscape's scheduler (or the plan's) decides over the registered clusters;
      * `default` places every instance on the master without reading the registry. The decision
-     * and its reasons are kept in the record's placement annotation. No eligible cluster fails
-     * the operation with the reasons.
+     * and its reasons are kept in the record's placement annotation and in the step's result. No
+     * eligible cluster fails the operation with the reasons.
      */
-    async scheduleInstance(ref: InstanceRef): Promise<string> {
-      if (ref.clusterId) return ref.clusterId;
+    async scheduleInstance(ref: InstanceRef): Promise<Placement> {
+      const kept = async (clusterId: string, record?: SFServiceInstance): Promise<Placement> => {
+        const taskQueue = await clusters.taskQueueOf(clusterId);
+        return {
+          clusterId,
+          reasons: record?.metadata.annotations?.[PLACEMENT_ANNOTATION] ?? `kept ${clusterId}: placed before`,
+          ...(taskQueue ? { taskQueue } : {}),
+        };
+      };
+      if (ref.clusterId) return kept(ref.clusterId);
       const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
       if (!record) throw retryable(`instance ${ref.instanceId} has no record`);
-      if (record.spec.clusterId) return record.spec.clusterId;
+      if (record.spec.clusterId) return kept(record.spec.clusterId, record);
       const plan = catalog.plan(record.spec.planId);
       const scheduler = schedulerForPlan(scheduling ?? {}, record.spec.planId);
       let placed = {
@@ -383,7 +391,8 @@ export function placementActivities({ clusters, catalog, renderer, scheduling }:
         if (isNotFound(err)) throw retryable(`instance ${ref.instanceId} has no record`);
         throw err;
       }
-      return clusterId;
+      const taskQueue = await clusters.taskQueueOf(clusterId);
+      return { clusterId, reasons: summary, ...(taskQueue ? { taskQueue } : {}) };
     },
 
     /**

@@ -135,12 +135,22 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
     metadata: { name, namespace },
   });
 
-  const instanceRefOf = (instanceId: string, record?: SFServiceInstance): InstanceRef => ({
+  const instanceRefOf = (instanceId: string): InstanceRef => ({
     instanceId,
     name: resourceName(instanceId),
     namespace: instanceNamespace(instanceId, shared),
-    ...(record?.spec.clusterId ? { clusterId: record.spec.clusterId } : {}),
   });
+
+  /** The reference to a recorded instance: where it is placed, and the task queue of its cluster's own worker. */
+  async function placedRefOf(instanceId: string, record: SFServiceInstance): Promise<InstanceRef> {
+    const clusterId = record.spec.clusterId;
+    const taskQueue = clusterId ? await clusters.taskQueueOf(clusterId) : undefined;
+    return {
+      ...instanceRefOf(instanceId),
+      ...(clusterId ? { clusterId } : {}),
+      ...(taskQueue ? { taskQueue } : {}),
+    };
+  }
 
   /** Creates the instance's record; undefined when it exists already. */
   async function createInstanceRecord(
@@ -221,7 +231,7 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
         namespace: ref.namespace,
         ...(req.dashboardUrl ? { dashboardUrl: req.dashboardUrl } : {}),
       });
-      return instanceRefOf(req.instanceId, record);
+      return placedRefOf(req.instanceId, record);
     },
 
     /**
@@ -290,7 +300,7 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
     async recordBinding(req: BindingRequest, operation: BindingOperationType): Promise<BindingRef> {
       const instance = await getInstanceRecord(req.instanceId);
       if (!instance) throw retryable(`instance ${req.instanceId} has no record`);
-      const instanceRef = instanceRefOf(req.instanceId, instance);
+      const instanceRef = await placedRefOf(req.instanceId, instance);
       const ref: BindingRef = {
         bindingId: req.bindingId,
         name: resourceName(req.bindingId),

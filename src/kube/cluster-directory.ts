@@ -5,11 +5,14 @@
  * Every call reads the cluster's SFCluster and its Secret from the master (side by side, over a
  * kept-alive connection) and reuses the clients built for that version of the Secret: a rotated
  * kubeconfig is used by the next call, and a cluster removed from the registry is refused at once.
+ * The directory of a worker started for one cluster alone holds that cluster's clients, built from
+ * the worker's own credentials, and the master's.
  */
-import { MASTER_CLUSTER_ID } from '../resources/types.js';
+import { MASTER_CLUSTER_ID, SFCLUSTER, type SFCluster } from '../resources/types.js';
 import type { ClusterClient } from './clients.js';
 import { clusterClientFromKubeconfig } from './clients.js';
 import { readClusterKubeconfig } from './cluster-registry.js';
+import { getRecord } from './custom-objects.js';
 import { statusCodeOf } from './errors.js';
 
 /** Clients of every registered cluster, by id. */
@@ -26,11 +29,18 @@ export interface ClusterDirectory {
    * Called on an authentication failure.
    */
   forget(clusterId: string): void;
+  /**
+   * The task queue of the worker that serves the cluster alone (its SFCluster's `spec.taskQueue`);
+   * undefined for the master, for a cluster the landscape's workers reach, and for one not registered.
+   */
+  taskQueueOf(clusterId: string): Promise<string | undefined>;
 }
 
 export interface ClusterDirectoryOptions {
   /** @default MASTER_CLUSTER_ID */
   readonly masterId?: string;
+  /** The cluster this worker serves alone, with clients from its own credentials. */
+  readonly local?: ClusterClient;
 }
 
 /** Whether an API error says the cluster refused the credentials. */
@@ -50,6 +60,7 @@ export function clusterDirectory(
     namespace,
     async get(clusterId: string): Promise<ClusterClient> {
       if (clusterId === masterId) return master;
+      if (clusterId === options.local?.id) return options.local;
       const cached = known.get(clusterId);
       const current = await readClusterKubeconfig(master, namespace, clusterId, cached?.secretRef);
       if (!current) {
@@ -63,6 +74,10 @@ export function clusterDirectory(
     },
     forget(clusterId: string): void {
       known.delete(clusterId);
+    },
+    async taskQueueOf(clusterId: string): Promise<string | undefined> {
+      if (clusterId === masterId) return undefined;
+      return (await getRecord<SFCluster>(master, SFCLUSTER, namespace, clusterId))?.spec.taskQueue;
     },
   };
 }

@@ -30,37 +30,45 @@ export interface ClusterRegistration {
 /**
  * Registers (or re-registers) a cluster: its kubeconfig Secret and its SFCluster with the
  * finalizer that refuses its deletion while instances are placed on it, idempotently.
- * `kubeconfig` is the path of a kubeconfig file, or `{ text }` for the kubeconfig itself.
+ * `kubeconfig` is the path of a kubeconfig file, or `{ text }` for the kubeconfig itself; or
+ * `{ taskQueue }` for a cluster served by a worker of its own, of which the master holds no
+ * credentials.
  */
 export async function registerCluster(
   master: ClusterClient,
   namespace: string,
   clusterId: string,
-  kubeconfigFile: string | { readonly text: string },
+  reach: string | { readonly text: string } | { readonly taskQueue: string },
   registration: ClusterRegistration = {},
 ): Promise<void> {
   await ensureNamespace(master, namespace);
-  const secretName = kubeconfigSecretName(clusterId);
-  const kubeconfig =
-    typeof kubeconfigFile === 'string' ? readFileSync(kubeconfigFile, 'utf8') : kubeconfigFile.text;
-  const secret = {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: secretName, namespace },
-    type: 'Opaque',
-    stringData: { kubeconfig },
-  };
-  const cluster = {
+  const bodies: object[] = [];
+  let how: Record<string, string>;
+  if (typeof reach === 'object' && 'taskQueue' in reach) {
+    how = { taskQueue: reach.taskQueue };
+  } else {
+    const secretName = kubeconfigSecretName(clusterId);
+    const kubeconfig = typeof reach === 'string' ? readFileSync(reach, 'utf8') : reach.text;
+    bodies.push({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: secretName, namespace },
+      type: 'Opaque',
+      stringData: { kubeconfig },
+    });
+    how = { secretRef: secretName };
+  }
+  bodies.push({
     apiVersion: SFCLUSTER.apiVersion,
     kind: SFCLUSTER.kind,
     metadata: { name: clusterId, namespace, finalizers: [CLUSTER_FINALIZER] },
     spec: {
-      secretRef: secretName,
+      ...how,
       ...(registration.totalCapacity ? { totalCapacity: registration.totalCapacity } : {}),
       ...(registration.labels ? { labels: registration.labels } : {}),
     },
-  };
-  for (const body of [secret, cluster]) {
+  });
+  for (const body of bodies) {
     await master.objects.patch(
       body,
       undefined,
@@ -133,6 +141,10 @@ export async function readClusterKubeconfig(
       name: clusterId,
     })) as SFCluster;
     const secretRef = cluster.spec.secretRef;
+    if (!secretRef)
+      throw new Error(
+        `cluster ${clusterId} has no kubeconfig Secret: it is reached only by the worker of task queue ${cluster.spec.taskQueue ?? '(none)'}`,
+      );
     if (expected && secretRef === expectedSecretRef) {
       const read = await expected;
       if ('error' in read) throw read.error;

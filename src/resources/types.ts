@@ -324,8 +324,18 @@ export interface ClusterCondition {
 export type Quantities = Record<string, string | number>;
 
 export interface SFClusterSpec {
-  /** Name of the Secret (in the cluster's namespace) whose `kubeconfig` key holds the kubeconfig. */
-  secretRef: string;
+  /**
+   * Name of the Secret (in the cluster's namespace) whose `kubeconfig` key holds the kubeconfig.
+   * A cluster with a worker of its own ({@link SFClusterSpec.taskQueue}) needs none.
+   */
+  secretRef?: string;
+  /**
+   * The task queue of a worker started for this cluster alone (`INTEROP_CLUSTER_ID`), which reaches
+   * the cluster with its own credentials: the steps of operations on the cluster and its health
+   * probe run there, so the master holds no credentials of it. Unset: the landscape's workers
+   * reach the cluster with the kubeconfig in `secretRef`.
+   */
+  taskQueue?: string;
   /**
    * Capacity of the cluster (cpu, memory, ...): when set, it is the cluster's capacity and
    * allocatable, instead of the sum of its nodes'.

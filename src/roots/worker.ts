@@ -1,10 +1,16 @@
-/** The worker: runs the operation workflows and their activities from the task queue. Scale it horizontally. */
+/**
+ * The worker: runs the operation workflows and their activities from the task queue. Scale it
+ * horizontally. A worker started for one cluster alone runs only the steps on that cluster, from
+ * the task queue its SFCluster names, with that cluster's own credentials.
+ */
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { clusterActivities, createActivities } from '../activities/index.js';
 import type { Config } from '../config.js';
-import type { ClusterClient } from '../kube/clients.js';
+import { clusterClientFromFile, type ClusterClient } from '../kube/clients.js';
+import { getRecord } from '../kube/custom-objects.js';
+import { SFCLUSTER, type SFCluster } from '../resources/types.js';
 import { startCatalogCache } from '../kube/catalog-cache.js';
 import { clusterDirectory } from '../kube/cluster-directory.js';
 import type { Logger } from '../log.js';
@@ -18,6 +24,8 @@ import {
 } from '../workflows/messages.js';
 
 export interface RunningWorker {
+  /** The task queue it polls. */
+  readonly taskQueue: string;
   /** Resolves when the worker has stopped. */
   readonly done: Promise<void>;
   shutdown(): Promise<void>;
@@ -64,6 +72,67 @@ export async function startWorker(
     await connection.close();
   });
   return {
+    taskQueue: config.temporal.taskQueue,
+    done,
+    shutdown: async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done;
+    },
+  };
+}
+
+/**
+ * Starts a worker for one cluster alone (`config.cluster`): it reaches that cluster with its own
+ * credentials and the master with the master's, and polls the task queue the cluster's SFCluster
+ * names, where the operation workflows send the steps on that cluster and its health probe. It
+ * runs no workflows.
+ */
+export async function startClusterWorker(
+  config: Config & { readonly cluster: NonNullable<Config['cluster']> },
+  master: ClusterClient,
+  log: Logger,
+): Promise<RunningWorker> {
+  const { id, kubeconfig } = config.cluster;
+  const registered = await getRecord<SFCluster>(master, SFCLUSTER, config.namespace, id);
+  if (!registered)
+    throw new Error(`INTEROP_CLUSTER_ID: no SFCluster ${config.namespace}/${id} is registered in the master`);
+  const taskQueue = registered.spec.taskQueue;
+  if (!taskQueue)
+    throw new Error(
+      `SFCluster ${config.namespace}/${id} has no spec.taskQueue: set it to the task queue this worker is to poll`,
+    );
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const catalog = await startCatalogCache(master, config.namespace, (err) =>
+    log.warn('catalog watch failed; restarting', { error: String(err) }),
+  );
+  const clusters = clusterDirectory(master, config.namespace, {
+    masterId: config.masterClusterId,
+    local: clusterClientFromFile(id, kubeconfig),
+  });
+  const instanceNamespace = config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {};
+  const worker = await Worker.create({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue,
+    activities: {
+      ...createActivities({
+        clusters,
+        catalog,
+        renderer: { renderObjects, renderValues },
+        ...instanceNamespace,
+      }),
+      ...clusterActivities({ clusters, ...instanceNamespace }),
+    },
+    maxConcurrentActivityTaskExecutions: config.worker.concurrentSteps,
+    dataConverter: dataConverter(config.temporal),
+  });
+  const done = worker.run().finally(async () => {
+    await catalog.stop();
+    await closeRenderer();
+    await connection.close();
+  });
+  return {
+    taskQueue,
     done,
     shutdown: async () => {
       if (worker.getState() === 'RUNNING') worker.shutdown();

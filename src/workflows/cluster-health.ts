@@ -6,6 +6,7 @@
  * history grows long. New settings arrive as a signal (the worker sends them when it starts).
  */
 import {
+  ActivityFailure,
   condition,
   continueAsNew,
   defineSignal,
@@ -15,7 +16,11 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ClusterActivities } from '../activities/index.js';
-import { CLUSTER_HEALTH_SETTINGS_SIGNAL, type ClusterHealthSettings } from './messages.js';
+import {
+  CLUSTER_HEALTH_SETTINGS_SIGNAL,
+  type ClusterHealthSettings,
+  type RegisteredCluster,
+} from './messages.js';
 
 /** New settings for the running workflow. */
 export const clusterHealthSettingsSignal = defineSignal<[ClusterHealthSettings]>(
@@ -25,20 +30,57 @@ export const clusterHealthSettingsSignal = defineSignal<[ClusterHealthSettings]>
 /** Rounds in one run before it continues as new. */
 const ROUNDS_PER_RUN = 100;
 
-const steps = proxyActivities<ClusterActivities>({
+const STEP_OPTIONS = {
   startToCloseTimeout: '1 minute',
   heartbeatTimeout: '30 s',
   retry: { initialInterval: '1 s', backoffCoefficient: 2, maximumInterval: '10 s', maximumAttempts: 3 },
-});
+} as const;
+
+const steps = proxyActivities<ClusterActivities>(STEP_OPTIONS);
+
+/**
+ * The steps of a cluster with a worker of its own, on that worker's queue. One that no worker
+ * takes within the probe's time counts as a probe that got no answer.
+ */
+const stepsThere = (taskQueue: string, settings: ClusterHealthSettings) =>
+  proxyActivities<ClusterActivities>({
+    ...STEP_OPTIONS,
+    taskQueue,
+    scheduleToCloseTimeout: Math.max(settings.probeSeconds, 30) * 1000,
+  });
+
+/**
+ * Probes a cluster and records its health: a cluster with a worker of its own is probed by that
+ * worker, and recorded as unreachable here when the worker does not answer.
+ */
+async function recordHealth(cluster: RegisteredCluster, settings: ClusterHealthSettings) {
+  const offlineAfterMs = settings.offlineSeconds * 1000;
+  if (!cluster.taskQueue) return steps.recordClusterHealth(cluster.clusterId, offlineAfterMs);
+  try {
+    return await stepsThere(cluster.taskQueue, settings).recordClusterHealth(
+      cluster.clusterId,
+      offlineAfterMs,
+    );
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    return steps.recordClusterHealth(
+      cluster.clusterId,
+      offlineAfterMs,
+      `the worker of task queue ${cluster.taskQueue} did not answer`,
+    );
+  }
+}
 
 /** One round: every cluster's health, then the catalog of every running sister. */
 export async function clusterHealthRound(settings: ClusterHealthSettings): Promise<void> {
   const clusters = await steps.listRegisteredClusters();
   await Promise.all(
-    clusters.map(async ({ clusterId, master }) => {
+    clusters.map(async (cluster) => {
+      const { clusterId, master, taskQueue } = cluster;
       try {
-        const report = await steps.recordClusterHealth(clusterId, settings.offlineSeconds * 1000);
-        if (!master && report.phase === 'running') await steps.replicateCatalog(clusterId);
+        const report = await recordHealth(cluster, settings);
+        const there = taskQueue ? stepsThere(taskQueue, settings) : steps;
+        if (!master && report.phase === 'running') await there.replicateCatalog(clusterId);
       } catch (err) {
         // The next round tries again; one cluster's failure does not hold up the others.
         log.warn('cluster health round failed for a cluster', { clusterId, error: String(err) });

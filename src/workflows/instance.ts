@@ -13,6 +13,7 @@ import {
   type InstanceRef,
   type InstanceRequest,
   type OperationStatus,
+  type Placement,
   type StatusReport,
   type Target,
 } from './messages.js';
@@ -30,6 +31,13 @@ const recordOn = (op: Operation, instance: InstanceRef | undefined) =>
 const dashboardOf = (report: StatusReport): Partial<OperationStatus> =>
   report.dashboardUrl ? { dashboardUrl: report.dashboardUrl } : {};
 
+/**
+ * Where the scheduling step placed the instance. Its result was the bare cluster id in histories
+ * written before it said why, and which worker serves the cluster.
+ */
+const placementOf = (result: Placement | string): Placement =>
+  typeof result === 'string' ? { clusterId: result, reasons: '' } : result;
+
 /** Records the request, places the instance and makes its record present on its cluster. */
 async function placeInstance(
   op: Operation,
@@ -38,13 +46,14 @@ async function placeInstance(
 ): Promise<Target> {
   const { recordInstance, scheduleInstance, replicateInstance } = op.steps;
   const recorded = await recordInstance(req, operation);
-  const clusterId = await scheduleInstance(recorded);
+  const { clusterId, taskQueue } = placementOf(await scheduleInstance(recorded));
   upsertSearchAttributes([{ key: OsbClusterId, value: clusterId }]);
+  const placed: InstanceRef = { ...recorded, clusterId, ...(taskQueue ? { taskQueue } : {}) };
   // A sister cluster gets a replica; the step knows which cluster is the master (its id is
   // configured). Operations begun before it knew ask only for clusters other than `1`.
   if (patched('replication-knows-the-master') || clusterId !== MASTER_CLUSTER_ID)
-    await replicateInstance(recorded, clusterId);
-  return { instance: { ...recorded, clusterId } };
+    await replicateInstance(placed, clusterId);
+  return { instance: placed };
 }
 
 /** Deletes the instance's resources, waits until the operator has let them go, then drops the records. */

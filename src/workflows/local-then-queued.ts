@@ -5,6 +5,9 @@
  * retried by the server with backoff and shown in the Temporal UI as pending, with its attempts
  * and last failure, until the operation's deadline. Every step is a few idempotent Kubernetes
  * calls, so a worker that dies mid-step just runs it again.
+ *
+ * A step on a cluster that has a worker of its own (its reference carries that worker's task
+ * queue) runs only queued, on that queue: the workers of the landscape hold no credentials of it.
  */
 import {
   ActivityFailure,
@@ -35,6 +38,11 @@ export interface StepPolicy {
    * keeps trying for its queued schedule-to-close timeout.
    */
   readonly untilDeadline: boolean;
+  /**
+   * Whether it works on the instance's cluster (its first argument names the instance): on a
+   * cluster with a worker of its own, it runs there.
+   */
+  readonly onCluster?: boolean;
 }
 
 /** The least time a queued step of an operation gets, even once the deadline has passed. */
@@ -60,6 +68,9 @@ const QUEUED: ActivityOptions = {
 /** The work of an operation: it stops at the deadline. */
 const WORK: StepPolicy = { local: IN_THE_WORKER, queued: QUEUED, untilDeadline: true };
 
+/** The work of an operation on the instance's cluster: there, when the cluster has a worker of its own. */
+const WORK_ON_THE_CLUSTER: StepPolicy = { ...WORK, onCluster: true };
+
 /** Recording how an operation ended: whatever the deadline. */
 const RECORDING_THE_END: StepPolicy = { local: IN_THE_WORKER, queued: QUEUED, untilDeadline: false };
 
@@ -68,13 +79,13 @@ export const STEP_POLICIES = {
   recordInstance: WORK,
   recordedInstanceRequest: WORK,
   scheduleInstance: WORK,
-  replicateInstance: WORK,
-  applyTemplate: WORK,
-  checkStatus: WORK,
-  deleteResources: WORK,
-  removeInstanceRecord: WORK,
+  replicateInstance: WORK_ON_THE_CLUSTER,
+  applyTemplate: WORK_ON_THE_CLUSTER,
+  checkStatus: WORK_ON_THE_CLUSTER,
+  deleteResources: WORK_ON_THE_CLUSTER,
+  removeInstanceRecord: WORK_ON_THE_CLUSTER,
   recordBinding: WORK,
-  removeBindingRecord: WORK,
+  removeBindingRecord: WORK_ON_THE_CLUSTER,
   recordInstanceStatus: RECORDING_THE_END,
   recordBindingStatus: RECORDING_THE_END,
 } as const satisfies Record<StepName, StepPolicy>;
@@ -111,28 +122,44 @@ function lastFailureMessage(err: unknown): string | undefined {
 }
 
 /**
+ * The task queue of the worker serving the cluster of a step's instance, when it has one of its
+ * own: the step's first argument is the instance's reference, a binding's, or a target.
+ */
+export function clusterTaskQueueOf(arg: unknown): string | undefined {
+  const ref = arg as { taskQueue?: unknown; instance?: { taskQueue?: unknown } } | null | undefined;
+  const queue = ref?.taskQueue ?? ref?.instance?.taskQueue;
+  return typeof queue === 'string' && queue !== '' ? queue : undefined;
+}
+
+/**
  * Runs a step locally, then queued while its failure may pass (not failed for good, not
  * cancelled): until `deadline` when its policy says so, else for its queued schedule-to-close
- * timeout. Out of time, it fails for good with its last failure.
+ * timeout. A step on a cluster with a worker of its own runs only queued, there. Out of time, it
+ * fails for good with its last failure.
  */
 async function runStep(name: StepName, args: unknown[], deadline: Deadline): Promise<unknown> {
   const policy: StepPolicy = STEP_POLICIES[name];
   const run = (steps: Activities) => (steps[name] as (...a: unknown[]) => Promise<unknown>)(...args);
-  let localFailure: TemporalFailure;
-  try {
-    return await run(proxyLocalActivities<Activities>(policy.local));
-  } catch (err) {
-    if (isCancellation(err) || !(err instanceof TemporalFailure)) throw err;
-    const cause = err instanceof ActivityFailure ? err.cause : err;
-    if (cause instanceof ApplicationFailure && cause.nonRetryable) throw stepFailure(name, err);
-    localFailure = err;
+  const clusterQueue = policy.onCluster ? clusterTaskQueueOf(args[0]) : undefined;
+  let localFailure: TemporalFailure | undefined;
+  if (!clusterQueue) {
+    try {
+      return await run(proxyLocalActivities<Activities>(policy.local));
+    } catch (err) {
+      if (isCancellation(err) || !(err instanceof TemporalFailure)) throw err;
+      const cause = err instanceof ActivityFailure ? err.cause : err;
+      if (cause instanceof ApplicationFailure && cause.nonRetryable) throw stepFailure(name, err);
+      localFailure = err;
+    }
   }
   const timeLeft = Math.min(Math.max(deadline.at() - Date.now(), SHORTEST_QUEUED_MS), LONGEST_QUEUED_MS);
   try {
     return await run(
-      proxyActivities<Activities>(
-        policy.untilDeadline ? { ...policy.queued, scheduleToCloseTimeout: timeLeft } : policy.queued,
-      ),
+      proxyActivities<Activities>({
+        ...policy.queued,
+        ...(policy.untilDeadline ? { scheduleToCloseTimeout: timeLeft } : {}),
+        ...(clusterQueue ? { taskQueue: clusterQueue } : {}),
+      }),
     );
   } catch (err) {
     // Out of time: the server timed the step out, or stopped retrying because the next attempt would have been too late.
@@ -140,7 +167,10 @@ async function runStep(name: StepName, args: unknown[], deadline: Deadline): Pro
       err instanceof ActivityFailure &&
       (err.cause instanceof TimeoutFailure || err.retryState === RetryState.TIMEOUT);
     if (!outOfTime) throw err;
-    const last = lastFailureMessage(err) ?? lastFailureMessage(localFailure) ?? localFailure.message;
+    const last =
+      lastFailureMessage(err) ??
+      (localFailure && (lastFailureMessage(localFailure) ?? localFailure.message)) ??
+      `no worker took it from task queue ${clusterQueue}`;
     throw stepFailure(
       name,
       ApplicationFailure.nonRetryable(

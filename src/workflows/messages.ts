@@ -98,6 +98,20 @@ export interface InstanceRef {
   readonly name: string;
   readonly namespace: string;
   readonly clusterId?: string;
+  /**
+   * The task queue of the worker that serves the instance's cluster alone: the steps on that
+   * cluster run there. Absent when the landscape's workers reach the cluster.
+   */
+  readonly taskQueue?: string;
+}
+
+/** Where scheduling placed an instance and why: the scheduling step's result, kept in the history. */
+export interface Placement {
+  readonly clusterId: string;
+  /** The decision and its reasons, as the placement annotation of the record says them. */
+  readonly reasons: string;
+  /** The task queue of the worker that serves the cluster alone, when it has one. */
+  readonly taskQueue?: string;
 }
 
 /** Where a binding's record is, and the instance it binds. */
@@ -142,6 +156,8 @@ export interface RegisteredCluster {
   readonly clusterId: string;
   /** Whether it is the master (its catalog is the original, not a copy). */
   readonly master: boolean;
+  /** The task queue of the worker that serves it alone, when it has one: its steps run there. */
+  readonly taskQueue?: string;
 }
 
 /** What one health round found of a cluster. */

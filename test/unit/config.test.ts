@@ -79,6 +79,34 @@ describe('worker settings', () => {
   });
 });
 
+describe('a worker for one cluster alone', () => {
+  test('GIVEN nothing set WHEN loaded THEN the worker serves the landscape', () => {
+    expect(loadConfig('worker', base).cluster).toBeUndefined();
+  });
+
+  test('GIVEN INTEROP_CLUSTER_ID and its kubeconfig WHEN loaded THEN the worker serves that cluster', () => {
+    const env = { ...base, INTEROP_CLUSTER_ID: '2', INTEROP_CLUSTER_KUBECONFIG: '/etc/sister/kubeconfig' };
+    expect(loadConfig('worker', env).cluster).toEqual({ id: '2', kubeconfig: '/etc/sister/kubeconfig' });
+    expect(loadConfig('worker', { ...base, INTEROP_CLUSTER_ID: '3' }).cluster).toEqual({ id: '3' });
+  });
+
+  test.each(['broker', 'all'] as const)(
+    'GIVEN INTEROP_CLUSTER_ID WHEN a %s is loaded THEN it is refused',
+    (role) => {
+      const load = () => loadConfig(role, { ...base, INTEROP_CLUSTER_ID: '2' });
+      expect(load).toThrow(ConfigError);
+      expect(load).toThrow(/INTEROP_CLUSTER_ID is for a worker of one cluster/);
+    },
+  );
+
+  test('GIVEN the master’s id WHEN loaded THEN it is refused: the landscape’s workers serve the master', () => {
+    expect(() => loadConfig('worker', { ...base, INTEROP_CLUSTER_ID: '1' })).toThrow(/1 is the master/);
+    expect(() =>
+      loadConfig('worker', { ...base, INTEROP_MASTER_CLUSTER_ID: 'm', INTEROP_CLUSTER_ID: 'm' }),
+    ).toThrow(/m is the master/);
+  });
+});
+
 describe('log level', () => {
   test('GIVEN nothing set, or an empty value, WHEN loaded THEN info', () => {
     expect(loadConfig('worker', base).logLevel).toBe('info');

@@ -1,0 +1,226 @@
+/**
+ * A worker for one cluster alone, on the real servers: a landscape of its own whose second
+ * sister is registered with a task queue and no kubeconfig, so the master holds no credentials of
+ * it. A worker started with INTEROP_CLUSTER_ID and that sister's kubeconfig polls the queue; the
+ * landscape's process (broker, workflows and the worker pool) reaches only the master. The
+ * operation workflows send the steps on the sister to that queue, the history shows them there,
+ * and the instance's whole life through the OSB API still works. The cluster health workflow
+ * probes the sister through its worker too.
+ */
+import { randomUUID } from 'node:crypto';
+import { installCatalog } from '../../dev/catalog.js';
+import { kubeconfigSecretName, registerCluster } from '../../src/kube/cluster-registry.js';
+import { deleteRecord, getRecord, listRecords, patchRecord } from '../../src/kube/custom-objects.js';
+import { applyObject } from '../../src/kube/objects.js';
+import { instanceWorkflowId, resourceName } from '../../src/resources/names.js';
+import {
+  SFCLUSTER,
+  SFPLAN,
+  SFSERVICEINSTANCE,
+  type KubeObject,
+  type SFCluster,
+  type SFPlan,
+  type SFServiceInstance,
+} from '../../src/resources/types.js';
+import {
+  clusters,
+  environment,
+  eventually,
+  temporalClient,
+  unique,
+  untilNamespaceGone,
+} from '../support/env.js';
+import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
+import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
+
+const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
+const PLAN_ID = 'b5a0c1de-0000-4000-8000-00000000c001';
+
+/** Steps the workflows run on the instance's cluster, by name. */
+const CLUSTER_STEPS = ['replicateInstance', 'applyTemplate', 'checkStatus', 'deleteResources'];
+
+describe('a worker for one cluster alone', () => {
+  const [master, , sister] = clusters();
+  const env = environment();
+  const registry = unique('cw');
+  const clusterId = unique('own-worker');
+  const clusterQueue = unique('cluster-queue');
+  let landscape: SystemProcess;
+  let clusterWorker: SystemProcess;
+  let operator: { stop(): Promise<void> };
+  let osb: OsbClient;
+
+  beforeAll(async () => {
+    await registerCluster(master!, registry, env.clusters[0]!.id, env.clusters[0]!.kubeconfigPath);
+    await registerCluster(
+      master!,
+      registry,
+      clusterId,
+      { taskQueue: clusterQueue },
+      { labels: { worker: 'own' } },
+    );
+    const installed = await installCatalog(master!, registry, ['examples/postgresql']);
+    const design = installed.find((o) => o.kind === 'SFPlan') as SFPlan;
+    await applyObject(master!, {
+      apiVersion: design.apiVersion,
+      kind: design.kind,
+      metadata: { name: PLAN_ID, namespace: registry },
+      spec: {
+        ...design.spec,
+        id: PLAN_ID,
+        name: 'on-own-worker',
+        templates: [
+          ...design.spec.templates,
+          { action: 'clusterSelector', type: 'gotemplate', content: 'worker=own' },
+        ],
+      },
+    } as KubeObject);
+    operator = await startOperator();
+    const settings = await systemSettings({
+      INTEROP_NAMESPACE: registry,
+      INTEROP_SCHEDULER: 'label-selector',
+      INTEROP_CLUSTER_PROBE_SECONDS: '1',
+      INTEROP_CLUSTER_OFFLINE_SECONDS: '10',
+    });
+    landscape = await startProcess('all', settings);
+    clusterWorker = await startProcess('worker', {
+      ...settings,
+      extraEnv: {
+        ...settings.extraEnv,
+        INTEROP_CLUSTER_ID: clusterId,
+        INTEROP_CLUSTER_KUBECONFIG: env.clusters[2]!.kubeconfigPath,
+      },
+    });
+    osb = osbClient(landscape.url);
+    await eventually('the landscape catalog', async () => {
+      const services = (await osb('GET', '/v2/catalog')).body.services as { plans: { id: string }[] }[];
+      return services?.some((s) => s.plans.some((p) => p.id === PLAN_ID)) ? true : undefined;
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    const temporal = await temporalClient();
+    await temporal.client.workflow
+      .getHandle(`clusters/${registry}`)
+      .terminate('test over')
+      .catch(() => undefined);
+    await temporal.close();
+    await clusterWorker?.stop();
+    await landscape?.stop();
+    await operator?.stop();
+    for (const cluster of await listRecords<SFCluster>(master!, SFCLUSTER, registry).catch(() => [])) {
+      await patchRecord(master!, SFCLUSTER, registry, cluster.metadata.name!, {
+        metadata: { finalizers: null },
+      });
+      await deleteRecord(master!, SFCLUSTER, registry, cluster.metadata.name!).catch(() => undefined);
+    }
+    await master!.core.deleteNamespace({ name: registry }).catch(() => undefined);
+    await sister!.core.deleteNamespace({ name: registry }).catch(() => undefined);
+  });
+
+  test('the master holds no credentials of the cluster, and the health workflow probes it through its worker', async () => {
+    await expect(
+      master!.core.readNamespacedSecret({ namespace: registry, name: kubeconfigSecretName(clusterId) }),
+    ).rejects.toMatchObject({ code: 404 });
+    const probed = await eventually(
+      'the cluster probed by its own worker',
+      async () => {
+        const cluster = await getRecord<SFCluster>(master!, SFCLUSTER, registry, clusterId);
+        return cluster?.status?.phase === 'running' && cluster.status.version ? cluster : undefined;
+      },
+      60_000,
+    );
+    expect(probed.status?.version).toMatch(/^v1\./);
+    // the catalog reached the sister through the worker there
+    await eventually('the plan copied to the sister', () =>
+      getRecord<SFPlan>(sister!, SFPLAN, registry, PLAN_ID),
+    );
+  }, 90_000);
+
+  test('an instance there: its steps run on the cluster’s queue, and provision, bind, unbind and deprovision work', async () => {
+    const instanceId = randomUUID();
+    const path = `/v2/service_instances/${instanceId}`;
+    const accepted = await osb(
+      'PUT',
+      `${path}?accepts_incomplete=true`,
+      provisionBody(SERVICE_ID, PLAN_ID, { foo: 'bar' }),
+    );
+    expect(accepted.status).toBe(202);
+    const provisioned = await untilSettled(
+      osb,
+      `${path}/last_operation?operation=${encodeURIComponent(String(accepted.body.operation))}`,
+      90_000,
+    );
+    expect(provisioned.body).toMatchObject({
+      state: 'succeeded',
+      description: 'The instance is provisioned',
+    });
+    const namespace = `sf-${instanceId}`;
+    const record = await getRecord<SFServiceInstance>(
+      master!,
+      SFSERVICEINSTANCE,
+      namespace,
+      resourceName(instanceId),
+    );
+    expect(record?.spec.clusterId).toBe(clusterId);
+    // the operator's resource is on the sister, owned by the record's copy there
+    const pg = (await sister!.custom.getNamespacedCustomObject({
+      group: 'acid.zalan.do',
+      version: 'v1',
+      plural: 'postgresqls',
+      namespace,
+      name: `sapcp-${instanceId}`,
+    })) as { metadata: { ownerReferences?: { kind: string }[] } };
+    expect(pg.metadata.ownerReferences?.map((o) => o.kind)).toEqual(['SFServiceInstance']);
+
+    // THEN the history shows every step on the sister scheduled on its worker's queue, and only those
+    const scheduled = await scheduledSteps(instanceWorkflowId(instanceId));
+    const onCluster = scheduled.filter((s) => CLUSTER_STEPS.includes(s.step));
+    expect(new Set(onCluster.map((s) => s.step))).toEqual(
+      new Set(['replicateInstance', 'applyTemplate', 'checkStatus']),
+    );
+    for (const s of onCluster) expect(s.taskQueue).toBe(clusterQueue);
+
+    // bind and unbind: the credentials come from the sister through its worker
+    const bindingId = randomUUID();
+    const bindingPath = `${path}/service_bindings/${bindingId}`;
+    const bound = await osb('PUT', bindingPath, { service_id: SERVICE_ID, plan_id: PLAN_ID });
+    expect(bound.status).toBe(201);
+    expect(bound.body.credentials).toMatchObject({ username: bindingId.replace(/-/g, '_'), dbname: 'main' });
+    const unbound = await osb('DELETE', `${bindingPath}?service_id=${SERVICE_ID}&plan_id=${PLAN_ID}`);
+    expect(unbound.status).toBe(200);
+
+    // deprovision: nothing left on either cluster
+    const deleting = await osb(
+      'DELETE',
+      `${path}?service_id=${SERVICE_ID}&plan_id=${PLAN_ID}&accepts_incomplete=true`,
+    );
+    expect(deleting.status).toBe(202);
+    const gone = await untilSettled(
+      osb,
+      `${path}/last_operation?operation=${encodeURIComponent(String(deleting.body.operation))}`,
+      90_000,
+    );
+    expect(gone.body.state).toBe('succeeded');
+    for (const cluster of [master!, sister!]) await untilNamespaceGone(cluster, namespace, 60_000);
+    const removal = (await scheduledSteps(instanceWorkflowId(instanceId))).filter((s) =>
+      ['deleteResources', 'removeInstanceRecord'].includes(s.step),
+    );
+    expect(removal.map((s) => s.step).sort()).toEqual(['deleteResources', 'removeInstanceRecord']);
+    for (const s of removal) expect(s.taskQueue).toBe(clusterQueue);
+  }, 300_000);
+});
+
+/** The activities the latest run of a workflow scheduled as queued tasks, with their task queues. */
+async function scheduledSteps(workflowId: string): Promise<{ step: string; taskQueue: string }[]> {
+  const temporal = await temporalClient();
+  try {
+    const history = await temporal.client.workflow.getHandle(workflowId).fetchHistory();
+    return (history.events ?? [])
+      .map((e) => e.activityTaskScheduledEventAttributes)
+      .filter((a): a is NonNullable<typeof a> => !!a)
+      .map((a) => ({ step: a.activityType?.name ?? '', taskQueue: a.taskQueue?.name ?? '' }));
+  } finally {
+    await temporal.close();
+  }
+}
