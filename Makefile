@@ -16,7 +16,9 @@ run: node_modules/.installed
 	npm run build:binaries
 	npm run dev
 
-## Runs every test: lint, format, typecheck, build, unit and integration tests against real servers.
+## Runs every test: lint, format, typecheck, build, unit and integration tests against real servers
+## (and Chromium, installed when absent, for the Temporal Web UI's browser test).
 test: node_modules/.installed
 	npm run build:binaries
+	bash tools/ensure-chromium.sh
 	npm test

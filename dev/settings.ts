@@ -77,6 +77,10 @@ export interface DevStackSettings {
   readonly temporalUiPort: number;
   /** INTEROP_PAYLOAD_KEYS; when unset, a key made once and kept in the state folder. */
   readonly payloadKeys?: string;
+  /** INTEROP_CODEC_PORT: the broker's codec endpoint, which the Web UI decodes payloads with. @default 8081 */
+  readonly codecPort: number;
+  /** INTEROP_CODEC_TOKEN; when unset, a token made once and kept in the state folder. */
+  readonly codecToken?: string;
   /** INTEROP_BROKER_USERNAME @default broker */
   readonly brokerUsername: string;
   /** INTEROP_BROKER_PASSWORD; when unset, a password made once and kept in the state folder. */
@@ -89,6 +93,8 @@ export function devStackSettings(env: NodeJS.ProcessEnv = process.env): DevStack
     temporalPort: port(env, 'INTEROP_TEMPORAL_PORT', 7233),
     temporalUiPort: port(env, 'INTEROP_TEMPORAL_UI_PORT', 8233),
     payloadKeys: value(env, 'INTEROP_PAYLOAD_KEYS'),
+    codecPort: port(env, 'INTEROP_CODEC_PORT', 8081),
+    codecToken: value(env, 'INTEROP_CODEC_TOKEN'),
     brokerUsername: value(env, 'INTEROP_BROKER_USERNAME') ?? 'broker',
     brokerPassword: value(env, 'INTEROP_BROKER_PASSWORD'),
   };

@@ -2,7 +2,8 @@
  * The dev stack: the whole system on one machine. A local control plane (etcd, a master and two
  * sister kube-apiservers), the Temporal dev server with its Web UI and a SQLite file (so a restart
  * keeps history), our CRDs, the example catalog and the example operator, then the worker and the
- * broker, in this process, as src/main.ts runs them. Ctrl-C stops everything.
+ * broker, in this process, as src/main.ts runs them; the UI decodes payloads with the broker's
+ * codec endpoint. Ctrl-C stops everything.
  *
  * Settings: the dev stack's own and the existing servers to use (dev/settings.ts), and the
  * broker's and the worker's (src/config.ts).
@@ -36,11 +37,16 @@ async function main(): Promise<void> {
   const settings = devStackSettings();
   const { workDir } = settings;
   mkdirSync(workDir, { recursive: true });
+  const codec = {
+    port: settings.codecPort,
+    token: settings.codecToken ?? kept(workDir, 'codec-token', () => randomBytes(24).toString('base64url')),
+  };
   const env = await startLocalEnvironment({
     workDir,
     sisters: 2,
     temporalPort: settings.temporalPort,
     temporalUiPort: settings.temporalUiPort,
+    temporalUiCodec: codec,
     temporalDbFile: path.join(workDir, 'temporal.sqlite'),
   });
   // We stop the worker ourselves on SIGINT/SIGTERM, after the broker.
@@ -68,6 +74,10 @@ async function main(): Promise<void> {
     INTEROP_TEMPORAL_ADDRESS: env.info.temporal.address,
     INTEROP_TEMPORAL_NAMESPACE: env.info.temporal.namespace,
     INTEROP_NAMESPACE: env.info.namespace,
+    INTEROP_CODEC_PORT: String(codec.port),
+    INTEROP_CODEC_TOKEN: codec.token,
+    // The UI as the dev server serves it, and as a browser may name it.
+    INTEROP_CODEC_ORIGINS: `http://127.0.0.1:${settings.temporalUiPort},http://localhost:${settings.temporalUiPort}`,
     INTEROP_PAYLOAD_KEYS: settings.payloadKeys ?? kept(workDir, 'payload-keys', () => generatePayloadKey()),
     INTEROP_BROKER_USERNAME: settings.brokerUsername,
     INTEROP_BROKER_PASSWORD:
@@ -86,7 +96,8 @@ async function main(): Promise<void> {
       '',
       'inter-operator dev stack is up',
       `  Temporal          ${env.info.temporal.address} (namespace ${env.info.temporal.namespace})`,
-      `  Temporal Web UI   ${env.info.temporal.uiUrl ?? '(external server)'}`,
+      `  Temporal Web UI   ${env.info.temporal.uiUrl ?? '(external server)'} (payloads decoded by the codec endpoint)`,
+      `  codec endpoint    http://127.0.0.1:${codec.port} (Bearer ${codec.token}); temporal workflow show --codec-endpoint http://127.0.0.1:${codec.port} --codec-auth 'Bearer ${codec.token}' -w <id>`,
       `  master cluster    kubectl --kubeconfig ${master?.kubeconfigPath} get sfplans -n ${env.info.namespace}`,
       ...sisters.map((s) => `  sister ${s.id.padEnd(10)} kubectl --kubeconfig ${s.kubeconfigPath} get ns`),
       `  catalog           ${catalog.join(', ')}`,

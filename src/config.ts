@@ -85,6 +85,11 @@ export interface Config {
      */
     readonly shutdownDelayMs: number;
   };
+  /**
+   * The codec endpoint of the broker (src/temporal/codec-server.ts), for the Temporal Web UI and
+   * the CLI's `--codec-endpoint`; off when INTEROP_CODEC_PORT is unset.
+   */
+  readonly codec?: CodecConfig;
   readonly worker: {
     /**
      * INTEROP_WORKER_OPERATIONS: how many operations one worker advances at once. An operation holds
@@ -106,6 +111,22 @@ export interface Config {
    * INTEROP_PLAN_SCHEDULERS: per-plan overrides, `<plan id>=<scheduler>,...`.
    */
   readonly scheduling: SchedulingConfig;
+}
+
+/** Settings of the codec endpoint, served beside the OSB API on the broker's host. */
+export interface CodecConfig {
+  /** INTEROP_CODEC_PORT: its own port, never the OSB API's. */
+  readonly port: number;
+  /**
+   * INTEROP_CODEC_TOKEN: what clients present (`Authorization: Bearer`, or in the endpoint's path);
+   * 16 or more URL-safe characters. Required with the port.
+   */
+  readonly token: string;
+  /**
+   * INTEROP_CODEC_ORIGINS: comma-separated origins (`https://temporal-ui.example.com`) allowed to
+   * call it from a browser: the Temporal Web UI's. @default none (no browser)
+   */
+  readonly origins: readonly string[];
 }
 
 export class ConfigError extends Error {}
@@ -205,6 +226,7 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
         number(env, 'INTEROP_SHUTDOWN_DELAY_SECONDS', 5, { orZero: true, max: MAX_CONNECTION_SECONDS }) *
         1000,
     },
+    ...(needsBroker ? codecConfig(env, number(env, 'INTEROP_PORT', 8080)) : {}),
     worker: {
       concurrentOperations: count(env, 'INTEROP_WORKER_OPERATIONS', 100, 2),
       concurrentSteps: count(env, 'INTEROP_WORKER_STEPS', 100),
@@ -214,6 +236,41 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
     renderer: loadRendererConfig(env),
     scheduling: schedulingConfig(env),
   };
+}
+
+/** The codec endpoint's settings, when its port is set. */
+function codecConfig(env: NodeJS.ProcessEnv, brokerPort: number): { codec?: CodecConfig } {
+  if (!env.INTEROP_CODEC_PORT) return {};
+  const port = number(env, 'INTEROP_CODEC_PORT', 0, { max: 65535 });
+  if (!Number.isInteger(port))
+    throw new ConfigError(`INTEROP_CODEC_PORT must be a port number, not "${port}"`);
+  if (port === brokerPort)
+    throw new ConfigError(
+      'INTEROP_CODEC_PORT must differ from INTEROP_PORT: the codec endpoint has its own port',
+    );
+  const token = required(env, 'INTEROP_CODEC_TOKEN');
+  if (!/^[A-Za-z0-9._~-]{16,}$/.test(token))
+    throw new ConfigError(
+      'INTEROP_CODEC_TOKEN must be 16 characters or more of letters, digits and - . _ ~ (it may appear in a URL path)',
+    );
+  const origins = (env.INTEROP_CODEC_ORIGINS ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean)
+    .map((o) => {
+      let url: URL | undefined;
+      try {
+        url = new URL(o);
+      } catch {
+        url = undefined;
+      }
+      if (!url || !['http:', 'https:'].includes(url.protocol) || url.origin !== o.replace(/\/$/, ''))
+        throw new ConfigError(
+          `INTEROP_CODEC_ORIGINS: "${o}" is not an origin (scheme://host[:port], no path); "*" is not allowed`,
+        );
+      return url.origin;
+    });
+  return { codec: { port, token, origins } };
 }
 
 /** The cluster a worker serves alone, if any: only a `worker` may, and not the master. */

@@ -21,6 +21,11 @@ export interface LocalEnvironmentOptions {
   readonly sisters?: number;
   /** Web UI port of the Temporal dev server; headless when unset. */
   readonly temporalUiPort?: number;
+  /**
+   * The codec endpoint its Web UI decodes payloads with: the broker's, started later on this port
+   * of 127.0.0.1 with this token (INTEROP_CODEC_PORT, INTEROP_CODEC_TOKEN).
+   */
+  readonly temporalUiCodec?: UiCodec;
   /** gRPC port of the Temporal dev server. @default a free port */
   readonly temporalPort?: number;
   /** SQLite file of the Temporal dev server; in memory when unset. */
@@ -29,9 +34,28 @@ export interface LocalEnvironmentOptions {
   readonly namespace?: string;
 }
 
+/** Where the broker's codec endpoint will be, for the Temporal Web UI. */
+export interface UiCodec {
+  readonly port: number;
+  readonly token: string;
+}
+
+/**
+ * The URL the Web UI is given: the token in its path, since the dev server's UI sends no
+ * credentials of its own (src/temporal/codec-server.ts).
+ */
+export const uiCodecEndpoint = (codec: UiCodec): string =>
+  `http://127.0.0.1:${codec.port}/token/${codec.token}`;
+
 /** What a test or the dev stack needs to reach the environment; serialisable. */
 export interface EnvironmentInfo {
-  readonly temporal: { readonly address: string; readonly namespace: string; readonly uiUrl?: string };
+  readonly temporal: {
+    readonly address: string;
+    readonly namespace: string;
+    readonly uiUrl?: string;
+    /** The codec endpoint the Web UI is pointed at, for the broker to serve. */
+    readonly uiCodec?: UiCodec;
+  };
   readonly clusters: readonly { readonly id: string; readonly kubeconfigPath: string }[];
   readonly namespace: string;
   readonly workDir: string;
@@ -82,6 +106,7 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions): P
             workDir: path.join(options.workDir, 'temporal'),
             port: options.temporalPort,
             uiPort: options.temporalUiPort,
+            ...(options.temporalUiCodec ? { uiCodecEndpoint: uiCodecEndpoint(options.temporalUiCodec) } : {}),
             dbFile: options.temporalDbFile,
           }),
     ]);
@@ -97,7 +122,12 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions): P
 
     const info: EnvironmentInfo = {
       temporal: temporal
-        ? { address: temporal.address, namespace: temporal.namespace, uiUrl: temporal.uiUrl }
+        ? {
+            address: temporal.address,
+            namespace: temporal.namespace,
+            uiUrl: temporal.uiUrl,
+            ...(temporal.uiUrl && options.temporalUiCodec ? { uiCodec: options.temporalUiCodec } : {}),
+          }
         : { address: temporalAddress!, namespace: existing.temporalNamespace },
       clusters: clusterFiles,
       namespace,

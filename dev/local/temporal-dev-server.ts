@@ -25,6 +25,8 @@ export interface TemporalDevServerOptions {
   readonly port?: number;
   /** Web UI port; no UI when unset. */
   readonly uiPort?: number;
+  /** The codec endpoint the Web UI decodes payloads with (`--ui-codec-endpoint`). */
+  readonly uiCodecEndpoint?: string;
   /** SQLite file that keeps history across restarts; in memory when unset. */
   readonly dbFile?: string;
   /** @default 'default' */
@@ -57,8 +59,10 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
       'synchronous=OFF',
       ...SEARCH_ATTRIBUTE_NAMES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
     ];
-    if (options.uiPort) args.push('--ui-port', String(options.uiPort), '--ui-ip', '127.0.0.1');
-    else args.push('--headless');
+    if (options.uiPort) {
+      args.push('--ui-port', String(options.uiPort), '--ui-ip', '127.0.0.1');
+      if (options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
+    } else args.push('--headless');
     if (options.dbFile) args.push('--db-filename', options.dbFile);
 
     const proc = startProcess({

@@ -14,6 +14,7 @@ import {
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { concurrencyError, conflict, gone, notFound, OsbError } from '../osb/errors.js';
 import type { LastOperation, OperationOutcome, RequestMeta } from '../osb/service-broker.js';
 import type { SFPlan } from '../resources/types.js';
@@ -312,8 +313,16 @@ export class WorkflowRuns {
       };
       const serviceId = attribute(OsbServiceId.name);
       const planId = attribute(OsbPlanId.name);
-      const waiting = info.raw.pendingActivities?.find((step) => step.lastFailure?.message)?.lastFailure
-        ?.message;
+      // The failure's message is encoded (see src/temporal/failure-converter.ts): decode it.
+      const lastFailure = info.raw.pendingActivities?.find((step) => step.lastFailure?.message)?.lastFailure;
+      const waiting = lastFailure
+        ? (
+            await decodeOptionalFailureToOptionalError(
+              this.deps.client.options.loadedDataConverter,
+              lastFailure,
+            )
+          )?.message
+        : undefined;
       return {
         ...(serviceId ? { serviceId } : {}),
         ...(planId ? { planId } : {}),

@@ -6,11 +6,15 @@ import { TemporalServiceBroker } from '../broker/service.js';
 import type { Config } from '../config.js';
 import type { ClusterClient } from '../kube/clients.js';
 import { startCatalogCache } from '../kube/catalog-cache.js';
-import { connectClient } from '../temporal/connection.js';
+import { startCodecServer } from '../temporal/codec-server.js';
+import { connectClient, payloadCodec } from '../temporal/connection.js';
 import { createApp } from '../api/app.js';
 import type { Logger } from '../log.js';
 
-/** Starts the OSB API: its Temporal client, its catalog watch and the HTTP server. */
+/**
+ * Starts the OSB API: its Temporal client, its catalog watch and the HTTP server; and the codec
+ * endpoint on its own port, when configured.
+ */
 export async function startBroker(
   config: Config,
   master: ClusterClient,
@@ -43,6 +47,16 @@ export async function startBroker(
     log,
     stopping: () => stopping,
   });
+  const codec = config.codec
+    ? await startCodecServer({
+        ...config.codec,
+        host: config.broker.host,
+        codec: payloadCodec(config.temporal),
+        namespace: config.temporal.namespace,
+        onError: (err) => log.error('codec endpoint failed', { error: String(err) }),
+      })
+    : undefined;
+  if (codec) log.info('codec endpoint listening', { url: codec.url, origins: config.codec!.origins });
   const server = await listen(app, config.broker);
   log.info('broker listening', { url: `http://${config.broker.host}:${config.broker.port}` });
   return {
@@ -55,6 +69,7 @@ export async function startBroker(
         await new Promise((r) => setTimeout(r, delayMs));
       }
       await closeServer(server);
+      await codec?.stop();
       await catalog.stop();
       await close();
     },

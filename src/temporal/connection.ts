@@ -1,6 +1,7 @@
 /** The Temporal client and data converter shared by the broker and the worker. */
 import { Client, Connection } from '@temporalio/client';
-import type { DataConverter } from '@temporalio/common';
+import { fileURLToPath } from 'node:url';
+import type { DataConverter, PayloadCodec } from '@temporalio/common';
 import { EncryptionCodec, type PayloadKey } from './codec.js';
 
 /** Where Temporal is and how payloads are encrypted (from the configuration). */
@@ -11,8 +12,14 @@ export interface TemporalSettings {
   readonly payloadKeys: readonly PayloadKey[];
 }
 
+/** The codec of every payload: the data converter's, and the codec endpoint's. */
+export const payloadCodec = (settings: Pick<TemporalSettings, 'payloadKeys'>): PayloadCodec =>
+  new EncryptionCodec(settings.payloadKeys);
+
+/** Payloads encrypted, and failures' messages and stack traces with them (failure-converter.ts). */
 export const dataConverter = (settings: TemporalSettings): DataConverter => ({
-  payloadCodecs: [new EncryptionCodec(settings.payloadKeys)],
+  payloadCodecs: [payloadCodec(settings)],
+  failureConverterPath: fileURLToPath(new URL('./failure-converter.js', import.meta.url)),
 });
 
 export async function connectClient(

@@ -5,11 +5,20 @@
  * runs the compensations; waiting for the operator with backoff up to the deadline; and ending
  * with a final status.
  */
-import { CancellationScope, isCancellation, sleep, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  isCancellation,
+  patched,
+  sleep,
+  upsertMemo,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { failureDescription, isStepFailure, localThenQueued } from './local-then-queued.js';
 import { MEMO_KEY, type OperationState, type OperationStatus, type StatusReport } from './messages.js';
 import { FIRST_POLL_MS, nextPoll } from './polling.js';
+import { OsbState } from './search-attributes.js';
 
 /** Undoes what one step did. */
 export type Compensation = () => Promise<unknown> | unknown;
@@ -97,12 +106,18 @@ export class Operation {
     return CancellationScope.nonCancellable(work);
   }
 
-  /** Records progress; the memo is written only when something changed. */
+  /**
+   * Records progress; the memo is written only when something changed, and the `OsbState` search
+   * attribute when the state did (so the UI's list filters find failed operations).
+   */
   update(change: Partial<Omit<OperationStatus, 'operation' | 'requestHash'>>): OperationStatus {
     const next = { ...this.status, ...change };
     if (JSON.stringify(next) !== JSON.stringify(this.status)) {
+      const stateChanged = next.state !== this.status.state;
       this.status = next;
       upsertMemo({ [MEMO_KEY]: next });
+      if (stateChanged && patched('operation-state-search-attribute'))
+        upsertSearchAttributes([{ key: OsbState, value: next.state }]);
     }
     return this.status;
   }

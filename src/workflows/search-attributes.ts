@@ -1,7 +1,8 @@
 /**
  * The search attributes every operation workflow carries, so that the Temporal UI lists all
- * operations of one instance, binding, service, plan or cluster (all Keyword). Registered by the
- * local dev server at start; a production namespace registers them once (see the README).
+ * operations of one instance, binding, service, plan or cluster, of one kind, or in one state (all
+ * Keyword; docs/operations.md has the list filters). Registered by the local dev server at start;
+ * a production namespace registers them once (see the README).
  */
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 import type { OperationType } from './messages.js';
@@ -12,6 +13,8 @@ export const OsbServiceId = defineSearchAttributeKey('OsbServiceId', SearchAttri
 export const OsbPlanId = defineSearchAttributeKey('OsbPlanId', SearchAttributeType.KEYWORD);
 export const OsbClusterId = defineSearchAttributeKey('OsbClusterId', SearchAttributeType.KEYWORD);
 export const OsbOperation = defineSearchAttributeKey('OsbOperation', SearchAttributeType.KEYWORD);
+/** The operation's state: `in progress`, `succeeded` or `failed` (OperationState), as in its memo. */
+export const OsbState = defineSearchAttributeKey('OsbState', SearchAttributeType.KEYWORD);
 
 export const SEARCH_ATTRIBUTE_NAMES = [
   OsbInstanceId.name,
@@ -20,9 +23,10 @@ export const SEARCH_ATTRIBUTE_NAMES = [
   OsbPlanId.name,
   OsbClusterId.name,
   OsbOperation.name,
+  OsbState.name,
 ] as const;
 
-/** The search attributes an operation's workflow starts with: the ids it works on and the operation. */
+/** The search attributes an operation's workflow starts with: the ids it works on, the operation and its state. */
 export function operationSearchAttributes(
   type: OperationType,
   input: {
@@ -38,5 +42,6 @@ export function operationSearchAttributes(
     { key: OsbServiceId, value: input.serviceId },
     { key: OsbPlanId, value: input.planId },
     { key: OsbOperation, value: type },
+    { key: OsbState, value: 'in progress' },
   ];
 }

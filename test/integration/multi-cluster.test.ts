@@ -9,6 +9,8 @@
  * the status subresource, as the cluster health workflow does in a landscape, so the schedulers
  * see the phase they would see there (rather than accepting clusters never probed).
  */
+import { defaultPayloadConverter } from '@temporalio/common';
+import { EncryptionCodec, parsePayloadKeys } from '../../src/temporal/codec.js';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -408,7 +410,13 @@ describe('instances on sister clusters', () => {
         60_000,
       );
       expect(pending.activityType?.name).toBe('replicateInstance');
-      expect(pending.lastFailure?.message).toMatch(new RegExp(`^waiting for cluster ${UNREACHABLE}: `));
+      // Its message is encrypted with the payloads; the UI reads it through the codec endpoint.
+      expect(pending.lastFailure?.message).toBe('Encoded failure');
+      const codec = new EncryptionCodec(parsePayloadKeys(settings.payloadKeys));
+      const [attributes] = await codec.decode([pending.lastFailure!.encodedAttributes!]);
+      expect((defaultPayloadConverter.fromPayload(attributes!) as { message: string }).message).toMatch(
+        new RegExp(`^waiting for cluster ${UNREACHABLE}: `),
+      );
       const waiting = (await osb('GET', lastOperation)).body;
       expect(waiting.state).toBe('in progress');
       expect(waiting.description).toMatch(new RegExp(`^waiting for cluster ${UNREACHABLE}: `));

@@ -5,12 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { SFPLAN, SFSERVICEINSTANCE, type SFServiceInstance } from '../../src/resources/types.js';
 import { getRecord, patchRecord } from '../../src/kube/custom-objects.js';
 import { applyObject } from '../../src/kube/objects.js';
 import { ANNOTATIONS } from '../../src/resources/names.js';
 import { instanceWorkflowId } from '../../src/resources/names.js';
 import { freePort } from '../../dev/local/processes.js';
+import { EncryptionCodec, parsePayloadKeys } from '../../src/temporal/codec.js';
 import { clusters, environment, eventually, temporalClient, untilNamespaceGone } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import {
@@ -765,9 +767,13 @@ describe('OSB rules on the real broker', () => {
           return step?.lastFailure?.message ? step : undefined;
         });
         expect(pending.activityType?.name).toBe('recordInstance');
-        expect(pending.lastFailure?.message).toBe(
-          `namespace ${namespace} on cluster 1 is still being deleted`,
-        );
+        // Its message is encrypted with the payloads; the UI reads it through the codec endpoint.
+        expect(pending.lastFailure?.message).toBe('Encoded failure');
+        const codec = new EncryptionCodec(parsePayloadKeys(settings.payloadKeys));
+        const [attributes] = await codec.decode([pending.lastFailure!.encodedAttributes!]);
+        expect(defaultPayloadConverter.fromPayload(attributes!)).toMatchObject({
+          message: `namespace ${namespace} on cluster 1 is still being deleted`,
+        });
         expect((await osb('GET', `${path}/last_operation`)).body.state).toBe('in progress');
       } finally {
         await temporal.close();

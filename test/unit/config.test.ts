@@ -184,3 +184,76 @@ describe('one home for the environment', () => {
     expect(readers).toEqual([]);
   });
 });
+
+describe('codec endpoint settings', () => {
+  const token = 'codec-token-0123456789';
+
+  test('GIVEN no codec port WHEN loaded THEN there is no codec endpoint', () => {
+    expect(loadConfig('broker', base).codec).toBeUndefined();
+  });
+
+  test('GIVEN a port, a token and origins WHEN loaded THEN they are used, origins normalised', () => {
+    const { codec } = loadConfig('broker', {
+      ...base,
+      INTEROP_CODEC_PORT: '8081',
+      INTEROP_CODEC_TOKEN: token,
+      INTEROP_CODEC_ORIGINS: 'https://ui.example.com, http://127.0.0.1:8233/',
+    });
+    expect(codec).toEqual({
+      port: 8081,
+      token,
+      origins: ['https://ui.example.com', 'http://127.0.0.1:8233'],
+    });
+  });
+
+  test('GIVEN a worker WHEN loaded with a codec port THEN it has no codec endpoint (the broker serves it)', () => {
+    expect(loadConfig('worker', { ...base, INTEROP_CODEC_PORT: '8081' }).codec).toBeUndefined();
+  });
+
+  test.each([
+    ['no token', { INTEROP_CODEC_PORT: '8081' }, /INTEROP_CODEC_TOKEN is not set/],
+    [
+      'a short token',
+      { INTEROP_CODEC_PORT: '8081', INTEROP_CODEC_TOKEN: 'short' },
+      /INTEROP_CODEC_TOKEN must be 16/,
+    ],
+    [
+      'a token with a slash',
+      { INTEROP_CODEC_PORT: '8081', INTEROP_CODEC_TOKEN: `${token}/x` },
+      /INTEROP_CODEC_TOKEN must be 16/,
+    ],
+    [
+      'the OSB port',
+      { INTEROP_CODEC_PORT: '8080', INTEROP_CODEC_TOKEN: token },
+      /must differ from INTEROP_PORT/,
+    ],
+    [
+      'the OSB port set elsewhere',
+      { INTEROP_PORT: '9000', INTEROP_CODEC_PORT: '9000', INTEROP_CODEC_TOKEN: token },
+      /must differ from INTEROP_PORT/,
+    ],
+    [
+      'a wildcard origin',
+      { INTEROP_CODEC_PORT: '8081', INTEROP_CODEC_TOKEN: token, INTEROP_CODEC_ORIGINS: '*' },
+      /INTEROP_CODEC_ORIGINS: "\*" is not an origin/,
+    ],
+    [
+      'an origin with a path',
+      {
+        INTEROP_CODEC_PORT: '8081',
+        INTEROP_CODEC_TOKEN: token,
+        INTEROP_CODEC_ORIGINS: 'https://ui.example.com/x',
+      },
+      /is not an origin/,
+    ],
+    [
+      'a port that is no number',
+      { INTEROP_CODEC_PORT: 'x', INTEROP_CODEC_TOKEN: token },
+      /INTEROP_CODEC_PORT/,
+    ],
+  ])('GIVEN %s WHEN loaded THEN a ConfigError says what is wrong', (_, env, message) => {
+    const load = () => loadConfig('broker', { ...base, ...env });
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(message);
+  });
+});

@@ -19,6 +19,7 @@ describe('the dev tooling settings', () => {
       workDir: path.join(cache, 'dev-stack'),
       temporalPort: 7233,
       temporalUiPort: 8233,
+      codecPort: 8081,
       brokerUsername: 'broker',
     });
   });
@@ -35,6 +36,8 @@ describe('the dev tooling settings', () => {
       INTEROP_TEMPORAL_PORT: '7000',
       INTEROP_TEMPORAL_UI_PORT: '',
       INTEROP_BROKER_PASSWORD: 'secret',
+      INTEROP_CODEC_PORT: '9081',
+      INTEROP_CODEC_TOKEN: 'codec-token-0123456789',
     };
     expect(cacheDir(env)).toBe('/cache');
     expect(binaryOverrides(env)).toEqual({ temporal: '/bin/temporal' });
@@ -48,6 +51,8 @@ describe('the dev tooling settings', () => {
       workDir: path.join('/cache', 'dev-stack'),
       temporalPort: 7000,
       temporalUiPort: 8233,
+      codecPort: 9081,
+      codecToken: 'codec-token-0123456789',
       brokerUsername: 'broker',
       brokerPassword: 'secret',
     });
@@ -58,6 +63,7 @@ describe('the dev tooling settings', () => {
     ['INTEROP_TEMPORAL_PORT', '0'],
     ['INTEROP_TEMPORAL_UI_PORT', '65536'],
     ['INTEROP_TEMPORAL_UI_PORT', '80.5'],
+    ['INTEROP_CODEC_PORT', 'x'],
   ])('GIVEN %s=%s WHEN read THEN an error names the variable and the value', (name, value) => {
     const read = () => devStackSettings({ [name]: value });
     expect(read).toThrow(DevSettingsError);
