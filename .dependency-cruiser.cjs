@@ -5,6 +5,7 @@
  * points up is a contract in the wrong home.
  *
  *   resources                      custom resource types, names, labels and annotations
+ *   metrics                        what the layers measure, and its Prometheus implementation
  *   osb                            pure OSB rules and the broker's contract
  *   templates, clusters            rendering; cluster health, capacity and reservations (pure)
  *   scheduling                     placement: the framework and its plugins (pure)
@@ -33,16 +34,17 @@ const pure = ['resources', 'osb', 'templates', 'scheduling', 'clusters'];
 module.exports = {
   forbidden: [
     layer('resources'),
+    layer('metrics'),
     layer('osb', 'resources'),
     layer('templates', 'resources', 'osb'),
     layer('scheduling', 'resources', 'clusters'),
     layer('clusters', 'resources'),
-    layer('kube', 'resources', 'osb'),
+    layer('kube', 'resources', 'osb', 'metrics'),
     layer('workflows', 'resources', 'osb', 'scheduling', 'clusters', 'activities'),
-    layer('activities', ...pure, 'kube', 'workflows'),
+    layer('activities', ...pure, 'kube', 'workflows', 'metrics'),
     layer('temporal'),
-    layer('broker', ...pure, 'kube', 'workflows', 'temporal'),
-    layer('api', 'resources', 'osb', 'log.ts'),
+    layer('broker', ...pure, 'kube', 'workflows', 'temporal', 'metrics'),
+    layer('api', 'resources', 'osb', 'metrics', 'log.ts'),
     {
       name: 'workflows-import-activities-as-types',
       comment: 'workflow code runs in the sandbox: activities are proxied, never imported as values',

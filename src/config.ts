@@ -79,6 +79,21 @@ export interface Config {
      */
     readonly shutdownDelayMs: number;
   };
+  /**
+   * The operations port of the process (the broker's, the worker's, one for both in `all`): GET
+   * /metrics (Prometheus), /livez and /readyz.
+   */
+  readonly metrics: {
+    /** INTEROP_METRICS_HOST @default 127.0.0.1 */
+    readonly host: string;
+    /** INTEROP_METRICS_PORT @default 9090 */
+    readonly port: number;
+    /**
+     * INTEROP_METRICS_TOKEN: when set, GET /metrics answers only requests with
+     * `Authorization: Bearer <token>`; the probes never need it. @default unset (open)
+     */
+    readonly token?: string;
+  };
   readonly worker: {
     /**
      * INTEROP_WORKER_OPERATIONS: how many operations one worker advances at once. An operation holds
@@ -197,6 +212,11 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
       shutdownDelayMs:
         number(env, 'INTEROP_SHUTDOWN_DELAY_SECONDS', 5, { orZero: true, max: MAX_CONNECTION_SECONDS }) *
         1000,
+    },
+    metrics: {
+      host: env.INTEROP_METRICS_HOST || '127.0.0.1',
+      port: number(env, 'INTEROP_METRICS_PORT', 9090, { max: 65535 }),
+      ...(env.INTEROP_METRICS_TOKEN ? { token: env.INTEROP_METRICS_TOKEN } : {}),
     },
     worker: {
       concurrentOperations: count(env, 'INTEROP_WORKER_OPERATIONS', 100, 2),

@@ -13,6 +13,7 @@ import { CLUSTER_FINALIZER, listClusters } from '../kube/cluster-registry.js';
 import { getRecord, listRecords, patchRecord, patchRecordStatus } from '../kube/custom-objects.js';
 import { ensureNamespace } from '../kube/objects.js';
 import { apiMessageOf, isNotFound, statusCodeOf } from '../kube/errors.js';
+import type { ClusterHealthRecorder } from '../metrics/recorders.js';
 import { FIELD_MANAGER, LABELS, labelValue } from '../resources/names.js';
 import {
   SFCLUSTER,
@@ -41,6 +42,8 @@ export interface ClusterActivityDeps {
   readonly clusters: ClusterDirectory;
   /** Namespace of all instance records; each its own `sf-<id>` when unset. */
   readonly instanceNamespace?: string;
+  /** Where the phase written to each SFCluster is reported. @default nowhere */
+  readonly health?: ClusterHealthRecorder;
 }
 
 /** Tells the server the activity is alive; a no-op outside an activity (tests call activities directly). */
@@ -156,7 +159,7 @@ export function catalogCopy(original: KubeObject, masterId: string): KubeObject 
   } as KubeObject;
 }
 
-export function clusterActivities({ clusters, instanceNamespace }: ClusterActivityDeps) {
+export function clusterActivities({ clusters, instanceNamespace, health }: ClusterActivityDeps) {
   const { master, masterId, namespace } = clusters;
   return {
     /** The clusters registered in the master. */
@@ -174,7 +177,10 @@ export function clusterActivities({ clusters, instanceNamespace }: ClusterActivi
      */
     async recordClusterHealth(clusterId: string, offlineAfterMs: number): Promise<ClusterHealthReport> {
       const cluster = await getRecord<SFCluster>(master, SFCLUSTER, namespace, clusterId);
-      if (!cluster) return {};
+      if (!cluster) {
+        health?.clusterPhase(clusterId, undefined);
+        return {};
+      }
       const [found, instances] = await Promise.all([
         cluster.metadata.deletionTimestamp ? undefined : probeCluster(clusters, clusterId),
         instancesOn(master, clusterId, instanceNamespace),
@@ -185,9 +191,11 @@ export function clusterActivities({ clusters, instanceNamespace }: ClusterActivi
       try {
         written = await patchRecordStatus<SFCluster>(master, SFCLUSTER, namespace, clusterId, { ...status });
       } catch (err) {
-        if (isNotFound(err)) return {};
-        throw err;
+        if (!isNotFound(err)) throw err;
+        health?.clusterPhase(clusterId, undefined);
+        return {};
       }
+      health?.clusterPhase(clusterId, status.phase);
       // Decided on the SFCluster as written, so that a deletion requested meanwhile is seen.
       const finalizers = clusterFinalizers(written, instances);
       if (finalizers) {

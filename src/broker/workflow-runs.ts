@@ -14,6 +14,7 @@ import {
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { OperationStartRecorder } from '../metrics/recorders.js';
 import { concurrencyError, conflict, gone, notFound, OsbError } from '../osb/errors.js';
 import type { LastOperation, OperationOutcome, RequestMeta } from '../osb/service-broker.js';
 import type { SFPlan } from '../resources/types.js';
@@ -73,6 +74,7 @@ export class WorkflowRuns {
       readonly taskQueue: string;
       readonly syncTimeoutMs: number;
       readonly operationTimeoutSeconds: number;
+      readonly metrics?: OperationStartRecorder;
     },
   ) {}
 
@@ -175,6 +177,7 @@ export class WorkflowRuns {
           { key: OsbOperation, value: type },
         ],
       });
+      this.deps.metrics?.operationStarted(type, input.serviceId, input.planId);
       return { handle };
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -7,7 +7,7 @@
  * kubeconfig is used by the next call, and a cluster removed from the registry is refused at once.
  */
 import { MASTER_CLUSTER_ID } from '../resources/types.js';
-import type { ClusterClient } from './clients.js';
+import type { ClusterClient, ClusterClientOptions } from './clients.js';
 import { clusterClientFromKubeconfig } from './clients.js';
 import { readClusterKubeconfig } from './cluster-registry.js';
 import { statusCodeOf } from './errors.js';
@@ -31,6 +31,8 @@ export interface ClusterDirectory {
 export interface ClusterDirectoryOptions {
   /** @default MASTER_CLUSTER_ID */
   readonly masterId?: string;
+  /** How the clients of the other clusters are built. */
+  readonly clients?: ClusterClientOptions;
 }
 
 /** Whether an API error says the cluster refused the credentials. */
@@ -57,7 +59,7 @@ export function clusterDirectory(
         throw new Error(`cluster ${clusterId} is not registered (no SFCluster ${namespace}/${clusterId})`);
       }
       if (cached && cached.version === current.version) return cached.client;
-      const client = clusterClientFromKubeconfig(clusterId, current.kubeconfig);
+      const client = clusterClientFromKubeconfig(clusterId, current.kubeconfig, options.clients);
       known.set(clusterId, { secretRef: current.secretRef, version: current.version, client });
       return client;
     },

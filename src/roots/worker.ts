@@ -3,11 +3,13 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { clusterActivities, createActivities } from '../activities/index.js';
+import { operationSinks, stepRetries, timedRenderer } from '../activities/metrics.js';
 import type { Config } from '../config.js';
 import type { ClusterClient } from '../kube/clients.js';
 import { startCatalogCache } from '../kube/catalog-cache.js';
 import { clusterDirectory } from '../kube/cluster-directory.js';
 import type { Logger } from '../log.js';
+import type { workerMetrics } from '../metrics/prometheus.js';
 import { closeRenderer, renderObjects, renderValues } from '../templates/index.js';
 import { connectClient, dataConverter } from '../temporal/connection.js';
 import type { clusterHealthWorkflow } from '../workflows/cluster-health.js';
@@ -23,20 +25,37 @@ export interface RunningWorker {
   shutdown(): Promise<void>;
 }
 
+/** Where the worker's metrics go and how its readiness is told (see monitoring.ts). */
+export interface WorkerMonitoring {
+  readonly worker?: ReturnType<typeof workerMetrics>;
+  readiness(check: () => boolean): void;
+}
+
+/**
+ * Starts the worker. With `monitoring`, it reports its operations, steps, renderings, Kubernetes
+ * calls and cluster health there, and is ready while it polls its task queue: not before, and no
+ * longer once it starts draining.
+ */
 export async function startWorker(
   config: Config,
   master: ClusterClient,
   log: Logger,
+  monitoring?: WorkerMonitoring,
 ): Promise<RunningWorker> {
+  const metrics = monitoring?.worker;
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const catalog = await startCatalogCache(master, config.namespace, (err) =>
     log.warn('catalog watch failed; restarting', { error: String(err) }),
   );
-  const clusters = clusterDirectory(master, config.namespace, { masterId: config.masterClusterId });
+  const clusters = clusterDirectory(master, config.namespace, {
+    masterId: config.masterClusterId,
+    ...(metrics ? { clients: { calls: metrics } } : {}),
+  });
+  const renderer = { renderObjects, renderValues };
   const activities = createActivities({
     clusters,
     catalog,
-    renderer: { renderObjects, renderValues },
+    renderer: metrics ? timedRenderer(renderer, metrics) : renderer,
     ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
     scheduling: config.scheduling,
   });
@@ -50,14 +69,25 @@ export async function startWorker(
       ...clusterActivities({
         clusters,
         ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
+        ...(metrics ? { health: metrics } : {}),
       }),
     },
+    ...(metrics
+      ? {
+          interceptors: {
+            workflowModules: [fileURLToPath(new URL('../workflows/interceptors.js', import.meta.url))],
+            activity: [stepRetries(metrics)],
+          },
+          sinks: operationSinks(metrics),
+        }
+      : {}),
     maxConcurrentWorkflowTaskExecutions: config.worker.concurrentOperations,
     maxConcurrentLocalActivityExecutions: config.worker.concurrentSteps,
     maxConcurrentActivityTaskExecutions: config.worker.concurrentSteps,
     dataConverter: dataConverter(config.temporal),
   });
   if (config.clusterHealth.probeSeconds > 0) await startClusterHealth(config, log);
+  monitoring?.readiness(() => worker.getState() === 'RUNNING');
   const done = worker.run().finally(async () => {
     await catalog.stop();
     await closeRenderer();
