@@ -31,6 +31,8 @@ export interface SystemProcess {
   readonly logFile: string;
   /** SIGKILL: the process dies without any cleanup. */
   kill(): Promise<void>;
+  /** SIGTERM, without waiting for the process to end (`stop` waits). */
+  terminate(): void;
   stop(): Promise<void>;
 }
 
@@ -110,6 +112,9 @@ export async function startProcess(
     kill: async () => {
       child.kill('SIGKILL');
       await exited;
+    },
+    terminate: () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
     },
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
