@@ -68,17 +68,17 @@ describe('the Prometheus metrics', () => {
   test('GIVEN the worker metrics WHEN clusters change phase THEN the gauge counts the clusters in each phase now', async () => {
     const registry = new Registry();
     const metrics = workerMetrics(registry);
-    metrics.clusterPhase('1', 'Ready');
-    metrics.clusterPhase('2', 'Ready');
-    metrics.clusterPhase('3', 'Unreachable');
+    metrics.clusterPhase('1', 'running');
+    metrics.clusterPhase('2', 'running');
+    metrics.clusterPhase('3', 'offline');
     expect(await registry.getSingleMetricAsString('interoperator_clusters')).toContain(
-      'interoperator_clusters{phase="Ready"} 2',
+      'interoperator_clusters{phase="running"} 2',
     );
-    metrics.clusterPhase('3', 'Ready');
+    metrics.clusterPhase('3', 'running');
     metrics.clusterPhase('2', undefined);
     const text = await registry.getSingleMetricAsString('interoperator_clusters');
-    expect(text).toContain('interoperator_clusters{phase="Ready"} 2');
-    expect(text).not.toContain('Unreachable');
+    expect(text).toContain('interoperator_clusters{phase="running"} 2');
+    expect(text).not.toContain('offline');
   });
 
   test('GIVEN the worker metrics WHEN operations, retries, renderings and calls are recorded THEN the text shows them', async () => {
