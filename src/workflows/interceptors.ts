@@ -4,6 +4,7 @@
  * runs in the worker, outside the sandbox, and not again when a workflow is replayed, so each
  * ending is counted once.
  */
+import { TemporalFailure } from '@temporalio/common';
 import {
   isCancellation,
   proxySinks,
@@ -54,7 +55,9 @@ export const interceptors: WorkflowInterceptorsFactory = () => ({
           report((result as OperationStatus | undefined)?.state === 'succeeded' ? 'succeeded' : 'failed');
           return result;
         } catch (err) {
-          report(isCancellation(err) ? 'cancelled' : 'failed');
+          // Any other error fails the workflow task, not the workflow: the task is retried.
+          if (isCancellation(err)) report('cancelled');
+          else if (err instanceof TemporalFailure) report('failed');
           throw err;
         }
       },
