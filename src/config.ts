@@ -144,6 +144,13 @@ function count(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1):
   return value;
 }
 
+/** A TCP port from the environment: a whole number from 1 to 65535. */
+function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = count(env, name, fallback);
+  if (value > 65535) throw new ConfigError(`${name} must be a port, 1 to 65535, not "${env[name]}"`);
+  return value;
+}
+
 /** Longest keep-alive and drain, in seconds: longer is a mistake (and past Node's timer range, silently short). */
 const MAX_CONNECTION_SECONDS = 3600;
 
@@ -215,7 +222,7 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
     },
     metrics: {
       host: env.INTEROP_METRICS_HOST || '127.0.0.1',
-      port: number(env, 'INTEROP_METRICS_PORT', 9090, { max: 65535 }),
+      port: port(env, 'INTEROP_METRICS_PORT', 9090),
       ...(env.INTEROP_METRICS_TOKEN ? { token: env.INTEROP_METRICS_TOKEN } : {}),
     },
     worker: {
