@@ -92,7 +92,8 @@ export async function prepareMonitoring(
         log,
       });
       server = await listen(app, { host: config.host, port: config.port, keepAliveMs: 5_000 });
-      const url = `http://${config.host}:${config.port}`;
+      const { port } = server.address() as { port: number };
+      const url = `http://${config.host}:${port}`;
       log.info('operations port listening', { url });
       return { url };
     },
