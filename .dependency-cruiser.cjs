@@ -5,6 +5,7 @@
  * points up is a contract in the wrong home.
  *
  *   resources                      custom resource types, names, labels and annotations
+ *   metrics                        what the layers measure, and its Prometheus implementation
  *   osb                            pure OSB rules and the broker's contract
  *   admin                          the admin side's contract: rollouts, listings (pure)
  *   templates, clusters            rendering; cluster health, capacity and reservations (pure)
@@ -34,17 +35,18 @@ const pure = ['resources', 'osb', 'admin', 'templates', 'scheduling', 'clusters'
 module.exports = {
   forbidden: [
     layer('resources'),
+    layer('metrics'),
     layer('osb', 'resources'),
     layer('admin', 'resources', 'osb'),
     layer('templates', 'resources', 'osb'),
     layer('scheduling', 'resources', 'clusters'),
     layer('clusters', 'resources'),
-    layer('kube', 'resources', 'osb'),
+    layer('kube', 'resources', 'osb', 'metrics'),
     layer('workflows', 'resources', 'osb', 'admin', 'scheduling', 'clusters', 'activities'),
-    layer('activities', ...pure, 'admin', 'kube', 'workflows'),
+    layer('activities', ...pure, 'admin', 'kube', 'workflows', 'metrics'),
     layer('temporal'),
-    layer('broker', ...pure, 'admin', 'kube', 'workflows', 'temporal'),
-    layer('api', 'resources', 'osb', 'admin', 'log.ts'),
+    layer('broker', ...pure, 'admin', 'kube', 'workflows', 'temporal', 'metrics'),
+    layer('api', 'resources', 'osb', 'admin', 'metrics', 'log.ts'),
     {
       name: 'workflows-import-activities-as-types',
       comment: 'workflow code runs in the sandbox: activities are proxied, never imported as values',

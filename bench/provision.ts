@@ -158,6 +158,8 @@ async function main(): Promise<void> {
             INTEROP_BROKER_USERNAME: 'bench',
             INTEROP_BROKER_PASSWORD: 'bench',
             INTEROP_PORT: String(port),
+            // Each process its own operations port (/metrics, /livez, /readyz).
+            INTEROP_METRICS_PORT: String(await freePort()),
             INTEROP_LOG_LEVEL: 'warn',
             INTEROP_SHUTDOWN_DELAY_SECONDS: '0',
             INTEROP_PLAN_SCHEDULERS: `${PLAN_ON_SISTER}=label-selector`,

@@ -90,6 +90,21 @@ export interface Config {
    * the CLI's `--codec-endpoint`; off when INTEROP_CODEC_PORT is unset.
    */
   readonly codec?: CodecConfig;
+  /**
+   * The operations port of the process (the broker's, the worker's, one for both in `all`): GET
+   * /metrics (Prometheus), /livez and /readyz.
+   */
+  readonly metrics: {
+    /** INTEROP_METRICS_HOST @default 127.0.0.1 */
+    readonly host: string;
+    /** INTEROP_METRICS_PORT @default 9090 */
+    readonly port: number;
+    /**
+     * INTEROP_METRICS_TOKEN: when set, GET /metrics answers only requests with
+     * `Authorization: Bearer <token>`; the probes never need it. @default unset (open)
+     */
+    readonly token?: string;
+  };
   readonly worker: {
     /**
      * INTEROP_WORKER_OPERATIONS: how many operations one worker advances at once. An operation holds
@@ -153,6 +168,13 @@ function count(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1):
   const value = number(env, name, fallback);
   if (!Number.isSafeInteger(value) || value < min)
     throw new ConfigError(`${name} must be a whole number, ${min} or more, not "${env[name]}"`);
+  return value;
+}
+
+/** A TCP port from the environment: a whole number from 1 to 65535. */
+function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = count(env, name, fallback);
+  if (value > 65535) throw new ConfigError(`${name} must be a port, 1 to 65535, not "${env[name]}"`);
   return value;
 }
 
@@ -227,6 +249,11 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
         1000,
     },
     ...(needsBroker ? codecConfig(env, number(env, 'INTEROP_PORT', 8080)) : {}),
+    metrics: {
+      host: env.INTEROP_METRICS_HOST || '127.0.0.1',
+      port: port(env, 'INTEROP_METRICS_PORT', 9090),
+      ...(env.INTEROP_METRICS_TOKEN ? { token: env.INTEROP_METRICS_TOKEN } : {}),
+    },
     worker: {
       concurrentOperations: count(env, 'INTEROP_WORKER_OPERATIONS', 100, 2),
       concurrentSteps: count(env, 'INTEROP_WORKER_STEPS', 100),

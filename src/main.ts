@@ -9,6 +9,7 @@ import { startBroker } from './roots/broker.js';
 import { ConfigError, loadConfig } from './config.js';
 import { clusterClientFromFile } from './kube/clients.js';
 import { jsonLogger } from './log.js';
+import { prepareMonitoring } from './roots/monitoring.js';
 import { startClusterWorker, startWorker } from './roots/worker.js';
 import { configureRenderer } from './templates/index.js';
 
@@ -21,17 +22,26 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const config = loadConfig(role);
-  // We stop the worker ourselves on SIGINT/SIGTERM, after the broker.
-  Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
-  if (config.renderer.wasmFile) await configureRenderer({ wasmFile: config.renderer.wasmFile });
-  const master = clusterClientFromFile(config.masterClusterId, config.masterKubeconfig);
   const log = jsonLogger(role, config.logLevel);
-  const stops: (() => Promise<void>)[] = [];
+  const monitoring = await prepareMonitoring(role, config.metrics, log);
+  // We stop the worker ourselves on SIGINT/SIGTERM, after the broker.
+  Runtime.install({
+    logger: new DefaultLogger('WARN'),
+    shutdownSignals: [],
+    ...(monitoring.telemetryOptions ? { telemetryOptions: monitoring.telemetryOptions } : {}),
+  });
+  if (config.renderer.wasmFile) await configureRenderer({ wasmFile: config.renderer.wasmFile });
+  const master = clusterClientFromFile(config.masterClusterId, config.masterKubeconfig, {
+    ...(monitoring.worker ? { calls: monitoring.worker } : {}),
+  });
+  // Probes answer from the start: live, and not ready until what the process runs is.
+  await monitoring.listen();
+  const stops: (() => Promise<void>)[] = [() => monitoring.stop()];
   if (role !== 'broker') {
     const { cluster } = config;
     const worker = cluster
-      ? await startClusterWorker({ ...config, cluster }, master, log)
-      : await startWorker(config, master, log);
+      ? await startClusterWorker({ ...config, cluster }, master, log, monitoring)
+      : await startWorker(config, master, log, monitoring);
     stops.push(() => worker.shutdown());
     log.info('worker polling', {
       taskQueue: worker.taskQueue,
@@ -39,7 +49,7 @@ async function main(): Promise<void> {
     });
   }
   if (role !== 'worker') {
-    const broker = await startBroker(config, master, jsonLogger('broker', config.logLevel));
+    const broker = await startBroker(config, master, jsonLogger('broker', config.logLevel), monitoring);
     stops.push(() => broker.stop(config.broker.shutdownDelayMs));
   }
   const stop = async () => {

@@ -19,6 +19,7 @@ import {
 } from '../kube/custom-objects.js';
 import { ensureNamespace } from '../kube/objects.js';
 import { apiMessageOf, isNotFound, statusCodeOf } from '../kube/errors.js';
+import type { ClusterHealthRecorder } from '../metrics/recorders.js';
 import { FIELD_MANAGER, LABELS, labelValue } from '../resources/names.js';
 import {
   SFCLUSTER,
@@ -47,6 +48,8 @@ export interface ClusterActivityDeps {
   readonly clusters: ClusterDirectory;
   /** Namespace of all instance records; each its own `sf-<id>` when unset. */
   readonly instanceNamespace?: string;
+  /** Where the phase written to each SFCluster is reported. @default nowhere */
+  readonly health?: ClusterHealthRecorder;
 }
 
 /** Tells the server the activity is alive; a no-op outside an activity (tests call activities directly). */
@@ -154,7 +157,7 @@ export function catalogCopy(original: KubeObject, masterId: string): KubeObject 
   } as KubeObject;
 }
 
-export function clusterActivities({ clusters, instanceNamespace }: ClusterActivityDeps) {
+export function clusterActivities({ clusters, instanceNamespace, health }: ClusterActivityDeps) {
   const { master, masterId, namespace } = clusters;
   return {
     /** The clusters registered in the master. */
@@ -181,7 +184,10 @@ export function clusterActivities({ clusters, instanceNamespace }: ClusterActivi
       unanswered?: string,
     ): Promise<ClusterHealthReport> {
       const cluster = await getRecord<SFCluster>(master, SFCLUSTER, namespace, clusterId);
-      if (!cluster) return {};
+      if (!cluster) {
+        health?.clusterPhase(clusterId, undefined);
+        return {};
+      }
       const probed = async (): Promise<ProbeResult> =>
         unanswered ? { ok: false, error: unanswered } : probeCluster(clusters, clusterId);
       const [found, instances] = await Promise.all([
@@ -194,9 +200,11 @@ export function clusterActivities({ clusters, instanceNamespace }: ClusterActivi
       try {
         written = await patchRecordStatus<SFCluster>(master, SFCLUSTER, namespace, clusterId, { ...status });
       } catch (err) {
-        if (isNotFound(err)) return {};
-        throw err;
+        if (!isNotFound(err)) throw err;
+        health?.clusterPhase(clusterId, undefined);
+        return {};
       }
+      health?.clusterPhase(clusterId, status.phase);
       // Decided on the SFCluster as written, so that a deletion requested meanwhile is seen.
       const finalizers = clusterFinalizers(written, instances);
       if (finalizers) {

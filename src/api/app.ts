@@ -4,6 +4,7 @@
  */
 import Koa, { type Context } from 'koa';
 import { silentLogger, type Logger } from '../log.js';
+import type { OsbRequestRecorder } from '../metrics/recorders.js';
 import type { CatalogSource, ServiceBroker } from '../osb/service-broker.js';
 import { DEFAULT_MAX_BODY_BYTES } from './body.js';
 import {
@@ -15,6 +16,7 @@ import {
   type Credentials,
   type OsbState,
 } from './middleware.js';
+import { requestMetrics } from './request-metrics.js';
 import { bindingRoutes } from './routes/bindings.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { instanceRoutes } from './routes/instances.js';
@@ -44,6 +46,8 @@ export interface AppOptions {
    * @default never
    */
   readonly stopping?: () => boolean;
+  /** Where each OSB request is counted and timed. @default nowhere */
+  readonly requests?: OsbRequestRecorder;
 }
 
 /** The routes of the app: `/healthz`, and the OSB routes under `/v2`. */
@@ -91,6 +95,7 @@ export function createApp(options: AppOptions): Koa {
     },
     stopping,
   );
+  if (options.requests) app.use(requestMetrics(options.requests, routes));
   app.use((ctx, next) => {
     if (stopping()) ctx.set('Connection', 'close');
     return next();

@@ -72,6 +72,15 @@ export class Routes<S> implements RouteTable<S> {
     return this.served.filter((r) => r.method !== 'HEAD').map((r) => `${r.method} ${r.path}`);
   }
 
+  /**
+   * The pattern of the route that serves `path` with `method` (`/v2/service_instances/:instance_id`),
+   * else of one that serves it with another method; undefined when no route has this path.
+   */
+  pattern(method: string, path: string): string | undefined {
+    const found = this.find(method, path) ?? METHODS.map((m) => this.find(m, path)).find(Boolean);
+    return found?.path;
+  }
+
   /** The middleware that runs the matching route's handler. */
   middleware(): Middleware<S> {
     return (ctx, next) => {
@@ -93,7 +102,7 @@ export class Routes<S> implements RouteTable<S> {
   }
 
   private add(methods: HTTPMethod[], path: string, handler: RouteHandler<S>): void {
-    const route: Route<S> = { handler, segments: path.split('/') };
+    const route: Route<S> = { handler, path, segments: path.split('/') };
     this.tree.on(methods, path, () => undefined, route);
     for (const method of methods) this.served.push({ method, path });
   }
@@ -101,19 +110,21 @@ export class Routes<S> implements RouteTable<S> {
   private find(
     method: string,
     path: string,
-  ): { handler: RouteHandler<S>; params: Record<string, string> } | undefined {
+  ): { handler: RouteHandler<S>; path: string; params: Record<string, string> } | undefined {
     const found = this.tree.find(method as HTTPMethod, path);
     if (!found) return undefined;
     const route = found.store as Route<S>;
     if (!writtenAsIs(route.segments, path)) return undefined;
     const params = found.params as Record<string, string>;
     for (const key in params) if (params[key] === '') return undefined;
-    return { handler: route.handler, params };
+    return { handler: route.handler, path: route.path, params };
   }
 }
 
 interface Route<S> {
   readonly handler: RouteHandler<S>;
+  /** The pattern as added, e.g. `/v2/service_instances/:instance_id`. */
+  readonly path: string;
   /** The pattern split at `/`: fixed segments, and `:name` for parameters. */
   readonly segments: readonly string[];
 }

@@ -2,6 +2,7 @@
 import type { Client } from '@temporalio/client';
 import type { CatalogCache } from '../kube/catalog-cache.js';
 import type { ClusterClient } from '../kube/clients.js';
+import type { OperationStartRecorder } from '../metrics/recorders.js';
 import { badRequest } from '../osb/errors.js';
 import type { SFPlan } from '../resources/types.js';
 import type { Records } from './records.js';
@@ -21,6 +22,8 @@ export interface BrokerDeps {
   readonly operationTimeoutSeconds: number;
   /** Key of the request digests (so a digest reveals nothing of the parameters). */
   readonly hashKey: Buffer;
+  /** Where each operation workflow the broker starts is counted. @default nowhere */
+  readonly metrics?: OperationStartRecorder;
 }
 
 /** What the instance and binding operations work with. */

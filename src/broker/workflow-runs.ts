@@ -15,6 +15,7 @@ import {
 } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import type { OperationStartRecorder } from '../metrics/recorders.js';
 import { concurrencyError, conflict, gone, notFound, OsbError } from '../osb/errors.js';
 import type { LastOperation, OperationOutcome, RequestMeta } from '../osb/service-broker.js';
 import type { SFPlan } from '../resources/types.js';
@@ -68,6 +69,7 @@ export class WorkflowRuns {
       readonly taskQueue: string;
       readonly syncTimeoutMs: number;
       readonly operationTimeoutSeconds: number;
+      readonly metrics?: OperationStartRecorder;
     },
   ) {}
 
@@ -163,6 +165,7 @@ export class WorkflowRuns {
         memo: { [MEMO_KEY]: startingStatus(type, input) },
         typedSearchAttributes: operationSearchAttributes(type, input),
       });
+      this.deps.metrics?.operationStarted(type, input.serviceId, input.planId);
       return { handle };
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

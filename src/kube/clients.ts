@@ -5,10 +5,18 @@
 import {
   ApiextensionsV1Api,
   CoreV1Api,
+  createConfiguration,
   CustomObjectsApi,
+  IsomorphicFetchHttpLibrary,
   KubeConfig,
   KubernetesObjectApi,
+  ServerConfiguration,
+  wrapHttpLibrary,
+  type ApiConstructor,
+  type ApiType,
+  type HttpLibrary,
 } from '@kubernetes/client-node';
+import { kubeCallOutcome, kubeVerb, type KubeCallRecorder } from '../metrics/recorders.js';
 
 /** API clients of one cluster. */
 export interface ClusterClient {
@@ -35,29 +43,89 @@ function reuseConnections(kubeConfig: KubeConfig): void {
   internals.createAgent = (cluster, options) => (agent ??= create(cluster, { ...options, keepAlive: true }));
 }
 
-export function clusterClient(id: string, kubeConfig: KubeConfig): ClusterClient {
+/** How the clients of a cluster are built. */
+export interface ClusterClientOptions {
+  /** Where each API call (watches aside) is counted, by verb and outcome. @default nowhere */
+  readonly calls?: KubeCallRecorder;
+}
+
+/**
+ * The library's own HTTP client, counting each call as it ends: one wrapper per cluster, one
+ * callback per call.
+ */
+function countedHttp(calls: KubeCallRecorder): HttpLibrary {
+  const http = new IsomorphicFetchHttpLibrary();
+  return wrapHttpLibrary({
+    async send(request) {
+      const verb = kubeVerb(request.getHttpMethod());
+      try {
+        const response = await http.send(request).toPromise();
+        calls.kubeCall(verb, kubeCallOutcome(response.httpStatusCode));
+        return response;
+      } catch (err) {
+        calls.kubeCall(verb, 'error');
+        throw err;
+      }
+    },
+  });
+}
+
+/** An API client as `kubeConfig.makeApiClient` builds it, over `httpApi` when given. */
+function apiClient<T extends ApiType>(
+  kubeConfig: KubeConfig,
+  type: ApiConstructor<T>,
+  httpApi: HttpLibrary | undefined,
+): T {
+  const cluster = kubeConfig.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  return new type(
+    createConfiguration({
+      baseServer: new ServerConfiguration(cluster.server, {}),
+      authMethods: { default: kubeConfig },
+      ...(httpApi ? { httpApi } : {}),
+    }),
+  );
+}
+
+export function clusterClient(
+  id: string,
+  kubeConfig: KubeConfig,
+  options: ClusterClientOptions = {},
+): ClusterClient {
   reuseConnections(kubeConfig);
+  const http = options.calls && countedHttp(options.calls);
+  const objects = apiClient(kubeConfig, KubernetesObjectApi, http);
+  // What KubernetesObjectApi.makeApiClient does after building the client (the method is protected).
+  (objects as unknown as { setDefaultNamespace(kc: KubeConfig): void }).setDefaultNamespace(kubeConfig);
   return {
     id,
     kubeConfig,
-    objects: KubernetesObjectApi.makeApiClient(kubeConfig),
-    core: kubeConfig.makeApiClient(CoreV1Api),
-    custom: kubeConfig.makeApiClient(CustomObjectsApi),
-    apiextensions: kubeConfig.makeApiClient(ApiextensionsV1Api),
+    objects,
+    core: apiClient(kubeConfig, CoreV1Api, http),
+    custom: apiClient(kubeConfig, CustomObjectsApi, http),
+    apiextensions: apiClient(kubeConfig, ApiextensionsV1Api, http),
   };
 }
 
 /** Clients from a kubeconfig's text (as stored in an SFCluster's Secret). */
-export function clusterClientFromKubeconfig(id: string, kubeconfig: string): ClusterClient {
+export function clusterClientFromKubeconfig(
+  id: string,
+  kubeconfig: string,
+  options: ClusterClientOptions = {},
+): ClusterClient {
   const kc = new KubeConfig();
   kc.loadFromString(kubeconfig);
-  return clusterClient(id, kc);
+  return clusterClient(id, kc, options);
 }
 
 /** Clients from a kubeconfig file, or from the default places (KUBECONFIG, in-cluster) when unset. */
-export function clusterClientFromFile(id: string, file?: string): ClusterClient {
+export function clusterClientFromFile(
+  id: string,
+  file?: string,
+  options: ClusterClientOptions = {},
+): ClusterClient {
   const kc = new KubeConfig();
   if (file) kc.loadFromFile(file);
   else kc.loadFromDefault();
-  return clusterClient(id, kc);
+  return clusterClient(id, kc, options);
 }

@@ -9,7 +9,7 @@
  * the worker's own credentials, and the master's.
  */
 import { MASTER_CLUSTER_ID, SFCLUSTER, type SFCluster } from '../resources/types.js';
-import type { ClusterClient } from './clients.js';
+import type { ClusterClient, ClusterClientOptions } from './clients.js';
 import { clusterClientFromKubeconfig } from './clients.js';
 import { readClusterKubeconfig } from './cluster-registry.js';
 import { getRecord } from './custom-objects.js';
@@ -41,6 +41,8 @@ export interface ClusterDirectoryOptions {
   readonly masterId?: string;
   /** The cluster this worker serves alone, with clients from its own credentials. */
   readonly local?: ClusterClient;
+  /** How the clients of the other clusters are built. */
+  readonly clients?: ClusterClientOptions;
 }
 
 /** Whether an API error says the cluster refused the credentials. */
@@ -68,7 +70,7 @@ export function clusterDirectory(
         throw new Error(`cluster ${clusterId} is not registered (no SFCluster ${namespace}/${clusterId})`);
       }
       if (cached && cached.version === current.version) return cached.client;
-      const client = clusterClientFromKubeconfig(clusterId, current.kubeconfig);
+      const client = clusterClientFromKubeconfig(clusterId, current.kubeconfig, options.clients);
       known.set(clusterId, { secretRef: current.secretRef, version: current.version, client });
       return client;
     },

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
 import type Koa from 'koa';
+import type { Registry } from 'prom-client';
 import { TemporalServiceBroker } from '../broker/service.js';
 import type { Config } from '../config.js';
 import type { ClusterClient } from '../kube/clients.js';
@@ -10,20 +11,31 @@ import { startCodecServer } from '../temporal/codec-server.js';
 import { connectClient, payloadCodec } from '../temporal/connection.js';
 import { createApp } from '../api/app.js';
 import type { Logger } from '../log.js';
+import { brokerMetrics } from '../metrics/prometheus.js';
+
+/** Where the broker's metrics go and how its readiness is told (see monitoring.ts). */
+export interface BrokerMonitoring {
+  readonly registry: Registry;
+  readiness(check: () => boolean): void;
+}
 
 /**
  * Starts the OSB API: its Temporal client, its catalog watch and the HTTP server; and the codec
- * endpoint on its own port, when configured.
+ * endpoint on its own port, when configured. With
+ * `monitoring`, it counts its requests and operations there, and is ready from the moment its
+ * catalog is synced and it serves until it starts stopping.
  */
 export async function startBroker(
   config: Config,
   master: ClusterClient,
   log: Logger,
+  monitoring?: BrokerMonitoring,
 ): Promise<{ url: string; stop(delayMs?: number): Promise<void> }> {
   const { client, close } = await connectClient(config.temporal);
   const catalog = await startCatalogCache(master, config.namespace, (err) =>
     log.warn('catalog watch failed; restarting', { error: String(err) }),
   );
+  const metrics = monitoring && brokerMetrics(monitoring.registry, catalog);
   const broker = new TemporalServiceBroker({
     client,
     taskQueue: config.temporal.taskQueue,
@@ -36,6 +48,7 @@ export async function startBroker(
       .update('request-digest')
       .update(config.temporal.payloadKeys[0]!.key)
       .digest(),
+    ...(metrics ? { metrics } : {}),
   });
   const credentials = [{ username: config.broker.username, password: config.broker.password }];
   let stopping = false;
@@ -46,6 +59,7 @@ export async function startBroker(
     maxBodyBytes: config.broker.maxBodyBytes,
     log,
     stopping: () => stopping,
+    ...(metrics ? { requests: metrics } : {}),
   });
   const codec = config.codec
     ? await startCodecServer({
@@ -58,6 +72,8 @@ export async function startBroker(
     : undefined;
   if (codec) log.info('codec endpoint listening', { url: codec.url, origins: config.codec!.origins });
   const server = await listen(app, config.broker);
+  // The catalog is synced (startCatalogCache resolved with its first list) and the port serves.
+  monitoring?.readiness(() => !stopping);
   log.info('broker listening', { url: `http://${config.broker.host}:${config.broker.port}` });
   return {
     url: `http://${config.broker.host}:${config.broker.port}`,

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { clusterActivities, createActivities, rolloutActivities } from '../activities/index.js';
+import { operationSinks, stepRetries, timedRenderer } from '../activities/metrics.js';
 import { recordPlanRevision } from '../broker/plan-revisions.js';
 import type { Config } from '../config.js';
 import { clusterClientFromFile, type ClusterClient } from '../kube/clients.js';
@@ -15,6 +16,7 @@ import { SFCLUSTER, type SFCluster } from '../resources/types.js';
 import { startCatalogCache } from '../kube/catalog-cache.js';
 import { clusterDirectory } from '../kube/cluster-directory.js';
 import type { Logger } from '../log.js';
+import type { workerMetrics } from '../metrics/prometheus.js';
 import { closeRenderer, renderObjects, renderValues } from '../templates/index.js';
 import { connectClient, dataConverter } from '../temporal/connection.js';
 import type { clusterHealthWorkflow } from '../workflows/cluster-health.js';
@@ -32,11 +34,24 @@ export interface RunningWorker {
   shutdown(): Promise<void>;
 }
 
+/** Where the worker's metrics go and how its readiness is told (see monitoring.ts). */
+export interface WorkerMonitoring {
+  readonly worker?: ReturnType<typeof workerMetrics>;
+  readiness(check: () => boolean): void;
+}
+
+/**
+ * Starts the worker. With `monitoring`, it reports its operations, steps, renderings, Kubernetes
+ * calls and cluster health there, and is ready while it polls its task queue: not before, and no
+ * longer once it starts draining.
+ */
 export async function startWorker(
   config: Config,
   master: ClusterClient,
   log: Logger,
+  monitoring?: WorkerMonitoring,
 ): Promise<RunningWorker> {
+  const metrics = monitoring?.worker;
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   // The workers keep the plans' revisions and start the rollouts of the plans that change.
   const temporal = await connectClient(config.temporal);
@@ -64,11 +79,15 @@ export async function startWorker(
           log.warn('recording a plan revision failed', { planId: plan.spec?.id, error: String(err) }),
       ),
   );
-  const clusters = clusterDirectory(master, config.namespace, { masterId: config.masterClusterId });
+  const clusters = clusterDirectory(master, config.namespace, {
+    masterId: config.masterClusterId,
+    ...(metrics ? { clients: { calls: metrics } } : {}),
+  });
+  const renderer = { renderObjects, renderValues };
   const deps = {
     clusters,
     catalog,
-    renderer: { renderObjects, renderValues },
+    renderer: metrics ? timedRenderer(renderer, metrics) : renderer,
     ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
     scheduling: config.scheduling,
     operationTimeoutSeconds: config.operationTimeoutSeconds,
@@ -84,14 +103,25 @@ export async function startWorker(
       ...clusterActivities({
         clusters,
         ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
+        ...(metrics ? { health: metrics } : {}),
       }),
     },
+    ...(metrics
+      ? {
+          interceptors: {
+            workflowModules: [fileURLToPath(new URL('../workflows/interceptors.js', import.meta.url))],
+            activity: [stepRetries(metrics)],
+          },
+          sinks: operationSinks(metrics),
+        }
+      : {}),
     maxConcurrentWorkflowTaskExecutions: config.worker.concurrentOperations,
     maxConcurrentLocalActivityExecutions: config.worker.concurrentSteps,
     maxConcurrentActivityTaskExecutions: config.worker.concurrentSteps,
     dataConverter: dataConverter(config.temporal),
   });
   if (config.clusterHealth.probeSeconds > 0) await startClusterHealth(config, log);
+  monitoring?.readiness(() => worker.getState() === 'RUNNING');
   const done = worker.run().finally(async () => {
     await catalog.stop();
     await temporal.close();
@@ -118,7 +148,9 @@ export async function startClusterWorker(
   config: Config & { readonly cluster: NonNullable<Config['cluster']> },
   master: ClusterClient,
   log: Logger,
+  monitoring?: WorkerMonitoring,
 ): Promise<RunningWorker> {
+  const metrics = monitoring?.worker;
   const { id, kubeconfig } = config.cluster;
   const registered = await getRecord<SFCluster>(master, SFCLUSTER, config.namespace, id);
   if (!registered)
@@ -135,7 +167,9 @@ export async function startClusterWorker(
   const clusters = clusterDirectory(master, config.namespace, {
     masterId: config.masterClusterId,
     local: clusterClientFromFile(id, kubeconfig),
+    ...(metrics ? { clients: { calls: metrics } } : {}),
   });
+  const renderer = { renderObjects, renderValues };
   const instanceNamespace = config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {};
   const worker = await Worker.create({
     connection,
@@ -145,14 +179,16 @@ export async function startClusterWorker(
       ...createActivities({
         clusters,
         catalog,
-        renderer: { renderObjects, renderValues },
+        renderer: metrics ? timedRenderer(renderer, metrics) : renderer,
         ...instanceNamespace,
       }),
-      ...clusterActivities({ clusters, ...instanceNamespace }),
+      ...clusterActivities({ clusters, ...instanceNamespace, ...(metrics ? { health: metrics } : {}) }),
     },
+    ...(metrics ? { interceptors: { activity: [stepRetries(metrics)] } } : {}),
     maxConcurrentActivityTaskExecutions: config.worker.concurrentSteps,
     dataConverter: dataConverter(config.temporal),
   });
+  monitoring?.readiness(() => worker.getState() === 'RUNNING');
   const done = worker.run().finally(async () => {
     await catalog.stop();
     await closeRenderer();

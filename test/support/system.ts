@@ -26,9 +26,13 @@ export function installCatalog(...folders: string[]): Promise<KubeObject[]> {
 
 export interface SystemProcess {
   readonly url: string;
+  /** The operations port: /metrics, /livez, /readyz. */
+  readonly metricsUrl: string;
   readonly logFile: string;
   /** SIGKILL: the process dies without any cleanup. */
   kill(): Promise<void>;
+  /** SIGTERM, without waiting for the process to end (`stop` waits). */
+  terminate(): void;
   stop(): Promise<void>;
 }
 
@@ -57,6 +61,8 @@ export async function startProcess(
   const logFile = path.join(env.workDir, `${role}-${settings.taskQueue}-${Date.now()}.log`);
   const log = createWriteStream(logFile);
   const flags = role === 'worker' ? [] : BROKER_NODE_FLAGS;
+  // Each process its own operations port (a broker and a worker of one test share their settings).
+  const metricsPort = settings.extraEnv?.INTEROP_METRICS_PORT ?? String(await freePort());
   const child: ChildProcess = spawn(
     process.execPath,
     [...flags, path.join(root, 'dist', 'src', 'main.js'), role],
@@ -78,6 +84,7 @@ export async function startProcess(
         // The shared registry is not probed: a test that needs the cluster health workflow turns it
         // on for its own registry namespace.
         INTEROP_CLUSTER_PROBE_SECONDS: '0',
+        INTEROP_METRICS_PORT: metricsPort,
         ...settings.extraEnv,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -100,10 +107,14 @@ export async function startProcess(
   }
   return {
     url,
+    metricsUrl: `http://127.0.0.1:${metricsPort}`,
     logFile,
     kill: async () => {
       child.kill('SIGKILL');
       await exited;
+    },
+    terminate: () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
     },
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');

@@ -257,3 +257,26 @@ describe('codec endpoint settings', () => {
     expect(load).toThrow(message);
   });
 });
+
+describe('the operations port', () => {
+  test('GIVEN nothing set WHEN loaded THEN it listens on 127.0.0.1:9090, /metrics open', () => {
+    expect(loadConfig('worker', base).metrics).toEqual({ host: '127.0.0.1', port: 9090 });
+  });
+
+  test('GIVEN values WHEN loaded THEN they are used', () => {
+    const { metrics } = loadConfig('broker', {
+      ...base,
+      INTEROP_METRICS_HOST: '0.0.0.0',
+      INTEROP_METRICS_PORT: '9102',
+      INTEROP_METRICS_TOKEN: 'scrape-me',
+    });
+    expect(metrics).toEqual({ host: '0.0.0.0', port: 9102, token: 'scrape-me' });
+  });
+
+  test.each(['0', '65536', '90.5', 'http'])(
+    'GIVEN INTEROP_METRICS_PORT=%s WHEN loaded THEN it is refused',
+    (value) => {
+      expectRefused('worker', 'INTEROP_METRICS_PORT', value);
+    },
+  );
+});

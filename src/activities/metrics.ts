@@ -1,0 +1,57 @@
+/**
+ * What the worker measures around its workflows and activities: each operation's ending (from
+ * the workflows' sink, see src/workflows/interceptors.ts), each step run again after a failure,
+ * and each template rendered.
+ */
+import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
+import type { OperationRecorder } from '../metrics/recorders.js';
+import type { PlanTemplate } from '../resources/types.js';
+import type { OperationSinks } from '../workflows/interceptors.js';
+import type { Renderer } from './deps.js';
+
+/** The workflows' sink: an operation's ending, timed from the start of its run to now. */
+export function operationSinks(recorder: OperationRecorder): InjectedSinks<OperationSinks> {
+  return {
+    operations: {
+      finished: {
+        fn(info, ending) {
+          recorder.operationFinished({
+            ...ending,
+            seconds: Math.max(0, Date.now() - info.runStartTime.getTime()) / 1000,
+          });
+        },
+        callDuringReplay: false,
+      },
+    },
+  };
+}
+
+/** Counts every attempt of a step after its first, local activities included. */
+export function stepRetries(recorder: OperationRecorder): ActivityInterceptorsFactory {
+  return (ctx) => ({
+    inbound: {
+      execute(input, next) {
+        if (ctx.info.attempt > 1) recorder.stepRetried(ctx.info.activityType);
+        return next(input);
+      },
+    },
+  });
+}
+
+/** The renderer, timing each template by its type and action. */
+export function timedRenderer(renderer: Renderer, recorder: OperationRecorder): Renderer {
+  const timed = async <T>(template: PlanTemplate, action: string, render: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    try {
+      return await render();
+    } finally {
+      recorder.templateRendered(template.type, action, (performance.now() - started) / 1000);
+    }
+  };
+  return {
+    renderObjects: (template, action, data) =>
+      timed(template, action, () => renderer.renderObjects(template, action, data)),
+    renderValues: (template, action, data) =>
+      timed(template, action, () => renderer.renderValues(template, action, data)),
+  };
+}

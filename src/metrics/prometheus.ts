@@ -1,0 +1,160 @@
+/**
+ * The recorders of recorders.ts as Prometheus metrics (prom-client), on a registry of the
+ * process's own rather than prom-client's global one, so that a test can run a broker and a
+ * worker side by side, each with its metrics. docs/operations.md lists the metrics.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type {
+  ClusterHealthRecorder,
+  FinishedOperation,
+  KubeCallOutcome,
+  KubeCallRecorder,
+  OperationKind,
+  OperationRecorder,
+  OperationStartRecorder,
+  OsbRequestRecorder,
+} from './recorders.js';
+
+/** Prefix of our metric names; the Temporal SDK's own start with `temporal_`. */
+export const METRIC_PREFIX = 'interoperator_';
+
+/** Buckets of the OSB request latency, in seconds: from a cached read to a synchronous operation. */
+const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** Buckets of an operation's duration, in seconds: from a bind to an operator that takes an hour. */
+const OPERATION_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
+/** Buckets of a template's rendering, in seconds. */
+const RENDER_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+/** A registry with the process's default metrics (CPU, memory, event loop, GC). */
+export function processRegistry(): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+/** The broker's metrics: OSB requests, operations started and the catalog's size. */
+export function brokerMetrics(
+  registry: Registry,
+  catalog: { services(): readonly unknown[]; plans(): readonly unknown[] },
+): OsbRequestRecorder & OperationStartRecorder {
+  const requests = new Counter({
+    name: `${METRIC_PREFIX}osb_requests_total`,
+    help: 'OSB requests answered, by route pattern, method and status code.',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: `${METRIC_PREFIX}osb_request_duration_seconds`,
+    help: 'Time from an OSB request to its answer, by route pattern, method and status code.',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: REQUEST_BUCKETS,
+    registers: [registry],
+  });
+  const started = new Counter({
+    name: `${METRIC_PREFIX}operations_started_total`,
+    help: 'Operation workflows the broker started, by kind, service id and plan id.',
+    labelNames: ['kind', 'service', 'plan'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: `${METRIC_PREFIX}catalog_services`,
+    help: 'Services in the catalog the broker serves.',
+    registers: [registry],
+    collect() {
+      this.set(catalog.services().length);
+    },
+  });
+  new Gauge({
+    name: `${METRIC_PREFIX}catalog_plans`,
+    help: 'Plans in the catalog the broker serves.',
+    registers: [registry],
+    collect() {
+      this.set(catalog.plans().length);
+    },
+  });
+  return {
+    request(route, method, status, seconds) {
+      const labels = { route, method, status: String(status) };
+      requests.inc(labels);
+      latency.observe(labels, seconds);
+    },
+    operationStarted(kind: OperationKind, serviceId: string, planId: string) {
+      started.inc({ kind, service: serviceId, plan: planId });
+    },
+  };
+}
+
+/** The worker's metrics: operations finished, step retries, rendering, Kubernetes calls, cluster health. */
+export function workerMetrics(
+  registry: Registry,
+): OperationRecorder & KubeCallRecorder & ClusterHealthRecorder {
+  const finished = new Counter({
+    name: `${METRIC_PREFIX}operations_finished_total`,
+    help: 'Operation workflows that ended, by kind, outcome, plan id and cluster id.',
+    labelNames: ['kind', 'outcome', 'plan', 'cluster'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: `${METRIC_PREFIX}operation_duration_seconds`,
+    help: 'Time from the start of an operation workflow to its end, by kind and outcome.',
+    labelNames: ['kind', 'outcome'] as const,
+    buckets: OPERATION_BUCKETS,
+    registers: [registry],
+  });
+  const retries = new Counter({
+    name: `${METRIC_PREFIX}step_retries_total`,
+    help: 'Steps (activities, local or queued) run again after a failure, by step.',
+    labelNames: ['step'] as const,
+    registers: [registry],
+  });
+  const render = new Histogram({
+    name: `${METRIC_PREFIX}template_render_duration_seconds`,
+    help: 'Time to render a template, by template type and action.',
+    labelNames: ['type', 'action'] as const,
+    buckets: RENDER_BUCKETS,
+    registers: [registry],
+  });
+  const kube = new Counter({
+    name: `${METRIC_PREFIX}kubernetes_requests_total`,
+    help: 'Kubernetes API calls (watches aside), by verb and outcome.',
+    labelNames: ['verb', 'outcome'] as const,
+    registers: [registry],
+  });
+  const phases = new Map<string, string>();
+  new Gauge({
+    name: `${METRIC_PREFIX}clusters`,
+    help: 'Registered clusters by the phase of their last health probe.',
+    labelNames: ['phase'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [phase, count] of countBy(phases.values())) this.set({ phase }, count);
+    },
+  });
+  return {
+    operationFinished(op: FinishedOperation) {
+      finished.inc({ kind: op.kind, outcome: op.outcome, plan: op.planId, cluster: op.clusterId });
+      duration.observe({ kind: op.kind, outcome: op.outcome }, op.seconds);
+    },
+    stepRetried(step) {
+      retries.inc({ step });
+    },
+    templateRendered(type, action, seconds) {
+      render.observe({ type, action }, seconds);
+    },
+    kubeCall(verb: string, outcome: KubeCallOutcome) {
+      kube.inc({ verb, outcome });
+    },
+    clusterPhase(clusterId, phase) {
+      if (phase === undefined) phases.delete(clusterId);
+      else phases.set(clusterId, phase);
+    },
+  };
+}
+
+/** How often each value occurs. */
+export function countBy(values: Iterable<string>): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1);
+  return counts;
+}

@@ -1,0 +1,95 @@
+/**
+ * What the broker and the worker report to their metrics, as small interfaces the layers that
+ * measure receive (the API, the service layer, the Kubernetes clients, the activities); the
+ * composition roots give them the Prometheus implementation (prometheus.ts). Every label value is
+ * from a bounded set: a route pattern, an operation kind, a catalog id, a cluster id, a verb,
+ * never an instance or binding id.
+ */
+
+/** One OSB request, once answered. */
+export interface OsbRequestRecorder {
+  /**
+   * `route`: the pattern that matched (`/v2/service_instances/:instance_id`) or
+   * {@link UNKNOWN_ROUTE}; `seconds`: from arrival to the answer.
+   */
+  request(route: string, method: string, status: number, seconds: number): void;
+}
+
+/** The route label of a request that matched no route. */
+export const UNKNOWN_ROUTE = 'unknown';
+
+/** What the operations are: the OSB operations, by the names the workflows carry. */
+export type OperationKind = 'provision' | 'update' | 'deprovision' | 'bind' | 'unbind';
+
+/** An operation's workflow started by the broker. */
+export interface OperationStartRecorder {
+  operationStarted(kind: OperationKind, serviceId: string, planId: string): void;
+}
+
+/** How an operation's workflow ended. */
+export type OperationOutcome = 'succeeded' | 'failed' | 'cancelled';
+
+/** An operation's workflow that ended, as the worker saw it. */
+export interface FinishedOperation {
+  readonly kind: string;
+  readonly outcome: OperationOutcome;
+  readonly planId: string;
+  /** The cluster it was placed on; empty when it ended before it was placed. */
+  readonly clusterId: string;
+  /** From the start of the workflow run to its end. */
+  readonly seconds: number;
+}
+
+/** What the worker reports of its operations and their steps. */
+export interface OperationRecorder {
+  operationFinished(operation: FinishedOperation): void;
+  /** A step (an activity, local or queued) run again after a failure. */
+  stepRetried(step: string): void;
+  /** A template rendered: its type (gotemplate, mustache, helm...) and action. */
+  templateRendered(type: string, action: string, seconds: number): void;
+}
+
+/** How a Kubernetes API call ended: by the class of its status, or `error` without an answer. */
+export type KubeCallOutcome =
+  'success' | 'not_found' | 'conflict' | 'client_error' | 'server_error' | 'error';
+
+/** One Kubernetes API call (not the watches). */
+export interface KubeCallRecorder {
+  /** `verb`: `get`, `create`, `update`, `patch`, `delete`. */
+  kubeCall(verb: string, outcome: KubeCallOutcome): void;
+}
+
+/** The health of the registered clusters, as the cluster health workflow writes it. */
+export interface ClusterHealthRecorder {
+  /** The phase written to a cluster's SFCluster status; undefined once the SFCluster is gone. */
+  clusterPhase(clusterId: string, phase: string | undefined): void;
+}
+
+/** The verb of a Kubernetes API call by its HTTP method. */
+export function kubeVerb(method: string): string {
+  switch (method.toUpperCase()) {
+    case 'GET':
+    case 'HEAD':
+      return 'get';
+    case 'POST':
+      return 'create';
+    case 'PUT':
+      return 'update';
+    case 'PATCH':
+      return 'patch';
+    case 'DELETE':
+      return 'delete';
+    default:
+      return 'other';
+  }
+}
+
+/** The outcome of a Kubernetes API call by its HTTP status. */
+export function kubeCallOutcome(status: number): KubeCallOutcome {
+  if (status >= 200 && status < 300) return 'success';
+  if (status === 404) return 'not_found';
+  if (status === 409) return 'conflict';
+  if (status >= 400 && status < 500) return 'client_error';
+  if (status >= 500) return 'server_error';
+  return 'error';
+}
