@@ -2,6 +2,7 @@
  * The OSB API (v2.12 to v2.17) as a Koa app. Routes parse and check the request, call the service
  * layer (ServiceBroker) and map its answer; errors become responses in one place (middleware.ts).
  */
+import type { Tracer } from '@opentelemetry/api';
 import Koa, { type Context } from 'koa';
 import { silentLogger, type Logger } from '../log.js';
 import type { CatalogSource, ServiceBroker } from '../osb/service-broker.js';
@@ -12,6 +13,7 @@ import {
   errorHandler,
   onOsbPaths,
   osbHeaders,
+  traceRequests,
   type Credentials,
   type OsbState,
 } from './middleware.js';
@@ -44,6 +46,8 @@ export interface AppOptions {
    * @default never
    */
   readonly stopping?: () => boolean;
+  /** Traces each request (a server span) with this tracer. @default no tracing */
+  readonly tracer?: Tracer;
 }
 
 /** The routes of the app: `/healthz`, and the OSB routes under `/v2`. */
@@ -91,6 +95,7 @@ export function createApp(options: AppOptions): Koa {
     },
     stopping,
   );
+  if (options.tracer) app.use(traceRequests(options.tracer));
   app.use((ctx, next) => {
     if (stopping()) ctx.set('Connection', 'close');
     return next();

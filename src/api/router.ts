@@ -14,8 +14,14 @@
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { Middleware, ParameterizedContext } from 'koa';
 
-/** The Koa context of a route: the state the middleware before it left, and the path parameters. */
-export type RouteContext<S> = ParameterizedContext<S> & { params: Readonly<Record<string, string>> };
+/**
+ * The Koa context of a route: the state the middleware before it left, the path parameters and
+ * the route's pattern (for the access log and the request's span).
+ */
+export type RouteContext<S> = ParameterizedContext<S> & {
+  params: Readonly<Record<string, string>>;
+  routePath?: string;
+};
 
 export type RouteHandler<S> = (ctx: RouteContext<S>) => unknown;
 
@@ -78,6 +84,7 @@ export class Routes<S> implements RouteTable<S> {
       const found = this.find(ctx.method, ctx.path);
       if (found) {
         (ctx as RouteContext<S>).params = found.params;
+        (ctx as RouteContext<S>).routePath = found.path;
         return found.handler(ctx as RouteContext<S>);
       }
       if (!METHODS.includes(ctx.method as HTTPMethod)) {
@@ -93,7 +100,7 @@ export class Routes<S> implements RouteTable<S> {
   }
 
   private add(methods: HTTPMethod[], path: string, handler: RouteHandler<S>): void {
-    const route: Route<S> = { handler, segments: path.split('/') };
+    const route: Route<S> = { handler, path, segments: path.split('/') };
     this.tree.on(methods, path, () => undefined, route);
     for (const method of methods) this.served.push({ method, path });
   }
@@ -101,19 +108,21 @@ export class Routes<S> implements RouteTable<S> {
   private find(
     method: string,
     path: string,
-  ): { handler: RouteHandler<S>; params: Record<string, string> } | undefined {
+  ): { handler: RouteHandler<S>; params: Record<string, string>; path: string } | undefined {
     const found = this.tree.find(method as HTTPMethod, path);
     if (!found) return undefined;
     const route = found.store as Route<S>;
     if (!writtenAsIs(route.segments, path)) return undefined;
     const params = found.params as Record<string, string>;
     for (const key in params) if (params[key] === '') return undefined;
-    return { handler: route.handler, params };
+    return { handler: route.handler, params, path: route.path };
   }
 }
 
 interface Route<S> {
   readonly handler: RouteHandler<S>;
+  /** The pattern, `/v2/service_instances/:instance_id`. */
+  readonly path: string;
   /** The pattern split at `/`: fixed segments, and `:name` for parameters. */
   readonly segments: readonly string[];
 }
