@@ -9,6 +9,7 @@ import {
   KubeConfig,
   KubernetesObjectApi,
 } from '@kubernetes/client-node';
+import { tracedApi } from './tracing.js';
 
 /** API clients of one cluster. */
 export interface ClusterClient {
@@ -40,10 +41,10 @@ export function clusterClient(id: string, kubeConfig: KubeConfig): ClusterClient
   return {
     id,
     kubeConfig,
-    objects: KubernetesObjectApi.makeApiClient(kubeConfig),
-    core: kubeConfig.makeApiClient(CoreV1Api),
-    custom: kubeConfig.makeApiClient(CustomObjectsApi),
-    apiextensions: kubeConfig.makeApiClient(ApiextensionsV1Api),
+    objects: tracedApi(KubernetesObjectApi.makeApiClient(kubeConfig), id),
+    core: tracedApi(kubeConfig.makeApiClient(CoreV1Api), id),
+    custom: tracedApi(kubeConfig.makeApiClient(CustomObjectsApi), id),
+    apiextensions: tracedApi(kubeConfig.makeApiClient(ApiextensionsV1Api), id),
   };
 }
 

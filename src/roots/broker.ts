@@ -9,14 +9,16 @@ import { startCatalogCache } from '../kube/catalog-cache.js';
 import { connectClient } from '../temporal/connection.js';
 import { createApp } from '../api/app.js';
 import type { Logger } from '../log.js';
+import type { Tracing } from '../tracing.js';
 
-/** Starts the OSB API: its Temporal client, its catalog watch and the HTTP server. */
+/** Starts the OSB API: its Temporal client, its catalog watch and the HTTP server; traced with `tracing`. */
 export async function startBroker(
   config: Config,
   master: ClusterClient,
   log: Logger,
+  tracing?: Tracing,
 ): Promise<{ url: string; stop(delayMs?: number): Promise<void> }> {
-  const { client, close } = await connectClient(config.temporal);
+  const { client, close } = await connectClient(config.temporal, tracing?.clientInterceptors);
   const catalog = await startCatalogCache(master, config.namespace, (err) =>
     log.warn('catalog watch failed; restarting', { error: String(err) }),
   );
@@ -42,6 +44,7 @@ export async function startBroker(
     maxBodyBytes: config.broker.maxBodyBytes,
     log,
     stopping: () => stopping,
+    ...(tracing ? { tracer: tracing.tracer } : {}),
   });
   const server = await listen(app, config.broker);
   log.info('broker listening', { url: `http://${config.broker.host}:${config.broker.port}` });

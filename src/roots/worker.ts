@@ -14,6 +14,7 @@ import { SFCLUSTER, type SFCluster } from '../resources/types.js';
 import { startCatalogCache } from '../kube/catalog-cache.js';
 import { clusterDirectory } from '../kube/cluster-directory.js';
 import type { Logger } from '../log.js';
+import type { Tracing } from '../tracing.js';
 import { closeRenderer, renderObjects, renderValues } from '../templates/index.js';
 import { connectClient, dataConverter } from '../temporal/connection.js';
 import type { clusterHealthWorkflow } from '../workflows/cluster-health.js';
@@ -31,10 +32,12 @@ export interface RunningWorker {
   shutdown(): Promise<void>;
 }
 
+/** Starts the worker; with `tracing`, each workflow and activity is a span of its request's trace. */
 export async function startWorker(
   config: Config,
   master: ClusterClient,
   log: Logger,
+  tracing?: Tracing,
 ): Promise<RunningWorker> {
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const catalog = await startCatalogCache(master, config.namespace, (err) =>
@@ -64,6 +67,7 @@ export async function startWorker(
     maxConcurrentLocalActivityExecutions: config.worker.concurrentSteps,
     maxConcurrentActivityTaskExecutions: config.worker.concurrentSteps,
     dataConverter: dataConverter(config.temporal),
+    ...(tracing ? tracing.worker : {}),
   });
   if (config.clusterHealth.probeSeconds > 0) await startClusterHealth(config, log);
   const done = worker.run().finally(async () => {
