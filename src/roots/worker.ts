@@ -95,6 +95,7 @@ export async function startClusterWorker(
   config: Config & { readonly cluster: NonNullable<Config['cluster']> },
   master: ClusterClient,
   log: Logger,
+  tracing?: Tracing,
 ): Promise<RunningWorker> {
   const { id, kubeconfig } = config.cluster;
   const registered = await getRecord<SFCluster>(master, SFCLUSTER, config.namespace, id);
@@ -129,6 +130,8 @@ export async function startClusterWorker(
     },
     maxConcurrentActivityTaskExecutions: config.worker.concurrentSteps,
     dataConverter: dataConverter(config.temporal),
+    // Its activities continue the trace of the workflow that sent them (it runs no workflows).
+    ...(tracing ? { interceptors: { activity: tracing.worker.interceptors.activity ?? [] } } : {}),
   });
   const done = worker.run().finally(async () => {
     await catalog.stop();
