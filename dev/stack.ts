@@ -15,6 +15,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { startExampleOperator } from '../examples/operator/operator.js';
 import { loadConfig } from '../src/config.js';
 import { jsonLogger } from '../src/log.js';
+import { startTracing } from '../src/tracing.js';
 import { startBroker } from '../src/roots/broker.js';
 import { startWorker } from '../src/roots/worker.js';
 import { configureRenderer } from '../src/templates/index.js';
@@ -86,9 +87,12 @@ async function main(): Promise<void> {
   });
   if (config.renderer.wasmFile) await configureRenderer({ wasmFile: config.renderer.wasmFile });
   const log = jsonLogger('dev', 'warn');
-  const worker = await startWorker(config, env.master, log);
+  // With OTEL_EXPORTER_OTLP_ENDPOINT set, the stack's requests are traced to that collector.
+  const tracing = config.tracing ? startTracing(config.tracing) : undefined;
+  if (tracing) stops.push(() => tracing.shutdown());
+  const worker = await startWorker(config, env.master, log, undefined, tracing);
   stops.push(() => worker.shutdown());
-  const broker = await startBroker(config, env.master, log);
+  const broker = await startBroker(config, env.master, log, undefined, tracing);
   stops.push(() => broker.stop());
   const [master, ...sisters] = env.info.clusters;
   console.log(

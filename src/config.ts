@@ -126,6 +126,25 @@ export interface Config {
    * INTEROP_PLAN_SCHEDULERS: per-plan overrides, `<plan id>=<scheduler>,...`.
    */
   readonly scheduling: SchedulingConfig;
+  /**
+   * OpenTelemetry tracing of each OSB request through its workflow, activities and Kubernetes
+   * calls; off (nothing installed) when OTEL_EXPORTER_OTLP_ENDPOINT is unset.
+   */
+  readonly tracing?: TracingConfig;
+}
+
+/** Where traces go, by OTLP over HTTP (JSON). */
+export interface TracingConfig {
+  /**
+   * OTEL_EXPORTER_OTLP_ENDPOINT: the collector's base URL (`http://collector:4318`); spans are
+   * sent to its `/v1/traces`.
+   */
+  readonly endpoint: string;
+  /**
+   * OTEL_SERVICE_NAME: the `service.name` of the spans. @default `interoperator-broker`,
+   * `interoperator-worker`, or `interoperator` for `all`
+   */
+  readonly serviceName: string;
 }
 
 /** Settings of the codec endpoint, served beside the OSB API on the broker's host. */
@@ -262,6 +281,24 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
     logLevel: oneOf(env, 'INTEROP_LOG_LEVEL', LOG_LEVELS, 'info'),
     renderer: loadRendererConfig(env),
     scheduling: schedulingConfig(env),
+    ...(env.OTEL_EXPORTER_OTLP_ENDPOINT ? { tracing: tracingConfig(env, role) } : {}),
+  };
+}
+
+/** The tracing settings, when a collector is configured; its URL must be http(s). */
+function tracingConfig(env: NodeJS.ProcessEnv, role: 'broker' | 'worker' | 'all'): TracingConfig {
+  const endpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT!;
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    throw new ConfigError(`OTEL_EXPORTER_OTLP_ENDPOINT must be a URL, not "${endpoint}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError(`OTEL_EXPORTER_OTLP_ENDPOINT must be an http or https URL, not "${endpoint}"`);
+  return {
+    endpoint,
+    serviceName: env.OTEL_SERVICE_NAME || (role === 'all' ? 'interoperator' : `interoperator-${role}`),
   };
 }
 

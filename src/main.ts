@@ -4,32 +4,44 @@
  * activities), or `all` (both, for small landscapes and the dev stack). Configured by environment
  * variables (src/config.ts); stops cleanly on SIGINT/SIGTERM.
  */
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { Runtime } from '@temporalio/worker';
 import { startBroker } from './roots/broker.js';
 import { ConfigError, loadConfig } from './config.js';
 import { clusterClientFromFile } from './kube/clients.js';
-import { jsonLogger } from './log.js';
+import { JsonLog, temporalLogLevel, type Logger } from './log.js';
 import { prepareMonitoring } from './roots/monitoring.js';
 import { startClusterWorker, startWorker } from './roots/worker.js';
 import { configureRenderer } from './templates/index.js';
+import { startTracing } from './tracing.js';
 
 type Role = 'broker' | 'worker' | 'all';
+
+/** Until the configuration is read: its level is not known yet. */
+let startLog = new JsonLog().logger('main');
 
 async function main(): Promise<void> {
   const role = (process.argv[2] ?? 'all') as Role;
   if (!['broker', 'worker', 'all'].includes(role)) {
-    console.error('usage: main.js broker|worker|all');
+    startLog.error('usage: main.js broker|worker|all');
     process.exit(2);
   }
   const config = loadConfig(role);
-  const log = jsonLogger(role, config.logLevel);
+  const logs = new JsonLog(config.logLevel);
+  startLog = logs.logger(role);
+  forwardWarnings(startLog);
+  const log = logs.logger(role);
   const monitoring = await prepareMonitoring(role, config.metrics, log);
-  // We stop the worker ourselves on SIGINT/SIGTERM, after the broker.
   Runtime.install({
-    logger: new DefaultLogger('WARN'),
+    // The SDK's logs and, forwarded, its Core's: lines of our JSON log.
+    logger: logs.temporalLogger(),
+    telemetryOptions: {
+      logging: { forward: {}, filter: { core: temporalLogLevel(config.logLevel) } },
+      ...(monitoring.telemetryOptions ?? {}),
+    },
+    // We stop the worker ourselves on SIGINT/SIGTERM, after the broker.
     shutdownSignals: [],
-    ...(monitoring.telemetryOptions ? { telemetryOptions: monitoring.telemetryOptions } : {}),
   });
+  const tracing = config.tracing ? startTracing(config.tracing) : undefined;
   if (config.renderer.wasmFile) await configureRenderer({ wasmFile: config.renderer.wasmFile });
   const master = clusterClientFromFile(config.masterClusterId, config.masterKubeconfig, {
     ...(monitoring.worker ? { calls: monitoring.worker } : {}),
@@ -37,11 +49,12 @@ async function main(): Promise<void> {
   // Probes answer from the start: live, and not ready until what the process runs is.
   await monitoring.listen();
   const stops: (() => Promise<void>)[] = [() => monitoring.stop()];
+  if (tracing) stops.push(() => tracing.shutdown());
   if (role !== 'broker') {
     const { cluster } = config;
     const worker = cluster
-      ? await startClusterWorker({ ...config, cluster }, master, log, monitoring)
-      : await startWorker(config, master, log, monitoring);
+      ? await startClusterWorker({ ...config, cluster }, master, log, monitoring, tracing)
+      : await startWorker(config, master, log, monitoring, tracing);
     stops.push(() => worker.shutdown());
     log.info('worker polling', {
       taskQueue: worker.taskQueue,
@@ -49,7 +62,7 @@ async function main(): Promise<void> {
     });
   }
   if (role !== 'worker') {
-    const broker = await startBroker(config, master, jsonLogger('broker', config.logLevel), monitoring);
+    const broker = await startBroker(config, master, logs.logger('broker'), monitoring, tracing);
     stops.push(() => broker.stop(config.broker.shutdownDelayMs));
   }
   const stop = async () => {
@@ -60,11 +73,16 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void stop());
 }
 
-main().catch((err: unknown) => {
-  console.error(
-    err instanceof ConfigError
-      ? `configuration: ${err.message}`
-      : `failed to start: ${(err as Error).message}`,
+/** Node's process warnings (deprecations, ...) as lines of the JSON log rather than text on stderr. */
+function forwardWarnings(log: Logger): void {
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) =>
+    log.warn('node warning', { warning: warning.name, error: warning.message }),
   );
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError) startLog.error('configuration', { error: err.message });
+  else startLog.error('failed to start', { error: (err as Error).message });
   process.exit(1);
 });

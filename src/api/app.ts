@@ -2,6 +2,7 @@
  * The OSB API (v2.12 to v2.17) as a Koa app. Routes parse and check the request, call the service
  * layer (ServiceBroker) and map its answer; errors become responses in one place (middleware.ts).
  */
+import type { Tracer } from '@opentelemetry/api';
 import Koa, { type Context } from 'koa';
 import { silentLogger, type Logger } from '../log.js';
 import type { OsbRequestRecorder } from '../metrics/recorders.js';
@@ -13,6 +14,7 @@ import {
   errorHandler,
   onOsbPaths,
   osbHeaders,
+  traceRequests,
   type Credentials,
   type OsbState,
 } from './middleware.js';
@@ -48,6 +50,8 @@ export interface AppOptions {
   readonly stopping?: () => boolean;
   /** Where each OSB request is counted and timed. @default nowhere */
   readonly requests?: OsbRequestRecorder;
+  /** Traces each request (a server span) with this tracer. @default no tracing */
+  readonly tracer?: Tracer;
 }
 
 /** The routes of the app: `/healthz`, and the OSB routes under `/v2`. */
@@ -96,6 +100,7 @@ export function createApp(options: AppOptions): Koa {
     stopping,
   );
   if (options.requests) app.use(requestMetrics(options.requests, routes));
+  if (options.tracer) app.use(traceRequests(options.tracer));
   app.use((ctx, next) => {
     if (stopping()) ctx.set('Connection', 'close');
     return next();

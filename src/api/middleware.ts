@@ -5,6 +5,7 @@
  * identity.
  */
 import { hash, timingSafeEqual } from 'node:crypto';
+import { SpanKind, SpanStatusCode, context, propagation, type Tracer } from '@opentelemetry/api';
 import type { Context, Next } from 'koa';
 import type { Logger } from '../log.js';
 import {
@@ -71,16 +72,20 @@ function routerError(ctx: Context): OsbError | undefined {
 }
 
 /**
- * The one error handler, registered first. OsbErrors become their status and
+ * The one error handler. OsbErrors become their status and
  * `{error?, description}` body (410 is `{}`, as the spec expects); errors safe to show (4xx with
  * `expose`) keep their status and message; anything else is a 500 with a generic description.
- * Unknown errors and every 5xx are emitted as the app's `error` event, which does the logging: the
- * client never sees a stack. Once the answer is settled, each /v2 request gets one access-log line
- * (method, path, status, duration, request identity).
+ * Unknown errors and every 5xx but 501 are emitted as the app's `error` event, which logs them
+ * with their stack: the client never sees a stack. A client's mistake (a 4xx, or a 501 for a
+ * method or feature the broker does not have) is not the broker's failure and is only in the
+ * access log: once the answer is settled, each /v2 request gets one line at info (method, path,
+ * status, duration, request identity, the instance, binding and operation ids it names, and the
+ * OSB error code of a failure).
  */
 export function errorHandler(log: Logger) {
   return async (ctx: Context, next: Next): Promise<void> => {
     const started = performance.now();
+    let code: string | undefined;
     try {
       await next();
       const routed = routerError(ctx);
@@ -88,9 +93,11 @@ export function errorHandler(log: Logger) {
     } catch (err) {
       const failure = isOsbError(err) ? err : (exposedClientError(err) ?? internalError());
       ctx.status = failure.status;
-      ctx.body = failure.status === 410 ? {} : failure.toBody();
+      const body = failure.toBody();
+      ctx.body = failure.status === 410 ? {} : body;
+      code = body.error;
       if (failure.status === 401) ctx.set('WWW-Authenticate', 'Basic realm="interoperator", charset="UTF-8"');
-      if (failure.status >= 500) ctx.app.emit('error', err, ctx);
+      if (isServerFailure(failure.status)) ctx.app.emit('error', err, ctx);
     }
     if (isOsbPath(ctx.path)) {
       const requestIdentity = ctx.get(REQUEST_IDENTITY);
@@ -100,8 +107,59 @@ export function errorHandler(log: Logger) {
         status: ctx.status,
         durationMs: Math.round(performance.now() - started),
         ...(requestIdentity ? { requestIdentity } : {}),
+        ...namedIds(ctx),
+        ...(code ? { error: code } : {}),
       });
     }
+  };
+}
+
+/** Whether an answer's status is the broker's failure: a 5xx, but not 501 (the client asked for what is not there). */
+export const isServerFailure = (status: number): boolean => status >= 500 && status !== 501;
+
+/** The instance and binding ids of the route, and the operation of the answer, for the log. */
+function namedIds(ctx: Context): { instanceId?: string; bindingId?: string; operation?: string } {
+  const params = (ctx as { params?: Readonly<Record<string, string>> }).params;
+  const body = ctx.body as { operation?: unknown } | null | undefined;
+  const operation =
+    body && typeof body === 'object' && typeof body.operation === 'string' ? body.operation : undefined;
+  return {
+    ...(params?.instance_id ? { instanceId: params.instance_id } : {}),
+    ...(params?.binding_id ? { bindingId: params.binding_id } : {}),
+    ...(operation ? { operation } : {}),
+  };
+}
+
+/**
+ * A server span for each request, registered first when tracing is on: named by the method and
+ * the route's pattern, continuing the caller's trace when it sent a `traceparent`, and the parent
+ * of the spans of the Temporal calls the request makes (the workflow it starts carries it on).
+ */
+export function traceRequests(tracer: Tracer) {
+  return (ctx: Context, next: Next): Promise<void> => {
+    const parent = propagation.extract(context.active(), ctx.headers);
+    return tracer.startActiveSpan(
+      ctx.method,
+      {
+        kind: SpanKind.SERVER,
+        attributes: { 'http.request.method': ctx.method, 'url.path': ctx.path },
+      },
+      parent,
+      async (span) => {
+        try {
+          await next();
+        } finally {
+          const route = (ctx as { routePath?: string }).routePath;
+          if (route) {
+            span.updateName(`${ctx.method} ${route}`);
+            span.setAttribute('http.route', route);
+          }
+          span.setAttribute('http.response.status_code', ctx.status);
+          if (isServerFailure(ctx.status)) span.setStatus({ code: SpanStatusCode.ERROR });
+          span.end();
+        }
+      },
+    );
   };
 }
 

@@ -14,8 +14,14 @@
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { Middleware, ParameterizedContext } from 'koa';
 
-/** The Koa context of a route: the state the middleware before it left, and the path parameters. */
-export type RouteContext<S> = ParameterizedContext<S> & { params: Readonly<Record<string, string>> };
+/**
+ * The Koa context of a route: the state the middleware before it left, the path parameters and
+ * the route's pattern (for the access log and the request's span).
+ */
+export type RouteContext<S> = ParameterizedContext<S> & {
+  params: Readonly<Record<string, string>>;
+  routePath?: string;
+};
 
 export type RouteHandler<S> = (ctx: RouteContext<S>) => unknown;
 
@@ -87,6 +93,7 @@ export class Routes<S> implements RouteTable<S> {
       const found = this.find(ctx.method, ctx.path);
       if (found) {
         (ctx as RouteContext<S>).params = found.params;
+        (ctx as RouteContext<S>).routePath = found.path;
         return found.handler(ctx as RouteContext<S>);
       }
       if (!METHODS.includes(ctx.method as HTTPMethod)) {

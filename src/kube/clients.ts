@@ -17,6 +17,7 @@ import {
   type HttpLibrary,
 } from '@kubernetes/client-node';
 import { kubeCallOutcome, kubeVerb, type KubeCallRecorder } from '../metrics/recorders.js';
+import { tracedApi } from './tracing.js';
 
 /** API clients of one cluster. */
 export interface ClusterClient {
@@ -100,10 +101,10 @@ export function clusterClient(
   return {
     id,
     kubeConfig,
-    objects,
-    core: apiClient(kubeConfig, CoreV1Api, http),
-    custom: apiClient(kubeConfig, CustomObjectsApi, http),
-    apiextensions: apiClient(kubeConfig, ApiextensionsV1Api, http),
+    objects: tracedApi(objects, id),
+    core: tracedApi(apiClient(kubeConfig, CoreV1Api, http), id),
+    custom: tracedApi(apiClient(kubeConfig, CustomObjectsApi, http), id),
+    apiextensions: tracedApi(apiClient(kubeConfig, ApiextensionsV1Api, http), id),
   };
 }
 

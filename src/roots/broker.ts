@@ -13,6 +13,8 @@ import { createApp } from '../api/app.js';
 import type { Logger } from '../log.js';
 import { brokerMetrics } from '../metrics/prometheus.js';
 
+import type { Tracing } from '../tracing.js';
+
 /** Where the broker's metrics go and how its readiness is told (see monitoring.ts). */
 export interface BrokerMonitoring {
   readonly registry: Registry;
@@ -23,15 +25,16 @@ export interface BrokerMonitoring {
  * Starts the OSB API: its Temporal client, its catalog watch and the HTTP server; and the codec
  * endpoint on its own port, when configured. With
  * `monitoring`, it counts its requests and operations there, and is ready from the moment its
- * catalog is synced and it serves until it starts stopping.
+ * catalog is synced and it serves until it starts stopping. With `tracing`, each request is a span.
  */
 export async function startBroker(
   config: Config,
   master: ClusterClient,
   log: Logger,
   monitoring?: BrokerMonitoring,
+  tracing?: Tracing,
 ): Promise<{ url: string; stop(delayMs?: number): Promise<void> }> {
-  const { client, close } = await connectClient(config.temporal);
+  const { client, close } = await connectClient(config.temporal, tracing?.clientInterceptors);
   const catalog = await startCatalogCache(master, config.namespace, (err) =>
     log.warn('catalog watch failed; restarting', { error: String(err) }),
   );
@@ -60,6 +63,7 @@ export async function startBroker(
     log,
     stopping: () => stopping,
     ...(metrics ? { requests: metrics } : {}),
+    ...(tracing ? { tracer: tracing.tracer } : {}),
   });
   const codec = config.codec
     ? await startCodecServer({

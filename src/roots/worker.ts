@@ -4,7 +4,7 @@
  * the task queue its SFCluster names, with that cluster's own credentials.
  */
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { clusterActivities, createActivities, rolloutActivities } from '../activities/index.js';
 import { operationSinks, stepRetries, timedRenderer } from '../activities/metrics.js';
@@ -17,6 +17,7 @@ import { startCatalogCache } from '../kube/catalog-cache.js';
 import { clusterDirectory } from '../kube/cluster-directory.js';
 import type { Logger } from '../log.js';
 import type { workerMetrics } from '../metrics/prometheus.js';
+import type { Tracing } from '../tracing.js';
 import { closeRenderer, renderObjects, renderValues } from '../templates/index.js';
 import { connectClient, dataConverter } from '../temporal/connection.js';
 import type { clusterHealthWorkflow } from '../workflows/cluster-health.js';
@@ -43,13 +44,15 @@ export interface WorkerMonitoring {
 /**
  * Starts the worker. With `monitoring`, it reports its operations, steps, renderings, Kubernetes
  * calls and cluster health there, and is ready while it polls its task queue: not before, and no
- * longer once it starts draining.
+ * longer once it starts draining. With `tracing`, each workflow and activity is a span of its
+ * request's trace.
  */
 export async function startWorker(
   config: Config,
   master: ClusterClient,
   log: Logger,
   monitoring?: WorkerMonitoring,
+  tracing?: Tracing,
 ): Promise<RunningWorker> {
   const metrics = monitoring?.worker;
   const connection = await NativeConnection.connect({ address: config.temporal.address });
@@ -106,15 +109,7 @@ export async function startWorker(
         ...(metrics ? { health: metrics } : {}),
       }),
     },
-    ...(metrics
-      ? {
-          interceptors: {
-            workflowModules: [fileURLToPath(new URL('../workflows/interceptors.js', import.meta.url))],
-            activity: [stepRetries(metrics)],
-          },
-          sinks: operationSinks(metrics),
-        }
-      : {}),
+    ...observed(metrics, tracing, 'workflows and steps'),
     maxConcurrentWorkflowTaskExecutions: config.worker.concurrentOperations,
     maxConcurrentLocalActivityExecutions: config.worker.concurrentSteps,
     maxConcurrentActivityTaskExecutions: config.worker.concurrentSteps,
@@ -149,6 +144,7 @@ export async function startClusterWorker(
   master: ClusterClient,
   log: Logger,
   monitoring?: WorkerMonitoring,
+  tracing?: Tracing,
 ): Promise<RunningWorker> {
   const metrics = monitoring?.worker;
   const { id, kubeconfig } = config.cluster;
@@ -184,7 +180,8 @@ export async function startClusterWorker(
       }),
       ...clusterActivities({ clusters, ...instanceNamespace, ...(metrics ? { health: metrics } : {}) }),
     },
-    ...(metrics ? { interceptors: { activity: [stepRetries(metrics)] } } : {}),
+    // Its steps are counted and continue the trace of the workflow that sent them (it runs no workflows).
+    ...observed(metrics, tracing, 'steps'),
     maxConcurrentActivityTaskExecutions: config.worker.concurrentSteps,
     dataConverter: dataConverter(config.temporal),
   });
@@ -201,6 +198,39 @@ export async function startClusterWorker(
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;
     },
+  };
+}
+
+/**
+ * The interceptors and sinks a worker is observed through: its metrics (operations that end, step
+ * retries) and its traces (a span per workflow and activity), for what it runs.
+ */
+function observed(
+  metrics: WorkerMonitoring['worker'],
+  tracing: Tracing | undefined,
+  runs: 'workflows and steps' | 'steps',
+): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
+  const workflows = runs === 'workflows and steps';
+  const workflowModules = workflows
+    ? [
+        ...(metrics ? [fileURLToPath(new URL('../workflows/interceptors.js', import.meta.url))] : []),
+        ...(tracing?.worker.interceptors.workflowModules ?? []),
+      ]
+    : [];
+  const activity = [...(metrics ? [stepRetries(metrics)] : []), ...(tracing?.worker.interceptors.activity ?? [])];
+  const sinks = workflows
+    ? { ...(metrics ? operationSinks(metrics) : {}), ...(tracing?.worker.sinks ?? {}) }
+    : {};
+  return {
+    ...(workflowModules.length > 0 || activity.length > 0
+      ? {
+          interceptors: {
+            ...(workflowModules.length > 0 ? { workflowModules } : {}),
+            ...(activity.length > 0 ? { activity } : {}),
+          },
+        }
+      : {}),
+    ...(Object.keys(sinks).length > 0 ? { sinks } : {}),
   };
 }
 

@@ -1,5 +1,5 @@
 /** The Temporal client and data converter shared by the broker and the worker. */
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type ClientInterceptors } from '@temporalio/client';
 import { fileURLToPath } from 'node:url';
 import type { DataConverter, PayloadCodec } from '@temporalio/common';
 import { EncryptionCodec, type PayloadKey } from './codec.js';
@@ -22,14 +22,17 @@ export const dataConverter = (settings: TemporalSettings): DataConverter => ({
   failureConverterPath: fileURLToPath(new URL('./failure-converter.js', import.meta.url)),
 });
 
+/** A Temporal client; `interceptors` see every call it makes (tracing puts its context in the headers). */
 export async function connectClient(
   settings: TemporalSettings,
+  interceptors?: ClientInterceptors,
 ): Promise<{ client: Client; close(): Promise<void> }> {
   const connection = await Connection.connect({ address: settings.address });
   const client = new Client({
     connection,
     namespace: settings.namespace,
     dataConverter: dataConverter(settings),
+    ...(interceptors ? { interceptors } : {}),
   });
   return { client, close: () => connection.close() };
 }

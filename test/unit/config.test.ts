@@ -107,6 +107,43 @@ describe('a worker for one cluster alone', () => {
   });
 });
 
+describe('tracing', () => {
+  test('GIVEN no OTEL_EXPORTER_OTLP_ENDPOINT, or an empty one, WHEN loaded THEN no tracing', () => {
+    expect(loadConfig('broker', base).tracing).toBeUndefined();
+    expect(loadConfig('broker', { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: '' }).tracing).toBeUndefined();
+  });
+
+  test.each([
+    ['broker', 'interoperator-broker'],
+    ['worker', 'interoperator-worker'],
+    ['all', 'interoperator'],
+  ] as const)('GIVEN an endpoint WHEN %s loads THEN traced as %s', (role, serviceName) => {
+    expect(
+      loadConfig(role, { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing,
+    ).toEqual({
+      endpoint: 'http://collector:4318',
+      serviceName,
+    });
+  });
+
+  test('GIVEN OTEL_SERVICE_NAME WHEN loaded THEN it names the service', () => {
+    expect(
+      loadConfig('worker', {
+        ...base,
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example',
+        OTEL_SERVICE_NAME: 'broker-eu10',
+      }).tracing?.serviceName,
+    ).toBe('broker-eu10');
+  });
+
+  test.each(['collector:4318', 'grpc://collector:4317', 'not a url'])(
+    'GIVEN OTEL_EXPORTER_OTLP_ENDPOINT=%s WHEN loaded THEN a ConfigError names the variable and the value',
+    (value) => {
+      expectRefused('broker', 'OTEL_EXPORTER_OTLP_ENDPOINT', value);
+    },
+  );
+});
+
 describe('log level', () => {
   test('GIVEN nothing set, or an empty value, WHEN loaded THEN info', () => {
     expect(loadConfig('worker', base).logLevel).toBe('info');

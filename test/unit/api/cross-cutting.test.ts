@@ -498,4 +498,71 @@ describe('failures (rows 9–10, no stack traces)', () => {
       },
     ]);
   });
+
+  test('GIVEN a binding request that is accepted WHEN answered THEN its access log line names the instance, the binding and the operation', async () => {
+    const { osb, broker, log } = testApi();
+    broker.respond.bind = async () => ({ kind: 'accepted', operation: 'bind:run-1' });
+    const res = await osb
+      .put('/v2/service_instances/i-1/service_bindings/b-1?accepts_incomplete=true', {
+        service_id: SERVICE_ID,
+        plan_id: PLANS.asyncBinding,
+      })
+      .set('X-Broker-API-Request-Identity', 'req-1');
+    expect(res.status).toBe(202);
+    expect(log.entries).toEqual([
+      {
+        level: 'info',
+        message: 'osb request',
+        fields: {
+          method: 'PUT',
+          path: '/v2/service_instances/i-1/service_bindings/b-1',
+          status: 202,
+          durationMs: expect.any(Number),
+          requestIdentity: 'req-1',
+          instanceId: 'i-1',
+          bindingId: 'b-1',
+          operation: 'bind:run-1',
+        },
+      },
+    ]);
+  });
+
+  test.each([
+    ['a method no route has', 'SEARCH', '/v2/catalog', 501, 'NotImplemented'],
+    ['a method the route does not take', 'POST', '/v2/catalog', 405, 'MethodNotAllowed'],
+    ['an unknown route', 'GET', '/v2/no-such-route', 404, 'NotFound'],
+    ['no credentials', 'GET', '/v2/catalog', 401, 'Unauthorized'],
+  ])(
+    "GIVEN %s WHEN answered THEN only the access log line, at info, with the error's code and no stack: a client's mistake is not the broker's failure",
+    async (_name, method, path, status, code) => {
+      const { http, osb, log } = testApi();
+      const withAuth = status !== 401;
+      const request = withAuth
+        ? method === 'SEARCH'
+          ? http
+              .search(path)
+              .set('Authorization', basic(USERNAME, PASSWORD))
+              .set('X-Broker-API-Version', '2.17')
+          : method === 'POST'
+            ? osb.post(path, {})
+            : osb.get(path)
+        : http.get(path);
+      const res = await request;
+      expect(res.status).toBe(status);
+      expect(log.entries).toEqual([
+        {
+          level: 'info',
+          message: 'osb request',
+          fields: {
+            method,
+            path,
+            status,
+            durationMs: expect.any(Number),
+            ...(code ? { error: code } : {}),
+          },
+        },
+      ]);
+      expect(JSON.stringify(log.entries)).not.toMatch(/stack|\.ts:|\.js:/);
+    },
+  );
 });
