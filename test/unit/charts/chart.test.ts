@@ -6,12 +6,12 @@
  *   GOFLAGS=-trimpath CGO_ENABLED=0 GOBIN=$HOME/.cache/interoperator/bin/helm-v3.22.0 \
  *     go install helm.sh/helm/v3/cmd/helm@v3.22.0
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { BROKER_NODE_FLAGS } from '../../../src/config.js';
+import { findHelm, renderChart, type Manifest } from '../../support/helm.js';
 
 const root = process.cwd();
 const chartDir = path.join(root, 'charts', 'interoperator');
@@ -171,34 +171,11 @@ describe('the chart files', () => {
   });
 });
 
-/** A helm binary: INTEROP_HELM, or the newest one built into the cache. */
-function findHelm(): string | undefined {
-  if (process.env.INTEROP_HELM) return process.env.INTEROP_HELM;
-  const bin = path.join(
-    process.env.INTEROP_CACHE_DIR ?? path.join(os.homedir(), '.cache', 'interoperator'),
-    'bin',
-  );
-  if (!existsSync(bin)) return undefined;
-  return readdirSync(bin)
-    .filter((d) => d.startsWith('helm-'))
-    .sort()
-    .reverse()
-    .map((d) => path.join(bin, d, 'helm'))
-    .find((f) => existsSync(f));
-}
-
 const helm = findHelm();
 if (!helm)
   console.log('no helm binary (INTEROP_HELM or ~/.cache/interoperator/bin/helm-*/helm): helm checks skipped');
 const withHelm = helm ? describe : describe.skip;
 
-interface Manifest {
-  kind: string;
-  metadata: { name: string; namespace?: string };
-  spec?: Record<string, unknown>;
-  data?: Record<string, string>;
-  rules?: unknown[];
-}
 interface Probe {
   httpGet: { path: string; port: string };
 }
@@ -237,16 +214,7 @@ const verbsOn = (rules: Rule[], group: string, resource: string) =>
     ),
   ].sort();
 
-function render(...set: string[]): Manifest[] {
-  const out = execFileSync(
-    helm!,
-    ['template', 'r', chartDir, '--namespace', 'interop', ...set.flatMap((s) => ['--set', s])],
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  return parseAllDocuments(out)
-    .map((d) => d.toJS() as Manifest | null)
-    .filter((m): m is Manifest => m !== null);
-}
+const render = (...set: string[]): Manifest[] => renderChart(helm!, { namespace: 'interop', set });
 
 const find = (manifests: Manifest[], kind: string, name: string) => {
   const found = manifests.find((m) => m.kind === kind && m.metadata.name === name);
