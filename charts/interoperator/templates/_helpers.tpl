@@ -137,6 +137,10 @@ objects the plans render), or both (a ClusterRole, or one namespace for everythi
 - apiGroups: ['']
   resources: [secrets]
   verbs: [get]
+# The schedulers' state (a ConfigMap of the registry's namespace).
+- apiGroups: ['']
+  resources: [configmaps]
+  verbs: [get, create, update]
 {{- end }}
 {{- end }}
 

@@ -590,6 +590,8 @@ withHelm('the chart rendered by helm', () => {
     // The registry's namespace: kubeconfigs read by name, nothing of the instances.
     expect(verbsOn(rulesIn('interop'), '', 'secrets')).toEqual(['get']);
     expect(verbsOn(rulesIn('interop'), 'acid.zalan.do', 'postgresqls')).toEqual([]);
+    // ...and the schedulers' state.
+    expect(verbsOn(rulesIn('interop'), '', 'configmaps')).toEqual(['create', 'get', 'update']);
     // The instances' namespace: the binding responses written, the plans' objects applied.
     expect(verbsOn(rulesIn('instances'), '', 'secrets')).toEqual([
       'create',
