@@ -121,6 +121,9 @@ objects the plans render), or both (a ClusterRole, or one namespace for everythi
   resources: [services, configmaps]
   verbs: [get, create, update, patch, delete]
 {{- range $root.Values.rbac.operatorResources }}
+{{- if not (and .apiGroups .resources) }}
+{{- fail (printf "rbac.operatorResources: every entry needs apiGroups and resources (plural names), not %s" (toJson .)) }}
+{{- end }}
 # Custom resources of an operator that the plans render.
 - apiGroups: {{ toJson .apiGroups }}
   resources: {{ toJson .resources }}

@@ -615,6 +615,22 @@ withHelm('the chart rendered by helm', () => {
     expect(() => render('rbac.clusterWide=false')).toThrow(/needs settings.instanceNamespace/);
   });
 
+  test('GIVEN an operator entry without its API groups THEN a clear failure', () => {
+    // `--set list[0].field=...` replaces the whole entry: the groups would be lost.
+    expect(() => render('rbac.operatorResources[0].resources={postgresqls,backups}')).toThrow(
+      /every entry needs apiGroups and resources/,
+    );
+    const two = render(
+      'rbac.operatorResources[0].apiGroups={acid.zalan.do}',
+      'rbac.operatorResources[0].resources={postgresqls,backups}',
+    );
+    expect(find(two, 'ClusterRole', 'r-interoperator').rules).toContainEqual({
+      apiGroups: ['acid.zalan.do'],
+      resources: ['postgresqls', 'backups'],
+      verbs: ['get', 'create', 'update', 'patch', 'delete'],
+    });
+  });
+
   test('GIVEN other operators THEN their API groups are in the rules', () => {
     const manifests = render('rbac.operatorApiGroups={acid.zalan.do,kubedb.com}');
     expect(JSON.stringify(find(manifests, 'ClusterRole', 'r-interoperator').rules)).toContain(
