@@ -235,8 +235,27 @@ const envOf = (d: Manifest) =>
 const kinds = (manifests: Manifest[]) => manifests.map((m) => `${m.kind}/${m.metadata.name}`).sort();
 
 withHelm('the chart rendered by helm', () => {
-  test('helm lint --strict passes', () => {
-    const result = spawnSync(helm!, ['lint', '--strict', chartDir], { encoding: 'utf8' });
+  test.each([
+    ['the defaults', []],
+    [
+      'every option on',
+      [
+        'codec.enabled=true',
+        'metrics.tokenSecret.name=metrics',
+        'metrics.serviceMonitor.enabled=true',
+        'dashboards.enabled=true',
+        'tracing.otlpEndpoint=http://collector:4318',
+        'broker.autoscaling.enabled=true',
+        'worker.autoscaling.enabled=true',
+        'clusterWorker.enabled=true',
+        'clusterWorker.clusterId=2',
+        'clusterWorker.masterKubeconfigSecret=master',
+      ],
+    ],
+  ])('helm lint --strict passes with %s', (_, set) => {
+    const result = spawnSync(helm!, ['lint', '--strict', chartDir, ...set.flatMap((s) => ['--set', s])], {
+      encoding: 'utf8',
+    });
     expect(result.stdout + result.stderr).toContain('0 chart(s) failed');
     expect(result.status).toBe(0);
   });
@@ -495,6 +514,13 @@ withHelm('the chart rendered by helm', () => {
         (m) => m.metadata.name === 'r-interoperator-worker' && m.kind === 'HorizontalPodAutoscaler',
       ),
     ).toBe(false);
+    expect(
+      find(
+        render('broker.podDisruptionBudget.minAvailable=null'),
+        'PodDisruptionBudget',
+        'r-interoperator-broker',
+      ).spec,
+    ).toMatchObject({ maxUnavailable: 1 });
     // One replica: no budget, which would block every drain.
     expect(
       render('broker.replicas=1').some(
