@@ -39,7 +39,7 @@ const REQUIRED_ENV = [
 
 /**
  * Settings the chart sets that src/config.ts does not read yet: the operations server's, the
- * codec endpoint's and the cluster worker's. An entry goes once src/config.ts reads it.
+ * codec endpoint's. An entry goes once src/config.ts reads it.
  */
 const NOT_YET_READ = new Set([
   'INTEROP_METRICS_PORT',
@@ -48,7 +48,6 @@ const NOT_YET_READ = new Set([
   'INTEROP_CODEC_PORT',
   'INTEROP_CODEC_TOKEN',
   'INTEROP_CODEC_ORIGINS',
-  'INTEROP_CLUSTER_ID',
 ]);
 
 /** Every INTEROP_* name the processes read. */
@@ -566,6 +565,9 @@ withHelm('the chart rendered by helm', () => {
     expect(() => render(...cluster, 'clusterWorker.masterKubeconfigSecret=k')).toThrow(
       /needs clusterWorker.clusterId/,
     );
+    expect(() =>
+      render(...cluster, 'clusterWorker.clusterId=1', 'clusterWorker.masterKubeconfigSecret=k'),
+    ).toThrow(/clusterWorker.clusterId 1 is the master/);
     expect(() => render(...cluster, 'clusterWorker.clusterId=2')).toThrow(
       /needs clusterWorker.masterKubeconfigSecret/,
     );
