@@ -88,8 +88,15 @@ checksum/auth-input: {{ printf "%s|%s|%s" .Values.auth.username .Values.auth.pas
 {{- end }}
 {{- end }}
 
-{{/* RBAC rules of the broker and the workers, in the ClusterRole or in each Role. */}}
+{{/*
+RBAC rules of the broker and the workers. Call with (list $ "registry" "instances"): the rules for
+a namespace holding the registry (the catalog, the SFClusters and their kubeconfig Secrets, read
+only), the instances (their records, the binding responses the workers write into Secrets, and the
+objects the plans render), or both (a ClusterRole, or one namespace for everything).
+*/}}
 {{- define "interoperator.rules" -}}
+{{- $root := index . 0 -}}
+{{- $instances := has "instances" . -}}
 # Our own resources: the catalog, the records and the cluster registry.
 - apiGroups: [osb.servicefabrik.io]
   resources: [sfservices, sfplans, sfserviceinstances, sfservicebindings, sfserviceinstances/status, sfservicebindings/status, sfservices/status, sfplans/status]
@@ -97,20 +104,130 @@ checksum/auth-input: {{ printf "%s|%s|%s" .Values.auth.username .Values.auth.pas
 - apiGroups: [resource.servicefabrik.io]
   resources: [sfclusters, sfclusters/status]
   verbs: [get, list, watch, create, update, patch, delete]
-# Kubeconfigs of the clusters, binding credentials, and what the operators create for an instance.
-- apiGroups: ['']
-  resources: [secrets, services, configmaps]
-  verbs: [get, list, watch, create, update, patch, delete]
 - apiGroups: ['']
   resources: [events]
   verbs: [create, patch]
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create, patch]
-{{- with .Values.rbac.operatorApiGroups }}
-# The operators' custom resources that the plans render.
+{{- if $instances }}
+# Secrets by name only, never listed: the clusters' kubeconfigs, the credentials an operator writes
+# for a binding (read by the status template), the binding responses and what the plans render.
+- apiGroups: ['']
+  resources: [secrets]
+  verbs: [get, create, update, patch, delete]
+# What the plans render in the core group.
+- apiGroups: ['']
+  resources: [services, configmaps]
+  verbs: [get, create, update, patch, delete]
+{{- range $root.Values.rbac.operatorResources }}
+{{- if not (and .apiGroups .resources) }}
+{{- fail (printf "rbac.operatorResources: every entry needs apiGroups and resources (plural names), not %s" (toJson .)) }}
+{{- end }}
+# Custom resources of an operator that the plans render.
+- apiGroups: {{ toJson .apiGroups }}
+  resources: {{ toJson .resources }}
+  verbs: [get, create, update, patch, delete]
+{{- end }}
+{{- with $root.Values.rbac.operatorApiGroups }}
+# Every resource of these operators' API groups.
 - apiGroups: {{ toJson . }}
   resources: ['*']
-  verbs: ['*']
+  verbs: [get, create, update, patch, delete]
+{{- end }}
+{{- else }}
+# The clusters' kubeconfigs, read by name.
+- apiGroups: ['']
+  resources: [secrets]
+  verbs: [get]
+# The schedulers' state (a ConfigMap of the registry's namespace).
+- apiGroups: ['']
+  resources: [configmaps]
+  verbs: [get, create, update]
+{{- end }}
+{{- end }}
+
+{{/* Settings of the operations server (metrics and probes) and of tracing, for every process. */}}
+{{- define "interoperator.operationsEnv" -}}
+{{- with .Values.metrics.tokenSecret.name }}
+- name: INTEROP_METRICS_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $.Values.metrics.tokenSecret.key }}
+{{- end }}
+{{- end }}
+
+{{/* The operations port and the probes on it: call with the root context. */}}
+{{- define "interoperator.operationsPort" -}}
+- name: metrics
+  containerPort: {{ .Values.metrics.port | int }}
+  protocol: TCP
+{{- end }}
+
+{{/*
+Probes of every process, on the operations port: /livez while the process works (a worker that can
+no longer poll Temporal fails it), /readyz while it should get work (a stopping broker fails it first).
+*/}}
+{{- define "interoperator.probes" -}}
+startupProbe:
+  httpGet: { path: /livez, port: metrics }
+  periodSeconds: 2
+  failureThreshold: 60
+livenessProbe:
+  httpGet: { path: /livez, port: metrics }
+  periodSeconds: 10
+  failureThreshold: 3
+readinessProbe:
+  httpGet: { path: /readyz, port: metrics }
+  periodSeconds: 5
+  failureThreshold: 2
+{{- end }}
+
+{{/* Pod annotations for Prometheus's pod discovery, when enabled. */}}
+{{- define "interoperator.scrapeAnnotations" -}}
+{{- if .Values.metrics.scrapeAnnotations }}
+prometheus.io/scrape: "true"
+prometheus.io/port: {{ .Values.metrics.port | int | quote }}
+prometheus.io/path: /metrics
+{{- end }}
+{{- end }}
+
+{{/*
+Spread of one component's pods: the values' constraints, or else over zones and nodes, preferred
+(a cluster without zones, or with fewer nodes than replicas, still schedules them). Call with
+(list $ "broker" .Values.broker.topologySpreadConstraints).
+*/}}
+{{- define "interoperator.topologySpread" -}}
+{{- $root := index . 0 -}}
+{{- $component := index . 1 -}}
+{{- $given := index . 2 -}}
+{{- if $given }}
+{{- toYaml $given }}
+{{- else }}
+{{- range $key := list "topology.kubernetes.io/zone" "kubernetes.io/hostname" }}
+- maxSkew: 1
+  topologyKey: {{ $key }}
+  whenUnsatisfiable: ScheduleAnyway
+  labelSelector:
+    matchLabels:
+      {{- include "interoperator.selectorLabels" (list $root $component) | nindent 6 }}
+  # Only the pods of the same rollout count, so a rolling update does not skew the new ones.
+  matchLabelKeys: [pod-template-hash]
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The Secret and key of the codec endpoint's token. */}}
+{{- define "interoperator.codecTokenRef" -}}
+{{- if .Values.codec.tokenSecret.name -}}
+name: {{ .Values.codec.tokenSecret.name }}
+key: {{ .Values.codec.tokenSecret.key }}
+{{- else -}}
+{{- if .Values.auth.existingSecret }}
+{{- fail "codec.enabled with auth.existingSecret needs codec.tokenSecret.name: the chart makes no Secret to generate the codec token in" }}
+{{- end -}}
+name: {{ include "interoperator.secretName" . }}
+key: codecToken
 {{- end }}
 {{- end }}

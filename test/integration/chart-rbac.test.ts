@@ -1,0 +1,166 @@
+/**
+ * The chart's RBAC is enough, and no more than that: a broker and a worker whose only rights in the
+ * master are the chart's ClusterRole (bound to a ServiceAccount, as the chart binds it) provision,
+ * bind, unbind and deprovision the PostgreSQL example plan on the real servers, while that identity
+ * may not list Secrets nor touch resources of API groups the values do not name.
+ */
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { KubeConfig, RbacAuthorizationV1Api, type V1ClusterRole } from '@kubernetes/client-node';
+import { clusterClientFromFile, type ClusterClient } from '../../src/kube/clients.js';
+import { isNotFound } from '../../src/kube/errors.js';
+import { clusters, environment, unique, untilNamespaceGone } from '../support/env.js';
+import { findHelm, renderChart } from '../support/helm.js';
+import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
+import {
+  installCatalog,
+  startOperator,
+  startProcess,
+  systemSettings,
+  type SystemProcess,
+} from '../support/system.js';
+
+const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
+const PLAN_ID = '39d7d4c8-6fe2-4c2a-a5ca-b826937d5a88';
+
+const env = environment();
+const [master] = clusters() as [ClusterClient];
+const rbac = master.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+const release = unique('rbac');
+const account = `${release}-interoperator`;
+
+let role: V1ClusterRole;
+let chartIdentity: ClusterClient;
+let system: SystemProcess;
+let operator: { stop(): Promise<void> };
+let osb: OsbClient;
+
+/** A kubeconfig of the master for `token`, written to the run's folder. */
+function kubeconfigWithToken(token: string): string {
+  const admin = new KubeConfig();
+  admin.loadFromFile(env.clusters[0]!.kubeconfigPath);
+  const cluster = admin.getCurrentCluster()!;
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [cluster],
+    users: [{ name: account, token }],
+    contexts: [{ name: account, cluster: cluster.name, user: account }],
+    currentContext: account,
+  });
+  const file = path.join(env.workDir, `${account}.kubeconfig`);
+  writeFileSync(file, kc.exportConfig(), { mode: 0o600 });
+  return file;
+}
+
+beforeAll(async () => {
+  const helm = findHelm();
+  if (!helm) throw new Error('no helm binary: run `npm run build:binaries` (or set INTEROP_HELM)');
+  // The chart's ClusterRole and binding as it renders them, for a release in the registry's namespace.
+  const manifests = renderChart(helm, { release, namespace: env.namespace });
+  role = manifests.find((m) => m.kind === 'ClusterRole') as unknown as V1ClusterRole;
+  expect(role.metadata?.name).toBe(account);
+  await master.core.createNamespacedServiceAccount({
+    namespace: env.namespace,
+    body: { metadata: { name: account } },
+  });
+  await rbac.createClusterRole({ body: role });
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: account },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: account },
+      subjects: [{ kind: 'ServiceAccount', name: account, namespace: env.namespace }],
+    },
+  });
+  const issued = await master.core.createNamespacedServiceAccountToken({
+    name: account,
+    namespace: env.namespace,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  const kubeconfig = kubeconfigWithToken(issued.status!.token);
+  chartIdentity = clusterClientFromFile('1', kubeconfig);
+
+  operator = await startOperator();
+  await installCatalog('examples/postgresql');
+  system = await startProcess('all', await systemSettings({ INTEROP_MASTER_KUBECONFIG: kubeconfig }));
+  osb = osbClient(system.url);
+});
+
+afterAll(async () => {
+  await system?.stop();
+  await operator?.stop();
+  for (const remove of [
+    () => rbac.deleteClusterRoleBinding({ name: account }),
+    () => rbac.deleteClusterRole({ name: account }),
+    () => master.core.deleteNamespacedServiceAccount({ name: account, namespace: env.namespace }),
+  ]) {
+    await remove().catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+  }
+});
+
+describe("the chart's RBAC", () => {
+  test('GIVEN only the ClusterRole THEN provision, bind, unbind and deprovision succeed', async () => {
+    const instanceId = randomUUID();
+    const bindingId = randomUUID();
+    const instancePath = `/v2/service_instances/${instanceId}`;
+    const accepted = await osb(
+      'PUT',
+      `${instancePath}?accepts_incomplete=true`,
+      provisionBody(SERVICE_ID, PLAN_ID, { foo: 'bar' }),
+    );
+    expect(accepted.status).toBe(202);
+    const provisioned = await untilSettled(
+      osb,
+      `${instancePath}/last_operation?operation=${encodeURIComponent(String(accepted.body.operation))}`,
+    );
+    expect(provisioned.body).toMatchObject({ state: 'succeeded' });
+
+    // The bind reads the operator's credentials Secret and writes the response into one of its own.
+    const bindingPath = `${instancePath}/service_bindings/${bindingId}`;
+    const bound = await osb('PUT', bindingPath, { service_id: SERVICE_ID, plan_id: PLAN_ID });
+    expect(bound.status).toBe(201);
+    expect((bound.body.credentials as Record<string, string>).password).toMatch(/.{16,}/);
+    expect((await osb('DELETE', `${bindingPath}?service_id=${SERVICE_ID}&plan_id=${PLAN_ID}`)).status).toBe(
+      200,
+    );
+
+    const deleting = await osb(
+      'DELETE',
+      `${instancePath}?service_id=${SERVICE_ID}&plan_id=${PLAN_ID}&accepts_incomplete=true`,
+    );
+    expect(deleting.status).toBe(202);
+    const gone = await untilSettled(
+      osb,
+      `${instancePath}/last_operation?operation=${encodeURIComponent(String(deleting.body.operation))}`,
+    );
+    expect(gone.body).toMatchObject({ state: 'succeeded' });
+    await untilNamespaceGone(master, `sf-${instanceId}`);
+  });
+
+  test('GIVEN the same identity THEN it may not list Secrets nor touch groups the values do not name', async () => {
+    await expect(chartIdentity.core.listNamespacedSecret({ namespace: env.namespace })).rejects.toMatchObject(
+      {
+        code: 403,
+      },
+    );
+    await expect(chartIdentity.core.listSecretForAllNamespaces()).rejects.toMatchObject({ code: 403 });
+    await expect(chartIdentity.objects.list('apps/v1', 'Deployment', env.namespace)).rejects.toMatchObject({
+      code: 403,
+    });
+    // ...while it reads a Secret by name (a cluster's kubeconfig).
+    const registered = await chartIdentity.custom.listNamespacedCustomObject({
+      group: 'resource.servicefabrik.io',
+      version: 'v1alpha1',
+      plural: 'sfclusters',
+      namespace: env.namespace,
+    });
+    const secretRef = (registered as { items: { spec: { secretRef: string } }[] }).items[0]!.spec.secretRef;
+    const secret = await chartIdentity.core.readNamespacedSecret({
+      name: secretRef,
+      namespace: env.namespace,
+    });
+    expect(secret.data?.kubeconfig).toBeDefined();
+  });
+});
