@@ -106,6 +106,21 @@ export interface Config {
    * INTEROP_PLAN_SCHEDULERS: per-plan overrides, `<plan id>=<scheduler>,...`.
    */
   readonly scheduling: SchedulingConfig;
+  /**
+   * The entitlement service the broker asks before a provision or a plan change (after the plans'
+   * own quotas), as docs/quotas.md describes. INTEROP_QUOTA_WEBHOOK_URL: where it POSTs; unset, no
+   * service is asked. INTEROP_QUOTA_WEBHOOK_TIMEOUT_SECONDS: how long it waits for the answer
+   * @default 5; INTEROP_QUOTA_WEBHOOK_FAILURE_POLICY: `refuse` (503) or `allow` when the service
+   * cannot be asked or answers nonsense @default refuse
+   */
+  readonly quotaWebhook?: QuotaWebhookConfig;
+}
+
+/** The entitlement service's settings; see {@link Config.quotaWebhook}. */
+export interface QuotaWebhookConfig {
+  readonly url: string;
+  readonly timeoutMs: number;
+  readonly failurePolicy: 'refuse' | 'allow';
 }
 
 export class ConfigError extends Error {}
@@ -213,6 +228,34 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
     logLevel: oneOf(env, 'INTEROP_LOG_LEVEL', LOG_LEVELS, 'info'),
     renderer: loadRendererConfig(env),
     scheduling: schedulingConfig(env),
+    ...quotaWebhookConfig(env),
+  };
+}
+
+/** The entitlement service, when INTEROP_QUOTA_WEBHOOK_URL names one (an http or https URL). */
+function quotaWebhookConfig(env: NodeJS.ProcessEnv): Pick<Config, 'quotaWebhook'> {
+  const raw = env.INTEROP_QUOTA_WEBHOOK_URL?.trim();
+  if (!raw) return {};
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    // The value itself is not repeated: it may hold credentials.
+    throw new ConfigError('INTEROP_QUOTA_WEBHOOK_URL must be an http or https URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError('INTEROP_QUOTA_WEBHOOK_URL must be an http or https URL');
+  return {
+    quotaWebhook: {
+      url: raw,
+      timeoutMs: number(env, 'INTEROP_QUOTA_WEBHOOK_TIMEOUT_SECONDS', 5, { max: 300 }) * 1000,
+      failurePolicy: oneOf(
+        env,
+        'INTEROP_QUOTA_WEBHOOK_FAILURE_POLICY',
+        ['refuse', 'allow'] as const,
+        'refuse',
+      ),
+    },
   };
 }
 

@@ -4,6 +4,7 @@ import type { CatalogCache } from '../kube/catalog-cache.js';
 import type { ClusterClient } from '../kube/clients.js';
 import { badRequest } from '../osb/errors.js';
 import type { SFPlan } from '../resources/types.js';
+import type { EntitlementService } from './quotas.js';
 import type { Records } from './records.js';
 import type { RequestDigests } from './request-digest.js';
 import type { WorkflowRuns } from './workflow-runs.js';
@@ -21,6 +22,10 @@ export interface BrokerDeps {
   readonly operationTimeoutSeconds: number;
   /** Key of the request digests (so a digest reveals nothing of the parameters). */
   readonly hashKey: Buffer;
+  /** The entitlement service asked before a provision or a plan change. @default none */
+  readonly entitlements?: EntitlementService;
+  /** Told why the entitlement service gave no usable answer when its failure policy allows. @default nothing */
+  readonly onEntitlementUnanswered?: (reason: string) => void;
 }
 
 /** What the instance and binding operations work with. */

@@ -88,6 +88,23 @@ export async function listRecords<T extends KubeObject>(
   return list.items;
 }
 
+/** Records of a kind in one namespace, or in all namespaces when `namespace` is undefined. */
+export async function listRecordsAnywhere<T extends KubeObject>(
+  cluster: ClusterClient,
+  kind: ResourceKind,
+  namespace: string | undefined,
+  labelSelector?: string,
+): Promise<T[]> {
+  if (namespace) return listRecords<T>(cluster, kind, namespace, labelSelector);
+  const list = (await cluster.custom.listCustomObjectForAllNamespaces({
+    group: kind.group,
+    version: kind.version,
+    plural: kind.plural,
+    labelSelector,
+  })) as { items: T[] };
+  return list.items;
+}
+
 /** One JSON Patch (RFC 6902) operation. */
 export interface JsonPatchOperation {
   readonly op: 'add' | 'replace' | 'remove' | 'test';
