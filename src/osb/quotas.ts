@@ -19,6 +19,9 @@ export interface Tenant {
   readonly id: string;
 }
 
+/** Code-point order, so a description does not depend on the process's locale. */
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 const text = (value: unknown): string | undefined =>
   typeof value === 'string' && value !== '' ? value : undefined;
 
@@ -42,7 +45,7 @@ export function tenantOf(kind: QuotaTenant | undefined, source: TenantSource): T
 
 /**
  * The plans whose instances count against `plan`'s quota: the plans of its service in the same
- * quota group, or the plan alone when it names no group.
+ * quota group (by name, then id), or the plan alone when it names no group.
  */
 export function quotaPlans(plan: SFPlan, plans: readonly SFPlan[]): SFPlan[] {
   const group = plan.spec.quota?.group;
@@ -50,7 +53,8 @@ export function quotaPlans(plan: SFPlan, plans: readonly SFPlan[]): SFPlan[] {
   const members = plans.filter(
     (p) => p.spec.serviceId === plan.spec.serviceId && p.spec.quota?.group === group,
   );
-  return members.some((p) => p.spec.id === plan.spec.id) ? members : [plan, ...members];
+  const all = members.some((p) => p.spec.id === plan.spec.id) ? members : [plan, ...members];
+  return all.sort((a, b) => compare(a.spec.name, b.spec.name) || compare(a.spec.id, b.spec.id));
 }
 
 /**

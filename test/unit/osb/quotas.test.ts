@@ -67,12 +67,12 @@ describe('the plans of a quota', () => {
     expect(quotaPlans(alone, [small, large, alone, elsewhere])).toEqual([alone]);
   });
 
-  test('GIVEN a group THEN the plans of the same service in it', () => {
-    expect(quotaPlans(small, [small, large, alone, elsewhere])).toEqual([small, large]);
+  test('GIVEN a group THEN the plans of the same service in it, by name', () => {
+    expect(quotaPlans(small, [small, large, alone, elsewhere])).toEqual([large, small]);
   });
 
   test('GIVEN a plan missing from the list THEN it counts with its group', () => {
-    expect(quotaPlans(small, [large])).toEqual([small, large]);
+    expect(quotaPlans(small, [large])).toEqual([large, small]);
   });
 });
 
