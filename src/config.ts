@@ -131,6 +131,14 @@ export interface Config {
    * calls; off (nothing installed) when OTEL_EXPORTER_OTLP_ENDPOINT is unset.
    */
   readonly tracing?: TracingConfig;
+  /**
+   * The entitlement service the broker asks before a provision or a plan change (after the plans'
+   * own quotas), as docs/quotas.md describes. INTEROP_QUOTA_WEBHOOK_URL: where it POSTs; unset, no
+   * service is asked. INTEROP_QUOTA_WEBHOOK_TIMEOUT_SECONDS: how long it waits for the answer
+   * @default 5; INTEROP_QUOTA_WEBHOOK_FAILURE_POLICY: `refuse` (503) or `allow` when the service
+   * cannot be asked or answers nonsense @default refuse
+   */
+  readonly quotaWebhook?: QuotaWebhookConfig;
 }
 
 /** Where traces go, by OTLP over HTTP (JSON). */
@@ -161,6 +169,13 @@ export interface CodecConfig {
    * call it from a browser: the Temporal Web UI's. @default none (no browser)
    */
   readonly origins: readonly string[];
+}
+
+/** The entitlement service's settings; see {@link Config.quotaWebhook}. */
+export interface QuotaWebhookConfig {
+  readonly url: string;
+  readonly timeoutMs: number;
+  readonly failurePolicy: 'refuse' | 'allow';
 }
 
 export class ConfigError extends Error {}
@@ -282,6 +297,34 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
     renderer: loadRendererConfig(env),
     scheduling: schedulingConfig(env),
     ...(env.OTEL_EXPORTER_OTLP_ENDPOINT ? { tracing: tracingConfig(env, role) } : {}),
+    ...quotaWebhookConfig(env),
+  };
+}
+
+/** The entitlement service, when INTEROP_QUOTA_WEBHOOK_URL names one (an http or https URL). */
+function quotaWebhookConfig(env: NodeJS.ProcessEnv): Pick<Config, 'quotaWebhook'> {
+  const raw = env.INTEROP_QUOTA_WEBHOOK_URL?.trim();
+  if (!raw) return {};
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    // The value itself is not repeated: it may hold credentials.
+    throw new ConfigError('INTEROP_QUOTA_WEBHOOK_URL must be an http or https URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError('INTEROP_QUOTA_WEBHOOK_URL must be an http or https URL');
+  return {
+    quotaWebhook: {
+      url: raw,
+      timeoutMs: number(env, 'INTEROP_QUOTA_WEBHOOK_TIMEOUT_SECONDS', 5, { max: 300 }) * 1000,
+      failurePolicy: oneOf(
+        env,
+        'INTEROP_QUOTA_WEBHOOK_FAILURE_POLICY',
+        ['refuse', 'allow'] as const,
+        'refuse',
+      ),
+    },
   };
 }
 

@@ -13,7 +13,7 @@ import { CLUSTER_FINALIZER, listClusters } from '../kube/cluster-registry.js';
 import {
   getRecord,
   listRecords,
-  listRecordsEverywhere,
+  listRecordsAnywhere,
   patchRecord,
   patchRecordStatus,
 } from '../kube/custom-objects.js';
@@ -123,7 +123,7 @@ async function instancesOn(
   instanceNamespace: string | undefined,
 ): Promise<number> {
   const labelSelector = `${LABELS.clusterId}=${labelValue(clusterId)}`;
-  return (await listRecordsEverywhere(master, SFSERVICEINSTANCE, instanceNamespace, labelSelector)).length;
+  return (await listRecordsAnywhere(master, SFSERVICEINSTANCE, instanceNamespace, labelSelector)).length;
 }
 
 /** The finalizers of the cluster, with ours added or taken away; undefined when nothing changes. */

@@ -42,6 +42,7 @@ import type {
   OperationStatus,
   RequestedBy,
 } from '../workflows/messages.js';
+import { holdCatalogEntries, releaseCatalogEntries } from './catalog-entries.js';
 import type { ActivityDeps } from './deps.js';
 import { ownerReferenceTo } from './desired-objects.js';
 import { namespaceReady } from './namespaces.js';
@@ -117,6 +118,8 @@ function newRecord(
 export function recordActivities({ clusters, instanceNamespace: shared }: ActivityDeps) {
   const master = clusters.master;
   const registry = clusters.namespace;
+  // The catalog lives in the registry's namespace.
+  const catalog = { master, namespace: registry, ...(shared ? { instanceNamespace: shared } : {}) };
 
   /** Runs `work` with the clients of a sister cluster; a cluster that does not answer is waited for. */
   async function onSister(clusterId: string | undefined, work: (sister: ClusterClient) => Promise<void>) {
@@ -192,6 +195,10 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
         previousValues: req.previousValues ?? null,
         maintenanceInfo: req.maintenanceInfo ?? null,
       });
+      // The plans the instance leaves (on a plan change), released once nothing else holds them.
+      const left: string[] = [];
+      const previous = req.previousValues?.plan_id;
+      if (typeof previous === 'string' && previous !== req.planId) left.push(previous);
       // A provision creates the record; other operations (and a provision run again) find it.
       const created = operation === 'provision' ? await createInstanceRecord(req, ref, spec) : undefined;
       let record =
@@ -201,6 +208,7 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
         record = await createInstanceRecord(req, ref, spec);
         if (!record) throw retryable(`instance ${req.instanceId} was recorded concurrently`);
       } else if (!created && operation !== 'deprovision') {
+        if (record.spec.planId !== req.planId) left.push(record.spec.planId);
         // One atomic patch: the spec is replaced (parameters a request left out are gone), the placement kept.
         const annotations = audit(req.requestHash, req.requestedBy);
         record = await jsonPatchRecord<SFServiceInstance>(
@@ -231,6 +239,10 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
         namespace: ref.namespace,
         ...(req.dashboardUrl ? { dashboardUrl: req.dashboardUrl } : {}),
       });
+      if (operation !== 'deprovision') {
+        await holdCatalogEntries(catalog, { serviceId: req.serviceId, planId: req.planId });
+        if (left.length > 0) await releaseCatalogEntries(catalog, { serviceIds: [], planIds: left });
+      }
       return placedRefOf(req.instanceId, record);
     },
 
@@ -290,6 +302,16 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
       for (const binding of bindings) {
         await removeRecord(master, SFSERVICEBINDING, binding.metadata.namespace!, binding.metadata.name);
         await deleteSecret(master, binding.metadata.namespace!, bindingSecretName(binding.metadata.name));
+      }
+      // Deleted first (our finalizer keeps it readable), so that a retry still knows its plan and
+      // service, whose own finalizers go once no other record holds them.
+      const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
+      if (record) {
+        await deleteRecord(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
+        await releaseCatalogEntries(catalog, {
+          serviceIds: [record.spec.serviceId],
+          planIds: [record.spec.planId],
+        });
       }
       await removeRecord(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
       if (!shared) await deleteNamespace(master, ref.namespace);

@@ -4,7 +4,7 @@
  * current spec), or why it must wait. The update itself is the ordinary update workflow.
  */
 import { DEFAULT_ROLLOUT_SETTINGS, type RolloutSettings } from '../admin/contract.js';
-import { listRecordsEverywhere } from '../kube/custom-objects.js';
+import { listRecordsAnywhere } from '../kube/custom-objects.js';
 import {
   LABELS,
   instanceNamespace,
@@ -72,7 +72,7 @@ export function rolloutActivities({
      * first. Instances being deleted and those whose provision failed are not rolled out.
      */
     async instancesBehind(planId: string, revision: string): Promise<string[]> {
-      const records = await listRecordsEverywhere<SFServiceInstance>(
+      const records = await listRecordsAnywhere<SFServiceInstance>(
         master,
         SFSERVICEINSTANCE,
         shared,
@@ -111,7 +111,7 @@ export function rolloutActivities({
       const state = record.status?.state;
       if (state && BUSY_STATES.has(state))
         return { busy: `waiting for its ${record.status?.operation ?? 'operation'} to end` };
-      const bindings = await listRecordsEverywhere<SFServiceBinding>(
+      const bindings = await listRecordsAnywhere<SFServiceBinding>(
         master,
         SFSERVICEBINDING,
         namespace,

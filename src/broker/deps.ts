@@ -5,6 +5,7 @@ import type { ClusterClient } from '../kube/clients.js';
 import type { OperationStartRecorder } from '../metrics/recorders.js';
 import { badRequest } from '../osb/errors.js';
 import type { SFPlan } from '../resources/types.js';
+import type { EntitlementService } from './quotas.js';
 import type { Records } from './records.js';
 import type { RequestDigests } from './request-digest.js';
 import type { WorkflowRuns } from './workflow-runs.js';
@@ -24,6 +25,10 @@ export interface BrokerDeps {
   readonly hashKey: Buffer;
   /** Where each operation workflow the broker starts is counted. @default nowhere */
   readonly metrics?: OperationStartRecorder;
+  /** The entitlement service asked before a provision or a plan change. @default none */
+  readonly entitlements?: EntitlementService;
+  /** Told why the entitlement service gave no usable answer when its failure policy allows. @default nothing */
+  readonly onEntitlementUnanswered?: (reason: string) => void;
 }
 
 /** What the instance and binding operations work with. */

@@ -6,7 +6,7 @@
 import { ANNOTATIONS } from '../resources/names.js';
 import { catalogLookup } from '../osb/catalog.js';
 import { concurrencyError, conflict, notFound } from '../osb/errors.js';
-import { checkUpdate, requireAsyncSupport } from '../osb/rules.js';
+import { checkPlanOpen, checkUpdate, requireAsyncSupport } from '../osb/rules.js';
 import type {
   DeprovisionRequest,
   InstanceView,
@@ -20,11 +20,18 @@ import { instanceWorkflowId } from '../resources/names.js';
 import { renderDashboardUrl } from '../templates/index.js';
 import type { InstanceRequest } from '../workflows/messages.js';
 import { catalogPlan, type BrokerParts } from './deps.js';
+import { checkQuotas, type QuotaDeps } from './quotas.js';
 import { instanceView } from './records.js';
 import { canonicalJson } from './request-digest.js';
 
 /** The ServiceBroker methods of instances. */
 export function instanceOperations({ deps, runs, records, digests }: BrokerParts) {
+  const quotas: QuotaDeps = {
+    records,
+    plans: () => deps.catalog.plans(),
+    ...(deps.entitlements ? { entitlements: deps.entitlements } : {}),
+    ...(deps.onEntitlementUnanswered ? { onUnanswered: deps.onEntitlementUnanswered } : {}),
+  };
   return {
     async provision(req: ProvisionRequest, meta: RequestMeta): Promise<OperationOutcome> {
       const plan = catalogPlan(deps.catalog, req.planId);
@@ -46,7 +53,18 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
         }
         // Identical, but the last attempt failed: provision again.
       }
-      const dashboardUrl = renderDashboardUrl(plan, deps.catalog.service(plan.spec.serviceId), req);
+      const service = deps.catalog.service(plan.spec.serviceId);
+      if (service) checkPlanOpen(service, plan);
+      await checkQuotas(quotas, {
+        operation: 'provision',
+        instanceId: req.instanceId,
+        serviceId: req.serviceId,
+        plan,
+        ...(req.organizationGuid ? { organizationGuid: req.organizationGuid } : {}),
+        ...(req.spaceGuid ? { spaceGuid: req.spaceGuid } : {}),
+        ...(req.context ? { context: req.context } : {}),
+      });
+      const dashboardUrl = renderDashboardUrl(plan, service, req);
       const { acceptsIncomplete: _, ...request } = req;
       const input: InstanceRequest = {
         ...request,
@@ -85,6 +103,18 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
       const requestHash = digests.instance(updated);
       const async = Boolean(plan.spec.manager?.async);
       if (running) return runs.repeatOf(running, workflowId, 'update', requestHash, async);
+      if (updated.planId !== recorded.planId) {
+        await checkQuotas(quotas, {
+          operation: 'update',
+          instanceId: req.instanceId,
+          serviceId: updated.serviceId,
+          plan,
+          previousPlanId: recorded.planId,
+          ...(updated.organizationGuid ? { organizationGuid: updated.organizationGuid } : {}),
+          ...(updated.spaceGuid ? { spaceGuid: updated.spaceGuid } : {}),
+          ...(updated.context ? { context: updated.context } : {}),
+        });
+      }
       if (
         record.metadata.annotations?.[ANNOTATIONS.requestHash] === requestHash &&
         record.status?.state === 'succeeded' &&

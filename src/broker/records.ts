@@ -3,10 +3,16 @@
  * the Secret with a binding's response), and the instance as the OSB API shows it.
  */
 import type { ClusterClient } from '../kube/clients.js';
-import { getRecord } from '../kube/custom-objects.js';
+import { getRecord, listRecordsAnywhere } from '../kube/custom-objects.js';
 import { isNotFound } from '../kube/errors.js';
 import type { BindingResponse, InstanceView } from '../osb/service-broker.js';
-import { bindingSecretName, instanceNamespace, resourceName } from '../resources/names.js';
+import {
+  LABELS,
+  bindingSecretName,
+  instanceNamespace,
+  labelValue,
+  resourceName,
+} from '../resources/names.js';
 import {
   SFSERVICEBINDING,
   SFSERVICEINSTANCE,
@@ -27,6 +33,18 @@ export class Records {
       SFSERVICEINSTANCE,
       instanceNamespace(instanceId, this.deps.instanceNamespace),
       resourceName(instanceId),
+    );
+  }
+
+  /** The instance records of these plans (by their plan-id label), wherever they are. */
+  instancesOfPlans(planIds: readonly string[]): Promise<SFServiceInstance[]> {
+    if (planIds.length === 0) return Promise.resolve([]);
+    const values = [...new Set(planIds.map(labelValue))].sort();
+    return listRecordsAnywhere<SFServiceInstance>(
+      this.deps.master,
+      SFSERVICEINSTANCE,
+      this.deps.instanceNamespace,
+      `${LABELS.planId} in (${values.join(',')})`,
     );
   }
 

@@ -88,15 +88,12 @@ export async function listRecords<T extends KubeObject>(
   return list.items;
 }
 
-/**
- * Records of a kind in `namespace`, or in every namespace when it is undefined (each instance in a
- * namespace of its own), selected by labels.
- */
-export async function listRecordsEverywhere<T extends KubeObject>(
+/** Records of a kind in one namespace, or in all namespaces when `namespace` is undefined. */
+export async function listRecordsAnywhere<T extends KubeObject>(
   cluster: ClusterClient,
   kind: ResourceKind,
   namespace: string | undefined,
-  labelSelector: string,
+  labelSelector?: string,
 ): Promise<T[]> {
   if (namespace) return listRecords<T>(cluster, kind, namespace, labelSelector);
   const list = (await cluster.custom.listCustomObjectForAllNamespaces({

@@ -249,19 +249,23 @@ function planProblem(plan: SFPlan): string | undefined {
  * - ids are unique among all services and plans, service names among services, plan names within
  *   their service: of resources that collide, the first in catalog order (name, then id) stays;
  * - a plan needs its service in the catalog, and a service at least one plan.
+ *
+ * A service or plan being deleted (held by its finalizer while instances remain) is no longer
+ * offered; it is left out silently, without a problem, as it breaks no rule.
  */
 export function checkCatalog(
   services: readonly SFService[],
   plans: readonly SFPlan[],
 ): { services: SFService[]; plans: SFPlan[]; problems: CatalogProblem[] } {
   const problems: CatalogProblem[] = [];
+  const offered = (o: SFService | SFPlan) => !o.metadata.deletionTimestamp;
   const ids = new Map<string, string>();
   const leaveOut = (kind: CatalogProblem['kind'], o: SFService | SFPlan, reason: string) => {
     problems.push({ kind, name: o.metadata.name, reason });
   };
   const serviceNames = new Map<string, string>();
   const keptServices = new Map<string, SFService>();
-  for (const service of [...services].sort(byNameThenId)) {
+  for (const service of services.filter(offered).sort(byNameThenId)) {
     const problem = serviceProblem(service);
     const { id, name } = service.spec;
     if (problem) leaveOut('SFService', service, problem);
@@ -276,7 +280,7 @@ export function checkCatalog(
   }
   const planNames = new Map<string, string>();
   const keptPlans: SFPlan[] = [];
-  for (const plan of [...plans].sort(byNameThenId)) {
+  for (const plan of plans.filter(offered).sort(byNameThenId)) {
     const problem = planProblem(plan);
     const { id, name, serviceId } = plan.spec;
     const nameKey = `${serviceId}/${name}`;

@@ -39,6 +39,12 @@ export class OsbError extends Error {
 export const badRequest = (description: string): OsbError => new OsbError(400, description, 'BadRequest');
 export const unauthorized = (): OsbError =>
   new OsbError(401, 'Authentication is required to access this broker.', 'Unauthorized');
+/**
+ * 403 for a request the broker understands but will not carry out for this tenant or plan: a
+ * quota reached, a plan deprecated or being removed, an entitlement service's refusal.
+ */
+export const forbidden = (description: string, code = 'Forbidden'): OsbError =>
+  new OsbError(403, description, code);
 export const notFound = (description: string): OsbError => new OsbError(404, description, 'NotFound');
 export const methodNotAllowed = (description: string): OsbError =>
   new OsbError(405, description, 'MethodNotAllowed');

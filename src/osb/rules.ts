@@ -10,6 +10,7 @@ import {
   asyncRequired,
   badRequest,
   concurrencyError,
+  forbidden,
   maintenanceInfoConflict,
   notFound,
   planChangeNotSupported,
@@ -53,6 +54,32 @@ export function resolvePlan(
     );
   }
   return { service, plan };
+}
+
+/**
+ * Whether the plan is deprecated: its OSB metadata says `state: deprecated` (`spec.metadata.state`,
+ * as in the original broker's catalog).
+ */
+export function isDeprecated(plan: SFPlan): boolean {
+  return plan.spec.metadata?.state === 'deprecated';
+}
+
+/**
+ * A plan takes new instances (a provision, or an instance moving to it) unless it is deprecated or
+ * it, or its service, is being deleted. Its existing instances keep working either way: they are
+ * updated, bound and deprovisioned as before, and may move to another plan.
+ *
+ * @throws OsbError 403 `PlanNotAvailable` saying why.
+ */
+export function checkPlanOpen(service: SFService, plan: SFPlan): void {
+  const refuse = (why: string) =>
+    forbidden(
+      `Plan ${plan.spec.name} of service ${service.spec.name} ${why}; it takes no new instances, while its existing instances keep working and can move to another plan.`,
+      'PlanNotAvailable',
+    );
+  if (service.metadata.deletionTimestamp) throw refuse('belongs to a service being removed from the catalog');
+  if (plan.metadata.deletionTimestamp) throw refuse('is being removed from the catalog');
+  if (isDeprecated(plan)) throw refuse('is deprecated');
 }
 
 /**
@@ -177,7 +204,8 @@ export function checkContextUpdate(service: SFService, changes: UpdateChanges): 
  *   update may be this very request again, which the broker answers as a repeat);
  * - 400 when the request names no plan and the instance's plan has left the catalog;
  * - 422 `AsyncRequired` when that plan runs asynchronously and the request does not accept it;
- * - the plan change ({@link checkPlanChange}), the context update ({@link checkContextUpdate}),
+ * - the plan change ({@link checkPlanChange}), the plan it moves to taking new instances
+ *   ({@link checkPlanOpen}), the context update ({@link checkContextUpdate}),
  *   `maintenance_info` ({@link checkMaintenanceInfo}) and the parameters against the plan's
  *   update schema.
  *
@@ -212,7 +240,10 @@ export function checkUpdate(
   }
   requireAsyncSupport(plan, request.acceptsIncomplete);
   const planChange = plan.spec.id !== instance.planId;
-  if (planChange) checkPlanChange(service, current, plan);
+  if (planChange) {
+    checkPlanChange(service, current, plan);
+    checkPlanOpen(service, plan);
+  }
   checkContextUpdate(service, {
     planChange,
     parameters: request.parameters !== undefined,

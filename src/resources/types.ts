@@ -205,6 +205,29 @@ export interface SFPlanSpec {
   templates: PlanTemplate[];
   manager?: PlanManager;
   context?: Record<string, unknown>;
+  /** How many instances of the plan one tenant may hold. @default no limit */
+  quota?: PlanQuota;
+}
+
+/** What a quota is per: the part of an instance's context that names its tenant. */
+export const QUOTA_TENANTS = ['subaccount', 'organization', 'space'] as const;
+export type QuotaTenant = (typeof QUOTA_TENANTS)[number];
+
+/**
+ * A limit of instances per tenant, checked when an instance is provisioned on the plan or moved to
+ * it. The tenant of an instance is the context's `subaccount_id`, `organization_guid` (else the
+ * request's `organization_guid`) or `space_guid` (else `space_guid`).
+ */
+export interface PlanQuota {
+  /** Most instances one tenant may hold; 0 takes no new instances. */
+  instances: number;
+  /** What the limit is per. @default `subaccount` when the context names one, else `organization` */
+  tenant?: QuotaTenant;
+  /**
+   * Plans of the same service with the same group share the limit: their instances count together,
+   * against the limit of the plan a request names. @default the plan alone
+   */
+  group?: string;
 }
 
 export interface SFPlanStatus {

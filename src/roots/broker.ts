@@ -52,6 +52,11 @@ export async function startBroker(
       .update(config.temporal.payloadKeys[0]!.key)
       .digest(),
     ...(metrics ? { metrics } : {}),
+    ...(config.quotaWebhook ? { entitlements: config.quotaWebhook } : {}),
+    onEntitlementUnanswered: (reason) =>
+      log.warn('the entitlement service gave no answer; its failure policy lets the request pass', {
+        reason,
+      }),
   });
   const credentials = [{ username: config.broker.username, password: config.broker.password }];
   let stopping = false;

@@ -317,3 +317,50 @@ describe('the operations port', () => {
     },
   );
 });
+
+describe('the entitlement service', () => {
+  test('GIVEN no URL WHEN loaded THEN no service is asked', () => {
+    expect(loadConfig('broker', base).quotaWebhook).toBeUndefined();
+  });
+
+  test('GIVEN a URL alone WHEN loaded THEN it waits 5 s and refuses without an answer', () => {
+    expect(
+      loadConfig('broker', { ...base, INTEROP_QUOTA_WEBHOOK_URL: 'https://entitlements.example/check' })
+        .quotaWebhook,
+    ).toEqual({
+      url: 'https://entitlements.example/check',
+      timeoutMs: 5000,
+      failurePolicy: 'refuse',
+    });
+  });
+
+  test('GIVEN all three WHEN loaded THEN they are used', () => {
+    const env = {
+      ...base,
+      INTEROP_QUOTA_WEBHOOK_URL: 'http://127.0.0.1:9000/',
+      INTEROP_QUOTA_WEBHOOK_TIMEOUT_SECONDS: '0.5',
+      INTEROP_QUOTA_WEBHOOK_FAILURE_POLICY: 'allow',
+    };
+    expect(loadConfig('broker', env).quotaWebhook).toEqual({
+      url: 'http://127.0.0.1:9000/',
+      timeoutMs: 500,
+      failurePolicy: 'allow',
+    });
+  });
+
+  test.each([
+    ['INTEROP_QUOTA_WEBHOOK_FAILURE_POLICY', 'ignore'],
+    ['INTEROP_QUOTA_WEBHOOK_TIMEOUT_SECONDS', '0'],
+  ])('GIVEN %s=%s WHEN loaded THEN it is refused, naming both', (name, value) => {
+    const load = () =>
+      loadConfig('broker', { ...base, INTEROP_QUOTA_WEBHOOK_URL: 'http://127.0.0.1:9000/', [name]: value });
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(new RegExp(`${name}.*"${value}"`));
+  });
+
+  test('GIVEN a URL that is not http WHEN loaded THEN it is refused without repeating it', () => {
+    const load = () => loadConfig('broker', { ...base, INTEROP_QUOTA_WEBHOOK_URL: 'ftp://user:pw@host/' });
+    expect(load).toThrow('INTEROP_QUOTA_WEBHOOK_URL must be an http or https URL');
+    expect(load).not.toThrow(/pw/);
+  });
+});

@@ -343,6 +343,9 @@ withHelm('the chart rendered by helm', () => {
       INTEROP_PLAN_SCHEDULERS: '',
       INTEROP_METRICS_PORT: '9090',
       INTEROP_METRICS_HOST: '0.0.0.0',
+      INTEROP_QUOTA_WEBHOOK_URL: '',
+      INTEROP_QUOTA_WEBHOOK_TIMEOUT_SECONDS: '5',
+      INTEROP_QUOTA_WEBHOOK_FAILURE_POLICY: 'refuse',
     });
     const secret = find(manifests, 'Secret', 'r-interoperator');
     const decoded = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');

@@ -182,6 +182,19 @@ describe('checkCatalog (checklist rows 13–19)', () => {
     expect(result.problems).toEqual([]);
   });
 
+  test('GIVEN a plan and a service being deleted WHEN checked THEN they are no longer offered, silently', () => {
+    const deleting = <T extends { metadata: object }>(o: T): T => ({
+      ...o,
+      metadata: { ...o.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' },
+    });
+    const result = checkCatalog(
+      [service('s-1', 'one'), deleting(service('s-2', 'two'))],
+      [plan('p-1', 'a', 's-1'), deleting(plan('p-2', 'b', 's-1')), plan('p-3', 'c', 's-2')],
+    );
+    expect(ids(result)).toEqual([['s-1'], ['p-1']]);
+    expect(left(result)).toEqual(['SFPlan p-3: its service s-2 is not in the catalog']);
+  });
+
   test.each([
     ['an empty description', { description: ' ' }, 'it needs a non-empty id, name and description'],
     ['an empty name', { name: '' }, 'it needs a non-empty id, name and description'],

@@ -8,8 +8,10 @@ import {
   checkContextUpdate,
   checkMaintenanceInfo,
   checkPlanChange,
+  checkPlanOpen,
   checkRequiresApp,
   checkUpdate,
+  isDeprecated,
   requireAsyncSupport,
   resolvePlan,
   resolveService,
@@ -18,7 +20,7 @@ import {
 import { parseApiVersion } from '../../../src/osb/version.js';
 import type { InstanceView, UpdateRequest } from '../../../src/osb/service-broker.js';
 import type { SFPlan, SFService } from '../../../src/resources/types.js';
-import { resultOrOsbError } from '../../support/osb-error.js';
+import { osbError, resultOrOsbError } from '../../support/osb-error.js';
 
 const service = (spec: Partial<SFService['spec']> = {}): SFService => ({
   apiVersion: 'osb.servicefabrik.io/v1alpha1',
@@ -460,5 +462,66 @@ describe('checkUpdate', () => {
     ],
   ] as const)('GIVEN %s THEN the plan it runs on, or the error', (_n, view, request, expected) => {
     expect(decide(view, request)).toEqual(expected);
+  });
+});
+
+describe('deprecated plans and plans being deleted', () => {
+  const deprecated = plan('p-old', { metadata: { state: 'deprecated' }, planUpdatable: true });
+  const current = plan('p-new');
+  const deleting = (o: SFPlan): SFPlan => ({
+    ...o,
+    metadata: { ...o.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' },
+  });
+
+  test.each([
+    ['a deprecated plan', service(), deprecated, 'is deprecated'],
+    ['a plan being deleted', service(), deleting(current), 'is being removed from the catalog'],
+    [
+      'a plan of a service being deleted',
+      { ...service(), metadata: { name: 's-1', deletionTimestamp: '2026-01-01T00:00:00Z' } },
+      current,
+      'belongs to a service being removed from the catalog',
+    ],
+  ])('GIVEN %s THEN it takes no new instance: 403 PlanNotAvailable', (_, s, p, why) => {
+    expect(isDeprecated(p)).toBe(p === deprecated);
+    const err = osbError(() => checkPlanOpen(s, p));
+    expect([err.status, err.code]).toEqual([403, 'PlanNotAvailable']);
+    expect(err.description).toContain(`Plan ${p.spec.name} of service pg ${why}`);
+  });
+
+  test('GIVEN a current plan THEN it takes new instances', () => {
+    expect(checkPlanOpen(service(), current)).toBeUndefined();
+  });
+
+  const lookup = catalogLookup(
+    [service({ planUpdatable: true })],
+    [deprecated, current, deleting(plan('p-gone'))],
+  );
+  const instance = (planId: string): InstanceView => ({
+    instanceId: 'i-1',
+    serviceId: 's-1',
+    planId,
+    operation: { type: 'provision', state: 'succeeded' },
+  });
+  const request = (planId?: string, parameters?: Record<string, unknown>): UpdateRequest => ({
+    instanceId: 'i-1',
+    serviceId: 's-1',
+    acceptsIncomplete: true,
+    ...(planId ? { planId } : {}),
+    ...(parameters ? { parameters } : {}),
+  });
+
+  test('GIVEN an instance of a deprecated plan THEN it can move away, and be updated in place', () => {
+    expect(checkUpdate(lookup, instance('p-old'), request('p-new')).spec.id).toBe('p-new');
+    expect(checkUpdate(lookup, instance('p-old'), request(undefined, { size: 'm' })).spec.id).toBe('p-old');
+  });
+
+  test('GIVEN an instance of a plan being deleted THEN it can be updated in place', () => {
+    expect(checkUpdate(lookup, instance('p-gone'), request(undefined, { size: 'm' })).spec.id).toBe('p-gone');
+  });
+
+  test.each(['p-old', 'p-gone'])('GIVEN a move to %s THEN 403 PlanNotAvailable', (target) => {
+    const err = osbError(() => checkUpdate(lookup, instance('p-new'), request(target)));
+    expect([err.status, err.code]).toEqual([403, 'PlanNotAvailable']);
   });
 });

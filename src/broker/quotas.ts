@@ -1,0 +1,114 @@
+/**
+ * The quota checks of a provision and of a plan change: the plan's own quota, counted from the
+ * instance records in the master, then the entitlement service, when one is configured. Both are
+ * checked when the request arrives, as the original broker did: two requests of one tenant that
+ * arrive together may both pass a limit of one more instance.
+ */
+import {
+  checkQuota,
+  countTenantInstances,
+  entitlementDecision,
+  quotaPlans,
+  tenantOf,
+  type EntitlementAnswer,
+  type EntitlementFailurePolicy,
+  type EntitlementRequest,
+  type TenantSource,
+} from '../osb/quotas.js';
+import type { SFPlan } from '../resources/types.js';
+import type { Records } from './records.js';
+
+/** The entitlement service the broker asks (docs/quotas.md). */
+export interface EntitlementService {
+  /** Where the broker POSTs an {@link EntitlementRequest}. */
+  readonly url: string;
+  /** How long the broker waits for its answer. */
+  readonly timeoutMs: number;
+  /** What the broker does when it gets no usable answer. */
+  readonly failurePolicy: EntitlementFailurePolicy;
+}
+
+/** A request that would add an instance to a plan: a provision, or an update that changes the plan. */
+export interface QuotaRequest extends TenantSource {
+  readonly operation: 'provision' | 'update';
+  readonly instanceId: string;
+  readonly serviceId: string;
+  /** The plan the instance is to be on. */
+  readonly plan: SFPlan;
+  /** On a plan change, the plan the instance leaves. */
+  readonly previousPlanId?: string;
+}
+
+export interface QuotaDeps {
+  readonly records: Records;
+  /** All plans of the catalog, for the plans of a quota group. */
+  readonly plans: () => readonly SFPlan[];
+  readonly entitlements?: EntitlementService;
+  /** Told when the entitlement service gave no usable answer and the policy let the request pass. */
+  readonly onUnanswered?: (reason: string) => void;
+}
+
+/** Asks the entitlement service; never throws: a failure is an answer of its own. */
+async function askEntitlements(
+  service: EntitlementService,
+  body: EntitlementRequest,
+): Promise<EntitlementAnswer> {
+  try {
+    const res = await fetch(service.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(service.timeoutMs),
+    });
+    if (!res.ok) {
+      await res.body?.cancel();
+      return { kind: 'unreachable', reason: `it answered HTTP ${res.status}` };
+    }
+    try {
+      return { kind: 'answered', body: await res.json() };
+    } catch {
+      return { kind: 'unreachable', reason: 'its answer is not JSON' };
+    }
+  } catch (err) {
+    const timedOut = err instanceof Error && err.name === 'TimeoutError';
+    // The URL is not repeated: it may hold credentials.
+    return {
+      kind: 'unreachable',
+      reason: timedOut ? `no answer in ${service.timeoutMs / 1000} s` : 'it could not be reached',
+    };
+  }
+}
+
+/**
+ * Checks the quotas a request must fit in.
+ *
+ * @throws OsbError 403 `QuotaExceeded` or `EntitlementRefused`; 503 when the entitlement service
+ *   cannot be asked and its failure policy refuses.
+ */
+export async function checkQuotas(deps: QuotaDeps, req: QuotaRequest): Promise<void> {
+  const quota = req.plan.spec.quota;
+  if (quota) {
+    const plans = quotaPlans(req.plan, deps.plans());
+    const withinGroup = plans.some((p) => p.spec.id === req.previousPlanId);
+    const tenant = tenantOf(quota.tenant, req);
+    if (tenant && !withinGroup) {
+      const records = await deps.records.instancesOfPlans(plans.map((p) => p.spec.id));
+      const used = countTenantInstances(records, quota, tenant, req.instanceId);
+      checkQuota({ plan: req.plan, quota, plans, tenant, used });
+    }
+  }
+  if (!deps.entitlements) return;
+  const answer = await askEntitlements(deps.entitlements, {
+    operation: req.operation,
+    instance_id: req.instanceId,
+    service_id: req.serviceId,
+    plan_id: req.plan.spec.id,
+    ...(req.previousPlanId ? { previous_plan_id: req.previousPlanId } : {}),
+    ...(req.organizationGuid ? { organization_guid: req.organizationGuid } : {}),
+    ...(req.spaceGuid ? { space_guid: req.spaceGuid } : {}),
+    ...(req.context ? { context: req.context } : {}),
+  });
+  const decision = entitlementDecision(answer, deps.entitlements.failurePolicy);
+  if (decision.refusal) throw decision.refusal;
+  if (decision.unanswered) deps.onUnanswered?.(decision.unanswered);
+}
