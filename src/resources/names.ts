@@ -56,6 +56,8 @@ export const LABELS = {
   clusterId: 'interoperator.servicefabrik.io/cluster-id',
   serviceId: 'interoperator.servicefabrik.io/service-id',
   planId: 'interoperator.servicefabrik.io/plan-id',
+  /** On SFServiceInstance records: the plan revision (its `status.specHash`) the instance was last updated to. */
+  planRevision: 'interoperator.servicefabrik.io/plan-revision',
 } as const;
 
 /** Annotations on every record, for audit and to tell a repeated request from a conflicting one. */
