@@ -2,7 +2,8 @@
 import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
 import type Koa from 'koa';
-import { TemporalServiceBroker } from '../broker/service.js';
+import { TemporalAdminService } from '../broker/admin.js';
+import { TemporalServiceBroker, brokerParts, type BrokerDeps } from '../broker/service.js';
 import type { Config } from '../config.js';
 import type { ClusterClient } from '../kube/clients.js';
 import { startCatalogCache } from '../kube/catalog-cache.js';
@@ -20,7 +21,7 @@ export async function startBroker(
   const catalog = await startCatalogCache(master, config.namespace, (err) =>
     log.warn('catalog watch failed; restarting', { error: String(err) }),
   );
-  const broker = new TemporalServiceBroker({
+  const brokerDeps: BrokerDeps = {
     client,
     taskQueue: config.temporal.taskQueue,
     master,
@@ -32,7 +33,10 @@ export async function startBroker(
       .update('request-digest')
       .update(config.temporal.payloadKeys[0]!.key)
       .digest(),
-  });
+  };
+  const broker = new TemporalServiceBroker(brokerDeps);
+  const admin = new TemporalAdminService(brokerParts(brokerDeps), { namespace: config.namespace, log });
+  const adminCredentials = config.broker.admin ? [config.broker.admin] : [];
   const credentials = [{ username: config.broker.username, password: config.broker.password }];
   let stopping = false;
   const app = createApp({
@@ -42,6 +46,7 @@ export async function startBroker(
     maxBodyBytes: config.broker.maxBodyBytes,
     log,
     stopping: () => stopping,
+    admin: { service: admin, credentials: () => adminCredentials },
   });
   const server = await listen(app, config.broker);
   log.info('broker listening', { url: `http://${config.broker.host}:${config.broker.port}` });
