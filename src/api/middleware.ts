@@ -242,8 +242,9 @@ export function adminAuth(credentials: () => Credentials | readonly Credentials[
 
 /** Who asked: `user`, or `person (user)` when the request names a person; control characters dropped. */
 export function requestedBy(username: string, person: string): string {
-  const named = person
-    .replace(/[\u0000-\u001f\u007f]/g, '')
+  const named = [...person]
+    .filter((c) => c >= ' ' && c !== '\u007f')
+    .join('')
     .trim()
     .slice(0, 200);
   return named && named !== username ? `${named} (${username})` : username;
