@@ -332,6 +332,32 @@ describe('the admin API', () => {
     }
   });
 
+  test('rollouts: a plan without a revision yet is 409, an unknown plan 404, and a plan never rolled out has no progress nor anything to pause', async () => {
+    const start = await admin('POST', `/admin/plans/${PLAN_ID}/rollout`);
+    expect([start.status, start.body.error, start.body.description]).toEqual([
+      409,
+      'Conflict',
+      expect.stringContaining('has no revision yet'),
+    ]);
+    const unknown = await admin('POST', `/admin/plans/${randomUUID()}/rollout`);
+    expect([unknown.status, unknown.body.error]).toEqual([404, 'NotFound']);
+    const progress = await admin('GET', `/admin/plans/${PLAN_ID}/rollout`);
+    expect([progress.status, progress.body.error]).toEqual([404, 'NotFound']);
+    for (const action of ['pause', 'resume', 'abort']) {
+      const res = await admin('POST', `/admin/plans/${PLAN_ID}/rollout/${action}`);
+      expect([action, res.status, res.body.description]).toEqual([
+        action,
+        404,
+        `The plan ${PLAN_ID} has no rollout running.`,
+      ]);
+    }
+    const status = await cli('rollout', 'status', PLAN_ID);
+    expect([status.status, status.stderr]).toEqual([
+      1,
+      `interoperator: the plan ${PLAN_ID} has no rollout (404)\n`,
+    ]);
+  });
+
   test('a forced removal of a binding record nobody deleted requests its deletion and releases it', async () => {
     // GIVEN a binding record of an instance on a cluster that is gone
     const instanceId = randomUUID();
