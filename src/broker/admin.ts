@@ -130,7 +130,7 @@ export class TemporalAdminService implements AdminService {
     // First the Event: once the finalizer is gone the namespace may go too, and the Event with it.
     await this.note(record, {
       reason: 'ForceRemoved',
-      message: `${kind} ${id} force-removed by ${requestedBy}: its operation stopped, the finalizer ${FINALIZER} dropped; its resources on cluster ${clusterOf(record) ?? '(none)'} are left as they are`,
+      message: `${kind} ${id} force-removed by ${requestedBy}: an operation still running on it is terminated and the finalizer ${FINALIZER} dropped; its resources on cluster ${clusterOf(record) ?? '(none)'} are left as they are`,
     });
     const workflowId =
       kind === 'instance'

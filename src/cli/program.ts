@@ -97,13 +97,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
   const client = (): AdminClient => {
     const flags = program.opts<{ url?: string; username?: string; password?: string; as?: string }>();
     const { adminConfig } = io;
+    const requestedBy = flags.as ?? defaultRequester();
     const missing = (what: string, flag: string, env: string) =>
       new UsageError(`the admin API's ${what} is missing: give ${flag} or set ${env}`);
     const endpoint: AdminEndpoint = {
       url: flags.url ?? adminConfig.url ?? '',
       username: flags.username ?? adminConfig.username ?? '',
       password: flags.password ?? adminConfig.password ?? '',
-      ...((flags.as ?? defaultRequester()) ? { requestedBy: flags.as ?? defaultRequester() } : {}),
+      ...(requestedBy ? { requestedBy } : {}),
     };
     if (!endpoint.url) throw missing('URL', '--url', 'INTEROP_ADMIN_URL');
     if (!/^https?:\/\//.test(endpoint.url))
