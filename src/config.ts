@@ -84,6 +84,11 @@ export interface Config {
      * the load balancer has taken it out of rotation first. @default 5
      */
     readonly shutdownDelayMs: number;
+    /**
+     * INTEROP_ADMIN_USERNAME, INTEROP_ADMIN_PASSWORD: the credentials of the admin API (`/admin`),
+     * apart from the OSB API's. Unset: the admin API accepts no one.
+     */
+    readonly admin?: { readonly username: string; readonly password: string };
   };
   /**
    * The codec endpoint of the broker (src/temporal/codec-server.ts), for the Temporal Web UI and
@@ -245,6 +250,41 @@ export function loadRendererConfig(env: NodeJS.ProcessEnv = process.env): Render
   return env.INTEROP_GOTEMPLATE_WASM ? { wasmFile: env.INTEROP_GOTEMPLATE_WASM } : {};
 }
 
+/**
+ * The admin API's credentials: both set, or neither (no admin API); never the OSB API's, so that a
+ * platform's credentials cannot reach it.
+ */
+function adminCredentials(env: NodeJS.ProcessEnv): Pick<Config['broker'], 'admin'> {
+  const username = env.INTEROP_ADMIN_USERNAME || '';
+  const password = env.INTEROP_ADMIN_PASSWORD || '';
+  if (!username && !password) return {};
+  if (!username || !password)
+    throw new ConfigError('INTEROP_ADMIN_USERNAME and INTEROP_ADMIN_PASSWORD are set together, or neither');
+  if (username === env.INTEROP_BROKER_USERNAME && password === env.INTEROP_BROKER_PASSWORD)
+    throw new ConfigError(
+      'INTEROP_ADMIN_USERNAME and INTEROP_ADMIN_PASSWORD must differ from the OSB credentials',
+    );
+  return { admin: { username, password } };
+}
+
+/** Settings of the operator's command line (src/cli) for the admin API; flags override each. */
+export interface AdminClientConfig {
+  /** INTEROP_ADMIN_URL: the broker's URL, e.g. `http://127.0.0.1:8080`. */
+  readonly url?: string;
+  /** INTEROP_ADMIN_USERNAME, INTEROP_ADMIN_PASSWORD: the admin API's credentials. */
+  readonly username?: string;
+  readonly password?: string;
+}
+
+/** Reads the command line's settings for the admin API. */
+export function loadAdminClientConfig(env: NodeJS.ProcessEnv = process.env): AdminClientConfig {
+  return {
+    ...(env.INTEROP_ADMIN_URL ? { url: env.INTEROP_ADMIN_URL } : {}),
+    ...(env.INTEROP_ADMIN_USERNAME ? { username: env.INTEROP_ADMIN_USERNAME } : {}),
+    ...(env.INTEROP_ADMIN_PASSWORD ? { password: env.INTEROP_ADMIN_PASSWORD } : {}),
+  };
+}
+
 /** Reads the configuration; `role` decides which settings are required. */
 export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.ProcessEnv = process.env): Config {
   const needsBroker = role !== 'worker';
@@ -281,6 +321,7 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
       shutdownDelayMs:
         number(env, 'INTEROP_SHUTDOWN_DELAY_SECONDS', 5, { orZero: true, max: MAX_CONNECTION_SECONDS }) *
         1000,
+      ...(needsBroker ? adminCredentials(env) : {}),
     },
     ...(needsBroker ? codecConfig(env, number(env, 'INTEROP_PORT', 8080)) : {}),
     metrics: {

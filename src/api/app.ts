@@ -1,24 +1,29 @@
 /**
- * The OSB API (v2.12 to v2.17) as a Koa app. Routes parse and check the request, call the service
- * layer (ServiceBroker) and map its answer; errors become responses in one place (middleware.ts).
+ * The OSB API (v2.12 to v2.17) as a Koa app, and beside it, under `/admin`, the admin API with its
+ * own credentials. Routes parse and check the request, call the service layer (ServiceBroker,
+ * AdminService) and map its answer; errors become responses in one place (middleware.ts).
  */
 import type { Tracer } from '@opentelemetry/api';
 import Koa, { type Context } from 'koa';
 import { silentLogger, type Logger } from '../log.js';
 import type { OsbRequestRecorder } from '../metrics/recorders.js';
+import type { AdminService } from '../admin/service.js';
 import type { CatalogSource, ServiceBroker } from '../osb/service-broker.js';
 import { DEFAULT_MAX_BODY_BYTES } from './body.js';
 import {
+  adminAuth,
   basicAuth,
   echoRequestIdentity,
   errorHandler,
   onOsbPaths,
   osbHeaders,
   traceRequests,
+  type AdminState,
   type Credentials,
   type OsbState,
 } from './middleware.js';
 import { requestMetrics } from './request-metrics.js';
+import { adminRoutes, type AdminRouteDeps } from './routes/admin.js';
 import { bindingRoutes } from './routes/bindings.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { instanceRoutes } from './routes/instances.js';
@@ -52,6 +57,21 @@ export interface AppOptions {
   readonly requests?: OsbRequestRecorder;
   /** Traces each request (a server span) with this tracer. @default no tracing */
   readonly tracer?: Tracer;
+  /**
+   * The admin API under `/admin`: the service it calls and the credentials it accepts, never the
+   * OSB API's. Without it, `/admin` is served by nothing (401, then 404).
+   */
+  readonly admin?: {
+    readonly service: AdminService;
+    readonly credentials: () => Credentials | readonly Credentials[];
+  };
+}
+
+/** The routes of the admin API, under `/admin`. */
+export function createAdminRoutes(deps: AdminRouteDeps): Routes<AdminState> {
+  const routes = new Routes<AdminState>();
+  adminRoutes(routes.under('/admin'), deps);
+  return routes;
 }
 
 /** The routes of the app: `/healthz`, and the OSB routes under `/v2`. */
@@ -108,7 +128,16 @@ export function createApp(options: AppOptions): Koa {
   app.use(errorHandler(log));
   app.use(echoRequestIdentity);
   app.use(onOsbPaths(basicAuth(options.credentials), osbHeaders));
+  // Admin paths without admin credentials configured still need them: nothing gets through.
+  app.use(adminAuth(options.admin?.credentials ?? (() => [])));
   // 405 (with Allow) and 501 without a body: the error handler writes the OSB error body.
   app.use(routes.middleware());
+  if (options.admin) {
+    const admin = createAdminRoutes({
+      admin: options.admin.service,
+      maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    });
+    app.use(admin.middleware() as Koa.Middleware);
+  }
   return app;
 }

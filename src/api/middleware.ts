@@ -42,6 +42,18 @@ export interface Credentials {
  */
 export const isOsbPath = (path: string): boolean => /^\/v2(?:\/|$)/i.test(path);
 
+/** Paths under the admin API, which need the admin credentials: `/admin` in any case. */
+export const isAdminPath = (path: string): boolean => /^\/admin(?:\/|$)/i.test(path);
+
+/** What the admin middleware leaves in `ctx.state` for the admin routes. */
+export interface AdminState {
+  /** Who asked: the admin's user, and the name the request gives in `X-Requested-By`. */
+  requestedBy: string;
+}
+
+/** The header in which an admin client names the person behind the shared admin credentials. */
+export const REQUESTED_BY = 'X-Requested-By';
+
 const REQUEST_IDENTITY = 'X-Broker-API-Request-Identity';
 
 /** An error from koa or a library (http-errors) that is safe to show: a 4xx with `expose`. */
@@ -80,7 +92,7 @@ function routerError(ctx: Context): OsbError | undefined {
  * method or feature the broker does not have) is not the broker's failure and is only in the
  * access log: once the answer is settled, each /v2 request gets one line at info (method, path,
  * status, duration, request identity, the instance, binding and operation ids it names, and the
- * OSB error code of a failure).
+ * OSB error code of a failure), and each /admin request one too (with who asked).
  */
 export function errorHandler(log: Logger) {
   return async (ctx: Context, next: Next): Promise<void> => {
@@ -109,6 +121,16 @@ export function errorHandler(log: Logger) {
         ...(requestIdentity ? { requestIdentity } : {}),
         ...namedIds(ctx),
         ...(code ? { error: code } : {}),
+      });
+    }
+    if (isAdminPath(ctx.path)) {
+      const { requestedBy } = ctx.state as Partial<AdminState>;
+      log.info('admin request', {
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        durationMs: Math.round(performance.now() - started),
+        ...(requestedBy ? { requestedBy } : {}),
       });
     }
   };
@@ -190,9 +212,14 @@ function basicCredentials(header: string): { username: string; password: string 
  * checked, user and password both. Credentials with an empty user or password never match, so a
  * missing configuration locks the API rather than opening it.
  *
+ * `onAccepted` receives the user of each accepted request.
+ *
  * @throws OsbError 401 (the error handler adds `WWW-Authenticate`).
  */
-export function basicAuth(credentials: () => Credentials | readonly Credentials[]) {
+export function basicAuth(
+  credentials: () => Credentials | readonly Credentials[],
+  onAccepted?: (ctx: Context, username: string) => void,
+) {
   // The digests of each configured credential (read-only objects), made once each.
   const digests = new WeakMap<Credentials, { user: Buffer; password: Buffer }>();
   const digestsOf = (c: Credentials) => {
@@ -220,6 +247,7 @@ export function basicAuth(credentials: () => Credentials | readonly Credentials[
         Number(timingSafeEqual(password, accepted.password));
     }
     if (!given || matched !== 1) throw unauthorized();
+    onAccepted?.(ctx, given.username);
     return next();
   };
 }
@@ -252,8 +280,40 @@ export function osbHeaders(ctx: Context, next: Next): Promise<void> {
  * each async layer adds work to every request.
  */
 export function onOsbPaths(...middleware: ((ctx: Context, next: Next) => Promise<void>)[]) {
+  return onPaths(isOsbPath, ...middleware);
+}
+
+/**
+ * The admin API's authentication: its own credentials, never the OSB API's. The accepted user,
+ * with the name an `X-Requested-By` header gives (the person behind shared credentials), is who
+ * asked, for the audit.
+ */
+export function adminAuth(credentials: () => Credentials | readonly Credentials[]) {
+  return onPaths(
+    isAdminPath,
+    basicAuth(credentials, (ctx, username) => {
+      (ctx.state as AdminState).requestedBy = requestedBy(username, ctx.get(REQUESTED_BY));
+    }),
+  );
+}
+
+/** Who asked: `user`, or `person (user)` when the request names a person; control characters dropped. */
+export function requestedBy(username: string, person: string): string {
+  const named = [...person]
+    .filter((c) => c >= ' ' && c !== '\u007f')
+    .join('')
+    .trim()
+    .slice(0, 200);
+  return named && named !== username ? `${named} (${username})` : username;
+}
+
+/** Runs `middleware` on the paths `test` accepts only, in order (see {@link onOsbPaths}). */
+export function onPaths(
+  test: (path: string) => boolean,
+  ...middleware: ((ctx: Context, next: Next) => Promise<void>)[]
+) {
   return (ctx: Context, next: Next): Promise<void> => {
-    if (!isOsbPath(ctx.path)) return next();
+    if (!test(ctx.path)) return next();
     const run = (i: number): Promise<void> =>
       i < middleware.length ? middleware[i]!(ctx, () => run(i + 1)) : next();
     return run(0);

@@ -30,6 +30,7 @@ export interface RouteTable<S> {
   get(path: string, handler: RouteHandler<S>): void;
   put(path: string, handler: RouteHandler<S>): void;
   patch(path: string, handler: RouteHandler<S>): void;
+  post(path: string, handler: RouteHandler<S>): void;
   delete(path: string, handler: RouteHandler<S>): void;
 }
 
@@ -59,6 +60,10 @@ export class Routes<S> implements RouteTable<S> {
     this.add(['PATCH'], path, handler);
   }
 
+  post(path: string, handler: RouteHandler<S>): void {
+    this.add(['POST'], path, handler);
+  }
+
   delete(path: string, handler: RouteHandler<S>): void {
     this.add(['DELETE'], path, handler);
   }
@@ -69,6 +74,7 @@ export class Routes<S> implements RouteTable<S> {
       get: (path, handler) => this.get(prefix + path, handler),
       put: (path, handler) => this.put(prefix + path, handler),
       patch: (path, handler) => this.patch(prefix + path, handler),
+      post: (path, handler) => this.post(prefix + path, handler),
       delete: (path, handler) => this.delete(prefix + path, handler),
     };
   }

@@ -17,6 +17,7 @@ import type {
   UpdateRequest,
 } from '../osb/service-broker.js';
 import { instanceWorkflowId } from '../resources/names.js';
+import type { SFServiceInstanceSpec } from '../resources/types.js';
 import { renderDashboardUrl } from '../templates/index.js';
 import type { InstanceRequest } from '../workflows/messages.js';
 import { catalogPlan, type BrokerParts } from './deps.js';
@@ -89,17 +90,8 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
       const plan = checkUpdate(catalog, instanceView(req.instanceId, record, running), req);
       if (!record || record.metadata.deletionTimestamp)
         throw notFound('The service instance does not exist.');
-      // What the request sends replaces what the record holds; the rest stays.
       const recorded = record.spec;
-      const updated = {
-        serviceId: recorded.serviceId,
-        planId: req.planId ?? recorded.planId,
-        organizationGuid: recorded.organizationGuid,
-        spaceGuid: recorded.spaceGuid,
-        context: req.context ?? recorded.context,
-        parameters: req.parameters ?? recorded.parameters,
-        maintenanceInfo: req.maintenanceInfo ?? recorded.maintenanceInfo,
-      };
+      const updated = updateOf(recorded, req);
       const requestHash = digests.instance(updated);
       const async = Boolean(plan.spec.manager?.async);
       if (running) return runs.repeatOf(running, workflowId, 'update', requestHash, async);
@@ -132,6 +124,28 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
       return runs.answer(started, workflowId, 'update', requestHash, async);
     },
 
+    /**
+     * An update of the instance with the request its record holds (plan, parameters, context), run
+     * even when nothing in it changed: what brings an instance to its plan's current templates.
+     * Never waits: the answer is the operation started, or the same update already running.
+     *
+     * @throws OsbError 404 without the instance (or while it is deleted); 422 `ConcurrencyError`
+     *   while another operation runs on it; 400 when its plan left the catalog.
+     */
+    async updateAsRecorded(instanceId: string, meta: RequestMeta): Promise<OperationOutcome> {
+      const workflowId = instanceWorkflowId(instanceId);
+      const [record, running] = await Promise.all([records.instance(instanceId), runs.running(workflowId)]);
+      if (!record || record.metadata.deletionTimestamp)
+        throw notFound('The service instance does not exist.');
+      const plan = catalogPlan(deps.catalog, record.spec.planId);
+      const updated = updateOf(record.spec, {});
+      const requestHash = digests.instance(updated);
+      if (running) return runs.repeatOf(running, workflowId, 'update', requestHash, true);
+      const input: InstanceRequest = { instanceId, ...updated, ...runs.envelope(meta, requestHash, plan) };
+      const started = await runs.start('update', workflowId, input);
+      return runs.answer(started, workflowId, 'update', requestHash, true);
+    },
+
     async deprovision(req: DeprovisionRequest, meta: RequestMeta): Promise<OperationOutcome> {
       const workflowId = instanceWorkflowId(req.instanceId);
       const [running, record] = await Promise.all([
@@ -159,5 +173,21 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
         records.instance(instanceId),
       );
     },
+  };
+}
+
+/** An update's request: what it sends replaces what the record holds; the rest stays. */
+function updateOf(
+  recorded: SFServiceInstanceSpec,
+  req: Pick<UpdateRequest, 'planId' | 'context' | 'parameters' | 'maintenanceInfo'>,
+) {
+  return {
+    serviceId: recorded.serviceId,
+    planId: req.planId ?? recorded.planId,
+    organizationGuid: recorded.organizationGuid,
+    spaceGuid: recorded.spaceGuid,
+    context: req.context ?? recorded.context,
+    parameters: req.parameters ?? recorded.parameters,
+    maintenanceInfo: req.maintenanceInfo ?? recorded.maintenanceInfo,
   };
 }

@@ -32,17 +32,22 @@ import { WorkflowRuns } from './workflow-runs.js';
 
 export type { BrokerDeps } from './deps.js';
 
+/** What the operations work with, built from the broker's dependencies. */
+export function brokerParts(deps: BrokerDeps): BrokerParts {
+  return {
+    deps,
+    runs: new WorkflowRuns(deps),
+    records: new Records(deps),
+    digests: requestDigests(deps.hashKey),
+  };
+}
+
 export class TemporalServiceBroker implements ServiceBroker {
   private readonly instances: ReturnType<typeof instanceOperations>;
   private readonly bindings: ReturnType<typeof bindingOperations>;
 
   constructor(deps: BrokerDeps) {
-    const parts: BrokerParts = {
-      deps,
-      runs: new WorkflowRuns(deps),
-      records: new Records(deps),
-      digests: requestDigests(deps.hashKey),
-    };
+    const parts = brokerParts(deps);
     this.instances = instanceOperations(parts);
     this.bindings = bindingOperations(parts);
   }

@@ -128,3 +128,38 @@ export async function jsonPatchRecord<T extends KubeObject>(
     setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
   )) as T;
 }
+
+/** One page of a list: the items and the `continue` token of the next page (absent on the last). */
+export interface RecordPage<T> {
+  readonly items: T[];
+  readonly continue?: string;
+}
+
+/**
+ * One page of the records of a kind, in one namespace or (without one) in all, selected by
+ * labels; `limit` and `continue` are the apiserver's list paging, passed through.
+ */
+export async function listRecordPage<T extends KubeObject>(
+  cluster: ClusterClient,
+  kind: ResourceKind,
+  namespace: string | undefined,
+  query: { readonly labelSelector?: string; readonly limit?: number; readonly continue?: string },
+): Promise<RecordPage<T>> {
+  const paging = {
+    ...(query.labelSelector ? { labelSelector: query.labelSelector } : {}),
+    ...(query.limit ? { limit: query.limit } : {}),
+    ...(query.continue ? { _continue: query.continue } : {}),
+  };
+  const list = (
+    namespace
+      ? await cluster.custom.listNamespacedCustomObject({ ...params(kind, namespace), ...paging })
+      : await cluster.custom.listClusterCustomObject({
+          group: kind.group,
+          version: kind.version,
+          plural: kind.plural,
+          ...paging,
+        })
+  ) as { items: T[]; metadata?: { continue?: string } };
+  const next = list.metadata?.continue;
+  return { items: list.items, ...(next ? { continue: next } : {}) };
+}

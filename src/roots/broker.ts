@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
 import type Koa from 'koa';
 import type { Registry } from 'prom-client';
-import { TemporalServiceBroker } from '../broker/service.js';
+import { TemporalAdminService } from '../broker/admin.js';
+import { TemporalServiceBroker, brokerParts, type BrokerDeps } from '../broker/service.js';
 import type { Config } from '../config.js';
 import type { ClusterClient } from '../kube/clients.js';
 import { startCatalogCache } from '../kube/catalog-cache.js';
@@ -39,7 +40,7 @@ export async function startBroker(
     log.warn('catalog watch failed; restarting', { error: String(err) }),
   );
   const metrics = monitoring && brokerMetrics(monitoring.registry, catalog);
-  const broker = new TemporalServiceBroker({
+  const brokerDeps: BrokerDeps = {
     client,
     taskQueue: config.temporal.taskQueue,
     master,
@@ -57,7 +58,10 @@ export async function startBroker(
       log.warn('the entitlement service gave no answer; its failure policy lets the request pass', {
         reason,
       }),
-  });
+  };
+  const broker = new TemporalServiceBroker(brokerDeps);
+  const admin = new TemporalAdminService(brokerParts(brokerDeps), { namespace: config.namespace, log });
+  const adminCredentials = config.broker.admin ? [config.broker.admin] : [];
   const credentials = [{ username: config.broker.username, password: config.broker.password }];
   let stopping = false;
   const app = createApp({
@@ -69,6 +73,7 @@ export async function startBroker(
     stopping: () => stopping,
     ...(metrics ? { requests: metrics } : {}),
     ...(tracing ? { tracer: tracing.tracer } : {}),
+    admin: { service: admin, credentials: () => adminCredentials },
   });
   const codec = config.codec
     ? await startCodecServer({

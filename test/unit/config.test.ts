@@ -1,7 +1,7 @@
 /** The configuration from environment variables: defaults, values, and a clear error for a bad one. */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, loadConfig, loadRendererConfig } from '../../src/config.js';
+import { ConfigError, loadAdminClientConfig, loadConfig, loadRendererConfig } from '../../src/config.js';
 
 const base = {
   INTEROP_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
@@ -202,6 +202,38 @@ describe('renderer settings', () => {
       wasmFile,
     });
     expect(loadRendererConfig({ INTEROP_GOTEMPLATE_WASM: wasmFile })).toEqual({ wasmFile });
+  });
+});
+
+describe('admin API credentials', () => {
+  const admin = { INTEROP_ADMIN_USERNAME: 'ops', INTEROP_ADMIN_PASSWORD: 'other-secret' };
+
+  test('GIVEN none WHEN loaded THEN the broker has no admin credentials (the admin API accepts no one)', () => {
+    expect(loadConfig('broker', base).broker.admin).toBeUndefined();
+  });
+
+  test('GIVEN both WHEN loaded THEN the broker accepts them, and the command line reads them with the URL', () => {
+    expect(loadConfig('all', { ...base, ...admin }).broker.admin).toEqual({
+      username: 'ops',
+      password: 'other-secret',
+    });
+    expect(loadAdminClientConfig({ ...admin, INTEROP_ADMIN_URL: 'http://broker:8080' })).toEqual({
+      url: 'http://broker:8080',
+      username: 'ops',
+      password: 'other-secret',
+    });
+    expect(loadAdminClientConfig({})).toEqual({});
+  });
+
+  test.each([
+    [{ INTEROP_ADMIN_USERNAME: 'ops' }, /set together, or neither/],
+    [{ INTEROP_ADMIN_PASSWORD: 'other-secret' }, /set together, or neither/],
+    [
+      { INTEROP_ADMIN_USERNAME: 'broker', INTEROP_ADMIN_PASSWORD: 'secret' },
+      /must differ from the OSB credentials/,
+    ],
+  ])('GIVEN %j WHEN the broker loads THEN it refuses', (env, error) => {
+    expect(() => loadConfig('broker', { ...base, ...env })).toThrow(error);
   });
 });
 

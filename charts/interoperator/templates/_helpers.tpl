@@ -84,7 +84,7 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{- define "interoperator.configChecksums" -}}
 checksum/config: {{ include (print .Template.BasePath "/configmap.yaml") . | sha256sum }}
 {{- if not .Values.auth.existingSecret }}
-checksum/auth-input: {{ printf "%s|%s|%s" .Values.auth.username .Values.auth.password .Values.auth.payloadKeys | sha256sum }}
+checksum/auth-input: {{ printf "%s|%s|%s|%s|%s" .Values.auth.username .Values.auth.password .Values.auth.payloadKeys .Values.auth.adminUsername .Values.auth.adminPassword | sha256sum }}
 {{- end }}
 {{- end }}
 

@@ -70,22 +70,35 @@ describe('interoperator template render', () => {
     ]);
   });
 
-  test('--help prints the usage on stdout', () => {
+  test('--help prints the usage on stdout, naming every command', () => {
     const res = cli('--help');
     expect(res.status).toBe(0);
-    expect(res.stdout).toMatch(/^usage: interoperator template render TEMPLATE_FILE DATA_FILE/);
+    expect(res.stdout).toMatch(/^Usage: interoperator /);
+    for (const command of ['template', 'instances', 'bindings', 'rollout'])
+      expect(res.stdout).toContain(command);
+    const render = cli('template', 'render', '--help');
+    expect([render.status, render.stdout]).toEqual([
+      0,
+      expect.stringMatching(/^Usage: interoperator template render \[options\] <TEMPLATE_FILE> <DATA_FILE>/),
+    ]);
+  });
+
+  test('no command prints the usage on stderr with exit status 2', () => {
+    const res = cli();
+    expect([res.status, res.stdout]).toEqual([2, '']);
+    expect(res.stderr).toMatch(/^Usage: interoperator /);
   });
 
   test.each([
-    [['template', 'explode'], 'unknown command template explode'],
-    [[], 'no command'],
-    [['template', 'render', 'only-one'], 'template render needs TEMPLATE_FILE DATA_FILE'],
-    [['template', 'render', 'a', 'b', '--frob'], 'unknown option --frob'],
-    [['template', 'render', 'a', 'b', '--type', 'helm'], '--type must be gotemplate or mustache'],
-    [['template', 'render', 'a', 'b', '--action'], '--action needs a value'],
-  ])('wrong usage %j prints the usage with exit status 2', (args, error) => {
+    [['template', 'explode'], "unknown command 'explode'"],
+    [['template', 'render', 'only-one'], "missing required argument 'DATA_FILE'"],
+    [['template', 'render', 'a', 'b', '--frob'], "unknown option '--frob'"],
+    [['template', 'render', 'a', 'b', '--type', 'helm'], "option '--type <type>' argument 'helm' is invalid"],
+    [['template', 'render', 'a', 'b', '--action'], "option '--action <name>' argument missing"],
+  ])('wrong usage %j prints the error and the usage with exit status 2', (args, error) => {
     const res = cli(...args);
     expect([res.status, res.stdout]).toEqual([2, '']);
-    expect(res.stderr).toMatch(new RegExp(`^interoperator: ${error.replace(/[-]/g, '\\-')}\nusage: `));
+    const escaped = error.replace(/[-[\]()<>'.*+?]/g, (c) => `\\${c}`);
+    expect(res.stderr).toMatch(new RegExp(`^interoperator: ${escaped}.*\n\nUsage: `));
   });
 });

@@ -1,7 +1,8 @@
 /** openapi.yaml describes exactly the routes the app serves, in both directions. */
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { createRoutes } from '../../../src/api/app.js';
+import { createAdminRoutes, createRoutes } from '../../../src/api/app.js';
+import { MemoryAdmin } from '../../support/memory-admin.js';
 import { FakeBroker, testApi, testCatalog } from './support.js';
 
 const METHODS = ['get', 'put', 'patch', 'delete', 'post', 'head', 'options'] as const;
@@ -17,16 +18,21 @@ const doc = parse(readFileSync(new URL('../../../openapi.yaml', import.meta.url)
   components: { parameters: Record<string, { name: string; in: string }> };
 };
 
-/** `METHOD /path/{param}` of every route the app serves (HEAD comes with GET). */
-function servedRoutes(): string[] {
-  return createRoutes({ broker: new FakeBroker(), catalog: testCatalog(), maxBodyBytes: 1024 })
+/** `METHOD /path/{param}` of every route the app serves (HEAD comes with GET), OSB or admin. */
+function servedRoutes(api: 'osb' | 'admin'): string[] {
+  const routes =
+    api === 'osb'
+      ? createRoutes({ broker: new FakeBroker(), catalog: testCatalog(), maxBodyBytes: 1024 })
+      : createAdminRoutes({ admin: new MemoryAdmin(), maxBodyBytes: 1024 });
+  return routes
     .list()
     .map((route) => route.replace(/:([a-z_]+)/g, '{$1}'))
     .sort();
 }
 
-function documentedRoutes(): string[] {
+function documentedRoutes(api: 'osb' | 'admin'): string[] {
   return Object.entries(doc.paths)
+    .filter(([path]) => path.startsWith('/admin/') === (api === 'admin'))
     .flatMap(([path, item]) =>
       METHODS.filter((m) => item[m] !== undefined).map((m) => `${m.toUpperCase()} ${path}`),
     )
@@ -35,7 +41,7 @@ function documentedRoutes(): string[] {
 
 test('GIVEN the routers and openapi.yaml WHEN their routes are listed THEN they are the same, both ways', () => {
   expect(doc.openapi).toMatch(/^3\./);
-  expect(servedRoutes()).toEqual([
+  expect(servedRoutes('osb')).toEqual([
     'DELETE /v2/service_instances/{instance_id}',
     'DELETE /v2/service_instances/{instance_id}/service_bindings/{binding_id}',
     'GET /healthz',
@@ -48,7 +54,38 @@ test('GIVEN the routers and openapi.yaml WHEN their routes are listed THEN they 
     'PUT /v2/service_instances/{instance_id}',
     'PUT /v2/service_instances/{instance_id}/service_bindings/{binding_id}',
   ]);
-  expect(documentedRoutes()).toEqual(servedRoutes());
+  expect(documentedRoutes('osb')).toEqual(servedRoutes('osb'));
+});
+
+test('GIVEN the admin routes and openapi.yaml WHEN their routes are listed THEN they are the same, both ways', () => {
+  expect(servedRoutes('admin')).toEqual([
+    'GET /admin/bindings',
+    'GET /admin/instances',
+    'GET /admin/plans/{plan_id}/rollout',
+    'POST /admin/bindings/{binding_id}/force-remove',
+    'POST /admin/instances/{instance_id}/force-remove',
+    'POST /admin/instances/{instance_id}/update',
+    'POST /admin/plans/{plan_id}/rollout',
+    'POST /admin/plans/{plan_id}/rollout/abort',
+    'POST /admin/plans/{plan_id}/rollout/pause',
+    'POST /admin/plans/{plan_id}/rollout/resume',
+  ]);
+  expect(documentedRoutes('admin')).toEqual(servedRoutes('admin'));
+});
+
+test('GIVEN every /admin operation in the document THEN it takes the admin credentials, never the OSB ones, and declares 401', () => {
+  for (const [path, item] of Object.entries(doc.paths).filter(([p]) => p.startsWith('/admin/'))) {
+    for (const method of METHODS) {
+      const op = item[method] as (Operation & { security?: unknown }) | undefined;
+      if (!op) continue;
+      expect([path, method, op.security, Object.keys(op.responses)]).toEqual([
+        path,
+        method,
+        [{ adminBasic: [] }],
+        expect.arrayContaining(['401']),
+      ]);
+    }
+  }
 });
 
 test('GIVEN the app WHEN a route outside the document is called THEN it is not served (404)', async () => {

@@ -182,7 +182,11 @@ interface Container {
   name: string;
   command: string[];
   ports: { name: string; containerPort: number }[];
-  env: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[];
+  env: {
+    name: string;
+    value?: string;
+    valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } };
+  }[];
   envFrom: { configMapRef: { name: string } }[];
   securityContext: Record<string, unknown>;
   startupProbe?: Probe;
@@ -317,6 +321,8 @@ withHelm('the chart rendered by helm', () => {
     expect(brokerContainer.env.map((e) => [e.name, e.valueFrom?.secretKeyRef])).toEqual([
       ['INTEROP_BROKER_USERNAME', { name: 'r-interoperator', key: 'username' }],
       ['INTEROP_BROKER_PASSWORD', { name: 'r-interoperator', key: 'password' }],
+      ['INTEROP_ADMIN_USERNAME', { name: 'r-interoperator', key: 'adminUsername', optional: true }],
+      ['INTEROP_ADMIN_PASSWORD', { name: 'r-interoperator', key: 'adminPassword', optional: true }],
       ['INTEROP_PAYLOAD_KEYS', { name: 'r-interoperator', key: 'payloadKeys' }],
     ]);
 
@@ -351,6 +357,10 @@ withHelm('the chart rendered by helm', () => {
     const decoded = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');
     expect(decoded('username')).toBe('broker');
     expect(decoded('password')).toMatch(/^[A-Za-z0-9]{32}$/);
+    // The admin API's own credentials, its password generated apart from the OSB one.
+    expect(decoded('adminUsername')).toBe('admin');
+    expect(decoded('adminPassword')).toMatch(/^[A-Za-z0-9]{32}$/);
+    expect(decoded('adminPassword')).not.toBe(decoded('password'));
     // A generated key in the form src/temporal/codec.ts parses: id:base64 of 32 bytes.
     const [id, key] = decoded('payloadKeys').split(':');
     expect(id).toBe('k1');
@@ -605,7 +615,12 @@ withHelm('the chart rendered by helm', () => {
     const manifests = render('auth.existingSecret=mine');
     expect(manifests.some((m) => m.kind === 'Secret')).toBe(false);
     const env = podSpec(find(manifests, 'Deployment', 'r-interoperator-broker')).containers[0]!.env;
-    expect(env.map((e) => e.valueFrom?.secretKeyRef?.name)).toEqual(['mine', 'mine', 'mine']);
+    expect(env.map((e) => e.valueFrom?.secretKeyRef?.name)).toEqual(['mine', 'mine', 'mine', 'mine', 'mine']);
+  });
+
+  test('GIVEN no admin user THEN the Secret holds no admin credentials (the admin API is off)', () => {
+    const secret = find(render('auth.adminUsername='), 'Secret', 'r-interoperator');
+    expect(Object.keys(secret.data ?? {}).sort()).toEqual(['password', 'payloadKeys', 'username']);
   });
 
   test('GIVEN rbac.clusterWide=false THEN Roles in the SF and the instance namespaces, or a clear failure', () => {

@@ -1,0 +1,133 @@
+/**
+ * The admin service: what the admin API asks of the broker layer. Listings of the records in the
+ * master, the update of one instance to its plan's current revision, the removal of a stuck record,
+ * and the rollouts (contract.ts).
+ *
+ * Pure: types only.
+ */
+import type { ResourceState } from '../resources/types.js';
+import type { RolloutControl } from './contract.js';
+
+/**
+ * Which records a listing returns; every field set must match. Service, plan, cluster and revision
+ * are label selectors on the master; the state (and, for bindings, the service and plan, which
+ * binding records carry no label of) are checked on each page read.
+ */
+export interface RecordFilter {
+  readonly serviceId?: string;
+  readonly planId?: string;
+  readonly clusterId?: string;
+  readonly state?: ResourceState;
+  /** Instances only: the plan revision the instance was last updated to. */
+  readonly revision?: string;
+}
+
+/** Which page of a listing: the Kubernetes list `limit` and `continue` token, passed through. */
+export interface PageRequest {
+  /** Most records read for this page. @default 100 */
+  readonly limit?: number;
+  /** The `continue` of the page before. @default the first page */
+  readonly continue?: string;
+}
+
+/**
+ * One page of a listing. Filters the apiserver cannot select by are applied to the records read,
+ * so a page may hold fewer than `limit` items while more follow: go on while `continue` is set.
+ */
+export interface Page<T> {
+  readonly items: readonly T[];
+  /** The token of the next page; absent on the last. */
+  readonly continue?: string;
+}
+
+/** An instance as the admin listing shows it, from its record. */
+export interface InstanceSummary {
+  readonly instanceId: string;
+  readonly serviceId: string;
+  readonly planId: string;
+  /** Where it is placed; absent before placement. */
+  readonly clusterId?: string;
+  readonly state?: ResourceState;
+  /** Its last operation: provision, update or deprovision. */
+  readonly operation?: string;
+  readonly description?: string;
+  /** The plan revision it was last updated to, when recorded. */
+  readonly revision?: string;
+  /** The record: namespace and name in the master. */
+  readonly namespace: string;
+  readonly name: string;
+  readonly createdAt?: string;
+  /** When its deletion was requested: it is deleting, or stuck. */
+  readonly deletionRequestedAt?: string;
+}
+
+/** A binding as the admin listing shows it, from its record. */
+export interface BindingSummary {
+  readonly bindingId: string;
+  readonly instanceId: string;
+  readonly serviceId: string;
+  readonly planId: string;
+  readonly clusterId?: string;
+  readonly state?: ResourceState;
+  readonly operation?: string;
+  readonly description?: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly createdAt?: string;
+  readonly deletionRequestedAt?: string;
+}
+
+/** What an update of one instance started. */
+export interface InstanceUpdateStarted {
+  readonly instanceId: string;
+  /** The operation string, for the OSB `last_operation` of the instance. */
+  readonly operation: string;
+  /** The plan revision the update brings the instance to, when the plan has one. */
+  readonly revision?: string;
+}
+
+/** The records an admin may force-remove. */
+export type RecordKind = 'instance' | 'binding';
+
+/** What a forced removal did. */
+export interface ForcedRemoval {
+  readonly kind: RecordKind;
+  /** The OSB id of the instance or binding. */
+  readonly id: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** Whether the removal also requested the deletion (it had not been requested before). */
+  readonly deletionRequested: boolean;
+  /** Whether our finalizer was on the record and is now removed. */
+  readonly finalizerRemoved: boolean;
+  /** Whether an operation workflow still ran on it, and was terminated. */
+  readonly operationStopped: boolean;
+  readonly requestedBy: string;
+  /** When, as an ISO time. */
+  readonly at: string;
+}
+
+/** The admin side of the broker, as the admin API calls it. */
+export interface AdminService {
+  /** The instance records matching `filter`, one page. */
+  listInstances(filter: RecordFilter, page: PageRequest): Promise<Page<InstanceSummary>>;
+  /** The binding records matching `filter`, one page. */
+  listBindings(filter: RecordFilter, page: PageRequest): Promise<Page<BindingSummary>>;
+  /**
+   * Starts the update of one instance to its plan's current revision, with the request its record
+   * holds (plan, parameters, context), as an OSB update would run it.
+   *
+   * @throws OsbError 404 without such an instance (or one being deleted); 422 `ConcurrencyError`
+   *   while another operation runs on it; 409 when its plan has no revision yet.
+   */
+  updateInstance(instanceId: string, requestedBy: string): Promise<InstanceUpdateStarted>;
+  /**
+   * Removes a record whose deletion cannot finish (its cluster is gone): terminates the operation
+   * still running on it, requests its deletion when nobody has, and takes our finalizer off, so
+   * the apiserver lets it go. Its resources on the cluster are left as they are. Recorded in the audit log and as an Event on the record.
+   *
+   * @throws OsbError 404 without such a record.
+   */
+  forceRemove(kind: RecordKind, id: string, requestedBy: string): Promise<ForcedRemoval>;
+  readonly rollouts: RolloutControl;
+}

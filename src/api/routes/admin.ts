@@ -1,0 +1,76 @@
+/**
+ * The admin API's routes, under `/admin`: listings of the records, the update of one instance, the
+ * forced removal of a stuck record, and the rollout of a plan. Each reads its parameters, calls one
+ * AdminService method and sets the answer; errors are the OSB API's (`{error, description}`).
+ */
+import { parsePageRequest, parseRecordFilter, parseRolloutSettings } from '../../admin/requests.js';
+import type { AdminService, RecordKind } from '../../admin/service.js';
+import { notFound } from '../../osb/errors.js';
+import { readJsonBody } from '../body.js';
+import type { AdminState } from '../middleware.js';
+import type { RouteContext, RouteTable } from '../router.js';
+
+export interface AdminRouteDeps {
+  readonly admin: AdminService;
+  /** Largest request body accepted, in bytes. */
+  readonly maxBodyBytes: number;
+}
+
+type AdminContext = RouteContext<AdminState>;
+
+function param(ctx: AdminContext, name: 'instance_id' | 'binding_id' | 'plan_id'): string {
+  const value = ctx.params[name];
+  if (value === undefined) throw new Error(`The route has no :${name} parameter.`);
+  return value;
+}
+
+export function adminRoutes(router: RouteTable<AdminState>, { admin, maxBodyBytes }: AdminRouteDeps): void {
+  /** GET /admin/instances?service&plan&cluster&state&revision&limit&continue */
+  router.get('/instances', async (ctx) => {
+    ctx.body = await admin.listInstances(parseRecordFilter(ctx.query), parsePageRequest(ctx.query));
+  });
+
+  /** GET /admin/bindings?service&plan&cluster&state&limit&continue */
+  router.get('/bindings', async (ctx) => {
+    ctx.body = await admin.listBindings(parseRecordFilter(ctx.query), parsePageRequest(ctx.query));
+  });
+
+  /** POST /admin/instances/:instance_id/update: to its plan's current revision; 202 with the operation. */
+  router.post('/instances/:instance_id/update', async (ctx) => {
+    ctx.status = 202;
+    ctx.body = await admin.updateInstance(param(ctx, 'instance_id'), ctx.state.requestedBy);
+  });
+
+  const forceRemove = (kind: RecordKind, name: 'instance_id' | 'binding_id') => async (ctx: AdminContext) => {
+    ctx.body = await admin.forceRemove(kind, param(ctx, name), ctx.state.requestedBy);
+  };
+  /** POST /admin/instances/:instance_id/force-remove */
+  router.post('/instances/:instance_id/force-remove', forceRemove('instance', 'instance_id'));
+  /** POST /admin/bindings/:binding_id/force-remove */
+  router.post('/bindings/:binding_id/force-remove', forceRemove('binding', 'binding_id'));
+
+  const ROLLOUT = '/plans/:plan_id/rollout';
+  /** GET /admin/plans/:plan_id/rollout: its progress; 404 when the plan never had one. */
+  router.get(ROLLOUT, async (ctx) => {
+    const planId = param(ctx, 'plan_id');
+    const progress = await admin.rollouts.progress(planId);
+    if (!progress) throw notFound(`The plan ${planId} has no rollout.`);
+    ctx.body = progress;
+  });
+
+  /** POST /admin/plans/:plan_id/rollout: starts (or redirects) the rollout of the plan's current revision. */
+  router.post(ROLLOUT, async (ctx) => {
+    const settings = parseRolloutSettings(await readJsonBody(ctx, maxBodyBytes));
+    ctx.status = 202;
+    ctx.body = await admin.rollouts.start(param(ctx, 'plan_id'), settings, ctx.state.requestedBy);
+  });
+
+  for (const action of ['pause', 'resume', 'abort'] as const) {
+    /** POST /admin/plans/:plan_id/rollout/{pause,resume,abort}: 202, empty. */
+    router.post(`${ROLLOUT}/${action}`, async (ctx) => {
+      await admin.rollouts[action](param(ctx, 'plan_id'));
+      ctx.status = 202;
+      ctx.body = {};
+    });
+  }
+}

@@ -1,0 +1,279 @@
+/**
+ * The admin service over the master's records and Temporal: listings by label selector with the
+ * apiserver's paging, the update of one instance as an OSB update runs it, the forced removal of a
+ * stuck record (audited in the log and as an Event on the record), and the plan rollouts.
+ */
+import type {
+  AdminService,
+  BindingSummary,
+  ForcedRemoval,
+  InstanceSummary,
+  InstanceUpdateStarted,
+  Page,
+  PageRequest,
+  RecordFilter,
+  RecordKind,
+} from '../admin/service.js';
+import type { RolloutControl } from '../admin/contract.js';
+import { deleteRecord, getRecord, listRecordPage, patchRecord } from '../kube/custom-objects.js';
+import { statusCodeOf } from '../kube/errors.js';
+import { recordEvent } from '../kube/events.js';
+import { badRequest, conflict, notFound } from '../osb/errors.js';
+import type { RequestMeta } from '../osb/service-broker.js';
+import { FINALIZER, LABELS, bindingWorkflowId, instanceWorkflowId, labelValue } from '../resources/names.js';
+import {
+  SFSERVICEBINDING,
+  SFSERVICEINSTANCE,
+  type KubeObject,
+  type ResourceKind,
+  type SFServiceBinding,
+  type SFServiceInstance,
+} from '../resources/types.js';
+import type { BrokerDeps, BrokerParts } from './deps.js';
+import { instanceOperations } from './instances.js';
+import { TemporalRollouts, planRevision } from './rollouts.js';
+
+/** Where the admin service writes its audit lines: the broker's logger. */
+export interface AuditLog {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+}
+
+export interface AdminDeps {
+  /** The registry's namespace, which the rollout workflow ids carry. */
+  readonly namespace: string;
+  readonly log: AuditLog;
+}
+
+/** Records read for one page when the request names no limit. */
+export const DEFAULT_PAGE_LIMIT = 100;
+
+/** Who reports the admin's Events. */
+const EVENT_COMPONENT = 'interoperator-admin';
+
+/** Platform of the originating identity an admin's operation is recorded with. */
+export const ADMIN_PLATFORM = 'interoperator-admin';
+
+/** What an operation an admin starts records of who asked. */
+const adminMeta = (requestedBy: string): RequestMeta => ({
+  apiVersion: 'admin',
+  originatingIdentity: { platform: ADMIN_PLATFORM, value: { user: requestedBy } },
+});
+
+export class TemporalAdminService implements AdminService {
+  readonly rollouts: RolloutControl;
+  private readonly deps: BrokerDeps;
+  private readonly instances: ReturnType<typeof instanceOperations>;
+
+  constructor(
+    private readonly parts: BrokerParts,
+    private readonly admin: AdminDeps,
+  ) {
+    this.deps = parts.deps;
+    this.instances = instanceOperations(parts);
+    this.rollouts = new TemporalRollouts({ ...parts.deps, namespace: admin.namespace });
+  }
+
+  async listInstances(filter: RecordFilter, page: PageRequest): Promise<Page<InstanceSummary>> {
+    const selector = labelSelector({
+      [LABELS.serviceId]: filter.serviceId,
+      [LABELS.planId]: filter.planId,
+      [LABELS.clusterId]: filter.clusterId,
+      [LABELS.planRevision]: filter.revision,
+    });
+    const read = await this.page<SFServiceInstance>(SFSERVICEINSTANCE, selector, page);
+    const items = read.items
+      .filter((r) => filter.state === undefined || r.status?.state === filter.state)
+      .map(instanceSummary);
+    return { items, ...(read.continue ? { continue: read.continue } : {}) };
+  }
+
+  async listBindings(filter: RecordFilter, page: PageRequest): Promise<Page<BindingSummary>> {
+    if (filter.revision !== undefined) throw badRequest('Bindings have no plan revision to filter by.');
+    const selector = labelSelector({ [LABELS.clusterId]: filter.clusterId });
+    const read = await this.page<SFServiceBinding>(SFSERVICEBINDING, selector, page);
+    const items = read.items
+      .filter(
+        (r) =>
+          (filter.state === undefined || r.status?.state === filter.state) &&
+          (filter.serviceId === undefined || r.spec.serviceId === filter.serviceId) &&
+          (filter.planId === undefined || r.spec.planId === filter.planId),
+      )
+      .map(bindingSummary);
+    return { items, ...(read.continue ? { continue: read.continue } : {}) };
+  }
+
+  async updateInstance(instanceId: string, requestedBy: string): Promise<InstanceUpdateStarted> {
+    const record = await this.parts.records.instance(instanceId);
+    if (!record || record.metadata.deletionTimestamp) throw notFound('The service instance does not exist.');
+    const plan = this.deps.catalog.plan(record.spec.planId);
+    if (!plan) throw conflict(`The plan ${record.spec.planId} of the instance is not in the catalog.`);
+    const revision = planRevision(plan);
+    const outcome = await this.instances.updateAsRecorded(instanceId, adminMeta(requestedBy));
+    if (outcome.kind !== 'accepted') throw new Error('An update started by an admin is always asynchronous.');
+    this.admin.log.info('instance update requested', {
+      instanceId,
+      planId: plan.spec.id,
+      ...(revision ? { revision } : {}),
+      requestedBy,
+      operation: outcome.operation,
+    });
+    return { instanceId, operation: outcome.operation, ...(revision ? { revision } : {}) };
+  }
+
+  async forceRemove(kind: RecordKind, id: string, requestedBy: string): Promise<ForcedRemoval> {
+    const record = kind === 'instance' ? await this.parts.records.instance(id) : await this.bindingRecord(id);
+    if (!record) throw notFound(`There is no ${kind} record of ${id}.`);
+    const resource = kind === 'instance' ? SFSERVICEINSTANCE : SFSERVICEBINDING;
+    const { namespace, name } = { namespace: record.metadata.namespace!, name: record.metadata.name };
+    const at = new Date().toISOString();
+    // First the Event: once the finalizer is gone the namespace may go too, and the Event with it.
+    await this.note(record, {
+      reason: 'ForceRemoved',
+      message: `${kind} ${id} force-removed by ${requestedBy}: an operation still running on it is terminated and the finalizer ${FINALIZER} dropped; its resources on cluster ${clusterOf(record) ?? '(none)'} are left as they are`,
+    });
+    const workflowId =
+      kind === 'instance'
+        ? instanceWorkflowId(id)
+        : bindingWorkflowId((record as SFServiceBinding).spec.instanceId, id);
+    const operationStopped = await this.stopOperation(workflowId, requestedBy);
+    const deletionRequested = !record.metadata.deletionTimestamp;
+    if (deletionRequested) await deleteRecord(this.deps.master, resource, namespace, name);
+    const finalizerRemoved = await this.dropFinalizer(resource, namespace, name);
+    const removal: ForcedRemoval = {
+      kind,
+      id,
+      namespace,
+      name,
+      deletionRequested,
+      finalizerRemoved,
+      operationStopped,
+      requestedBy,
+      at,
+    };
+    this.admin.log.warn('record force-removed', { audit: true, ...removal, clusterId: clusterOf(record) });
+    return removal;
+  }
+
+  /** A page of the records of `kind`, in the shared instance namespace or in all namespaces. */
+  private async page<T extends KubeObject>(kind: ResourceKind, labelSelector: string, page: PageRequest) {
+    try {
+      return await listRecordPage<T>(this.deps.master, kind, this.deps.instanceNamespace, {
+        labelSelector,
+        limit: page.limit ?? DEFAULT_PAGE_LIMIT,
+        ...(page.continue ? { continue: page.continue } : {}),
+      });
+    } catch (err) {
+      const status = statusCodeOf(err);
+      if (page.continue && status === 410)
+        throw badRequest('The continue token has expired: list again from the first page.');
+      if (page.continue && status === 400) throw badRequest('The continue token is not valid.');
+      throw err;
+    }
+  }
+
+  /** The binding's record, found by its id's label in whatever namespace holds it. */
+  private async bindingRecord(bindingId: string): Promise<SFServiceBinding | undefined> {
+    const { items } = await listRecordPage<SFServiceBinding>(
+      this.deps.master,
+      SFSERVICEBINDING,
+      this.deps.instanceNamespace,
+      { labelSelector: `${LABELS.bindingId}=${labelValue(bindingId)}` },
+    );
+    return items.find((r) => r.spec.id === bindingId);
+  }
+
+  /** Terminates the record's operation workflow, if one runs; whether it did. */
+  private async stopOperation(workflowId: string, requestedBy: string): Promise<boolean> {
+    const running = await this.parts.runs.running(workflowId);
+    if (!running) return false;
+    await this.parts.runs.handle(workflowId, running.runId).terminate(`force-removed by ${requestedBy}`);
+    return true;
+  }
+
+  /** Takes our finalizer off the record, if it is still there; whether it did. */
+  private async dropFinalizer(kind: ResourceKind, namespace: string, name: string): Promise<boolean> {
+    for (let attempt = 1; ; attempt += 1) {
+      const record = await getRecord(this.deps.master, kind, namespace, name);
+      const finalizers = record?.metadata.finalizers ?? [];
+      if (!record || !finalizers.includes(FINALIZER)) return false;
+      try {
+        // The resourceVersion makes the patch fail on a record changed since read, rather than drop
+        // a finalizer someone else added meanwhile.
+        await patchRecord(this.deps.master, kind, namespace, name, {
+          metadata: {
+            finalizers: finalizers.filter((f) => f !== FINALIZER),
+            resourceVersion: record.metadata.resourceVersion,
+          },
+        });
+        return true;
+      } catch (err) {
+        if (statusCodeOf(err) === 404) return false;
+        if (statusCodeOf(err) !== 409 || attempt >= 5) throw err;
+      }
+    }
+  }
+
+  /** An Event on the record; one that cannot be written (its namespace is going) is logged instead. */
+  private async note(record: KubeObject, note: { reason: string; message: string }): Promise<void> {
+    try {
+      await recordEvent(this.deps.master, record, { ...note, type: 'Warning', component: EVENT_COMPONENT });
+    } catch (err) {
+      this.admin.log.warn('could not record the event', {
+        namespace: record.metadata.namespace,
+        name: record.metadata.name,
+        reason: note.reason,
+        status: statusCodeOf(err),
+      });
+    }
+  }
+}
+
+/** A label selector of the values given (each as labelValue makes it), `a=b,c=d`. */
+export function labelSelector(labels: Record<string, string | undefined>): string {
+  return Object.entries(labels)
+    .filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '')
+    .map(([key, value]) => `${key}=${labelValue(value)}`)
+    .join(',');
+}
+
+const clusterOf = (record: KubeObject): string | undefined => record.metadata.labels?.[LABELS.clusterId];
+
+function instanceSummary(record: SFServiceInstance): InstanceSummary {
+  const { metadata, spec, status } = record;
+  const clusterId = spec.clusterId ?? clusterOf(record);
+  const revision = metadata.labels?.[LABELS.planRevision];
+  return {
+    instanceId: spec.instanceId ?? metadata.name,
+    serviceId: spec.serviceId,
+    planId: spec.planId,
+    ...(clusterId ? { clusterId } : {}),
+    ...(status?.state ? { state: status.state } : {}),
+    ...(status?.operation ? { operation: status.operation } : {}),
+    ...(status?.description ? { description: status.description } : {}),
+    ...(revision ? { revision } : {}),
+    namespace: metadata.namespace!,
+    name: metadata.name,
+    ...(metadata.creationTimestamp ? { createdAt: metadata.creationTimestamp } : {}),
+    ...(metadata.deletionTimestamp ? { deletionRequestedAt: metadata.deletionTimestamp } : {}),
+  };
+}
+
+function bindingSummary(record: SFServiceBinding): BindingSummary {
+  const { metadata, spec, status } = record;
+  const clusterId = clusterOf(record);
+  return {
+    bindingId: spec.id,
+    instanceId: spec.instanceId,
+    serviceId: spec.serviceId,
+    planId: spec.planId,
+    ...(clusterId ? { clusterId } : {}),
+    ...(status?.state ? { state: status.state } : {}),
+    ...(status?.operation ? { operation: status.operation } : {}),
+    ...(status?.description ? { description: status.description } : {}),
+    namespace: metadata.namespace!,
+    name: metadata.name,
+    ...(metadata.creationTimestamp ? { createdAt: metadata.creationTimestamp } : {}),
+    ...(metadata.deletionTimestamp ? { deletionRequestedAt: metadata.deletionTimestamp } : {}),
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * The admin API as the command line calls it: one method a route, Basic authentication with the
+ * admin credentials, and the API's errors (`{error, description}`) as {@link AdminApiError}.
+ */
+import type { RolloutProgress, RolloutSettings } from '../admin/contract.js';
+import type {
+  BindingSummary,
+  ForcedRemoval,
+  InstanceSummary,
+  InstanceUpdateStarted,
+  Page,
+  PageRequest,
+  RecordFilter,
+  RecordKind,
+} from '../admin/service.js';
+
+/** Where the admin API is and who calls it. */
+export interface AdminEndpoint {
+  /** The broker's URL, e.g. `https://broker.example.com`. */
+  readonly url: string;
+  readonly username: string;
+  readonly password: string;
+  /** The person behind the credentials, sent as `X-Requested-By` for the audit. */
+  readonly requestedBy?: string;
+}
+
+/** An answer of the admin API other than a success, or no answer at all (`status` 0). */
+export class AdminApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly description: string,
+    readonly code?: string,
+  ) {
+    super(description);
+    this.name = 'AdminApiError';
+  }
+}
+
+/** The query parameters of a listing, as the API names them. */
+function listingQuery(filter: RecordFilter, page: PageRequest): string {
+  const params = new URLSearchParams();
+  const add = (name: string, value: string | number | undefined) => {
+    if (value !== undefined && value !== '') params.set(name, String(value));
+  };
+  add('service', filter.serviceId);
+  add('plan', filter.planId);
+  add('cluster', filter.clusterId);
+  add('state', filter.state);
+  add('revision', filter.revision);
+  add('limit', page.limit);
+  add('continue', page.continue);
+  const query = params.toString();
+  return query ? `?${query}` : '';
+}
+
+export class AdminClient {
+  constructor(
+    private readonly endpoint: AdminEndpoint,
+    private readonly fetchFn: typeof fetch = fetch,
+  ) {}
+
+  listInstances(filter: RecordFilter, page: PageRequest): Promise<Page<InstanceSummary>> {
+    return this.call('GET', `/admin/instances${listingQuery(filter, page)}`);
+  }
+
+  listBindings(filter: RecordFilter, page: PageRequest): Promise<Page<BindingSummary>> {
+    return this.call('GET', `/admin/bindings${listingQuery(filter, page)}`);
+  }
+
+  updateInstance(instanceId: string): Promise<InstanceUpdateStarted> {
+    return this.call('POST', `/admin/instances/${encodeURIComponent(instanceId)}/update`);
+  }
+
+  forceRemove(kind: RecordKind, id: string): Promise<ForcedRemoval> {
+    const path = kind === 'instance' ? 'instances' : 'bindings';
+    return this.call('POST', `/admin/${path}/${encodeURIComponent(id)}/force-remove`);
+  }
+
+  startRollout(planId: string, settings: Partial<RolloutSettings>): Promise<RolloutProgress> {
+    return this.call('POST', rolloutPath(planId), settings);
+  }
+
+  async signalRollout(planId: string, action: 'pause' | 'resume' | 'abort'): Promise<void> {
+    await this.call('POST', `${rolloutPath(planId)}/${action}`);
+  }
+
+  /** The rollout's progress; undefined when the plan never had one. */
+  async rolloutProgress(planId: string): Promise<RolloutProgress | undefined> {
+    try {
+      return await this.call<RolloutProgress>('GET', rolloutPath(planId));
+    } catch (err) {
+      if (err instanceof AdminApiError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  private async call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    const { url, username, password, requestedBy } = this.endpoint;
+    const target = `${url.replace(/\/+$/, '')}${path}`;
+    let response: Response;
+    try {
+      response = await this.fetchFn(target, {
+        method,
+        headers: {
+          Authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`,
+          Accept: 'application/json',
+          ...(requestedBy ? { 'X-Requested-By': requestedBy } : {}),
+          ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+        },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+    } catch (err) {
+      const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
+      throw new AdminApiError(0, `cannot reach ${url}: ${cause}`);
+    }
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : {};
+    } catch {
+      parsed = undefined;
+    }
+    if (!response.ok) {
+      const { error, description } = (parsed ?? {}) as { error?: string; description?: string };
+      throw new AdminApiError(
+        response.status,
+        description ?? `${method} ${path} answered ${response.status}`,
+        error,
+      );
+    }
+    if (parsed === undefined) throw new AdminApiError(response.status, `${method} ${path} answered no JSON`);
+    return parsed as T;
+  }
+}
+
+const rolloutPath = (planId: string) => `/admin/plans/${encodeURIComponent(planId)}/rollout`;

@@ -1,0 +1,372 @@
+/**
+ * The `interoperator` command line: the service owner's `template render`, and the operator's
+ * commands over the admin API (instances, bindings, rollouts). Parsing, help and usage errors are
+ * commander's; each command is a small function over the AdminClient.
+ *
+ * Exit statuses: 0 done; 1 failed (the API refused, the render failed, the rollout watched halted,
+ * was aborted or left instances failed); 2 the command line is wrong or incomplete.
+ */
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import type { RolloutProgress, RolloutSettings } from '../admin/contract.js';
+import type { Page, PageRequest, RecordFilter } from '../admin/service.js';
+import type { AdminClientConfig, RendererConfig } from '../config.js';
+import { RESOURCE_STATES, type TemplateAction, type TemplateType } from '../resources/types.js';
+import { closeRenderer, configureRenderer, parseDataFile, renderTemplate } from '../templates/index.js';
+import { AdminApiError, AdminClient, type AdminEndpoint } from './admin-client.js';
+import {
+  BINDING_COLUMNS,
+  FINAL_STATES,
+  INSTANCE_COLUMNS,
+  exitStatusOf,
+  progressBar,
+  progressSummary,
+  table,
+  type Columns,
+} from './format.js';
+
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+export type Exit = (typeof EXIT)[keyof typeof EXIT];
+
+/** Where the command line reads its settings and writes its output. */
+export interface CliIo {
+  readonly stdout: { write(text: string): unknown; readonly isTTY?: boolean };
+  readonly stderr: { write(text: string): unknown };
+  /** The admin API's settings from the environment (src/config.ts); flags override them. */
+  readonly adminConfig: AdminClientConfig;
+  readonly rendererConfig: RendererConfig;
+  /** Waits between two reads of a rollout's progress. @default setTimeout */
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/** A usage error found after parsing: printed like commander's, exit status 2. */
+class UsageError extends Error {}
+
+/** Consecutive failed reads `rollout watch` tolerates (a broker restarting) before it gives up. */
+const WATCH_READ_ATTEMPTS = 5;
+
+const wholeNumber =
+  (min: number) =>
+  (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < min) throw new InvalidArgumentError(`a whole number, ${min} or more`);
+    return n;
+  };
+
+const positiveSeconds = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('a positive number of seconds');
+  return n;
+};
+
+function defaultRequester(): string | undefined {
+  try {
+    return os.userInfo().username || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs the command line `argv` (without node and the script); resolves to the exit status. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> {
+  let exit: Exit = EXIT.ok;
+  const print = (text: string) => io.stdout.write(text);
+  const sleep = io.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+
+  const program = new Command('interoperator')
+    .description(
+      "The inter-operator's command line: render plan templates, and run a landscape over the admin API.",
+    )
+    .exitOverride()
+    .showHelpAfterError()
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+      outputError: (text, write) => write(`interoperator: ${text.replace(/^error: /, '')}`),
+    })
+    .option('--url <url>', 'the broker (env INTEROP_ADMIN_URL)')
+    .option('--username <name>', "the admin API's user (env INTEROP_ADMIN_USERNAME)")
+    .option(
+      '--password <password>',
+      "the admin API's password (env INTEROP_ADMIN_PASSWORD; prefer it to the flag)",
+    )
+    .option('--as <name>', 'who you are, for the audit (X-Requested-By) (default: your login name)');
+
+  /** The admin client, from the flags over the environment. */
+  const client = (): AdminClient => {
+    const flags = program.opts<{ url?: string; username?: string; password?: string; as?: string }>();
+    const { adminConfig } = io;
+    const requestedBy = flags.as ?? defaultRequester();
+    const missing = (what: string, flag: string, env: string) =>
+      new UsageError(`the admin API's ${what} is missing: give ${flag} or set ${env}`);
+    const endpoint: AdminEndpoint = {
+      url: flags.url ?? adminConfig.url ?? '',
+      username: flags.username ?? adminConfig.username ?? '',
+      password: flags.password ?? adminConfig.password ?? '',
+      ...(requestedBy ? { requestedBy } : {}),
+    };
+    if (!endpoint.url) throw missing('URL', '--url', 'INTEROP_ADMIN_URL');
+    if (!/^https?:\/\//.test(endpoint.url))
+      throw new UsageError(`--url must be an http(s) URL, not "${endpoint.url}"`);
+    if (!endpoint.username) throw missing('user', '--username', 'INTEROP_ADMIN_USERNAME');
+    if (!endpoint.password) throw missing('password', '--password', 'INTEROP_ADMIN_PASSWORD');
+    return new AdminClient(endpoint);
+  };
+
+  // template render -------------------------------------------------------------------------
+  program
+    .command('template')
+    .description('plan templates')
+    .command('render')
+    .description('render TEMPLATE_FILE over DATA_FILE as the inter-operator renders plan templates')
+    .argument('<TEMPLATE_FILE>', "the template ('-' for stdin)")
+    .argument(
+      '<DATA_FILE>',
+      'JSON or YAML object: instance, plan, service, binding and source objects by key',
+    )
+    .addOption(
+      new Option('--type <type>', 'the template language')
+        .choices(['gotemplate', 'mustache'])
+        .default('gotemplate'),
+    )
+    .option('--action <name>', 'the action the template serves, as errors name it', 'provision')
+    .action(async (templateFile: string, dataFile: string, opts: { type: TemplateType; action: string }) => {
+      exit = await render(templateFile, dataFile, opts, io);
+    });
+
+  // instances and bindings --------------------------------------------------------------------
+  const listing = (parent: Command, what: string): Command =>
+    parent
+      .command('list')
+      .description(`list the ${what}, as a table (or JSON)`)
+      .option('--service <id>', 'of this service')
+      .option('--plan <id>', 'of this plan')
+      .option('--cluster <id>', 'on this cluster')
+      .addOption(new Option('--state <state>', 'in this state').choices(RESOURCE_STATES))
+      .option('--limit <n>', 'records read a page', wholeNumber(1))
+      .option('--continue <token>', 'the page after the one that gave this token')
+      .option('--all', 'every page, not only the first')
+      .addOption(
+        new Option('-o, --output <format>', 'table or json').choices(['table', 'json']).default('table'),
+      );
+  type ListOptions = {
+    service?: string;
+    plan?: string;
+    cluster?: string;
+    state?: RecordFilter['state'];
+    revision?: string;
+    limit?: number;
+    continue?: string;
+    all?: boolean;
+    output: 'table' | 'json';
+  };
+  const list = async <T>(
+    opts: ListOptions,
+    read: (filter: RecordFilter, page: PageRequest) => Promise<Page<T>>,
+    columns: Columns<T>,
+  ) => {
+    const filter: RecordFilter = {
+      ...(opts.service ? { serviceId: opts.service } : {}),
+      ...(opts.plan ? { planId: opts.plan } : {}),
+      ...(opts.cluster ? { clusterId: opts.cluster } : {}),
+      ...(opts.state ? { state: opts.state } : {}),
+      ...(opts.revision ? { revision: opts.revision } : {}),
+    };
+    const items: T[] = [];
+    let next = opts.continue;
+    do {
+      const page = await read(filter, {
+        ...(opts.limit ? { limit: opts.limit } : {}),
+        ...(next ? { continue: next } : {}),
+      });
+      items.push(...page.items);
+      next = page.continue;
+    } while (next && opts.all);
+    if (opts.output === 'json')
+      print(`${JSON.stringify({ items, ...(next ? { continue: next } : {}) }, null, 2)}\n`);
+    else print(table(items, columns));
+    if (next && opts.output === 'table') io.stderr.write(`more records: add --continue ${next} (or --all)\n`);
+  };
+
+  const forceRemove = async (kind: 'instance' | 'binding', id: string) => {
+    const removed = await client().forceRemove(kind, id);
+    print(
+      `${kind} ${id}: record ${removed.namespace}/${removed.name} released` +
+        `${removed.deletionRequested ? ', deletion requested' : ''}` +
+        `${removed.finalizerRemoved ? ', finalizer removed' : ''}` +
+        `${removed.operationStopped ? ', its running operation terminated' : ''}` +
+        ` (by ${removed.requestedBy})\n`,
+    );
+  };
+
+  const instances = program.command('instances').description('service instances');
+  listing(instances, 'instance records')
+    .option('--revision <revision>', 'last updated to this plan revision')
+    .action((opts: ListOptions) => list(opts, (f, p) => client().listInstances(f, p), INSTANCE_COLUMNS));
+  instances
+    .command('update')
+    .description("update an instance to its plan's current revision, with the request it holds")
+    .argument('<INSTANCE_ID>')
+    .action(async (id: string) => {
+      const started = await client().updateInstance(id);
+      print(
+        `update of ${started.instanceId} started: operation ${started.operation}` +
+          `${started.revision ? `, to revision ${started.revision}` : ''}\n`,
+      );
+    });
+  instances
+    .command('force-remove')
+    .description('remove the record of an instance whose deletion cannot finish (its cluster is gone)')
+    .argument('<INSTANCE_ID>')
+    .action(async (id: string) => forceRemove('instance', id));
+
+  const bindings = program.command('bindings').description('service bindings');
+  listing(bindings, 'binding records').action((opts: ListOptions) =>
+    list(opts, (f, p) => client().listBindings(f, p), BINDING_COLUMNS),
+  );
+  bindings
+    .command('force-remove')
+    .description('remove the record of a binding whose deletion cannot finish (its cluster is gone)')
+    .argument('<BINDING_ID>')
+    .action(async (id: string) => forceRemove('binding', id));
+
+  // rollouts -----------------------------------------------------------------------------------
+  const rollout = program
+    .command('rollout')
+    .description("rollouts of a plan's current revision to its instances");
+  rollout
+    .command('start')
+    .description("start the rollout of the plan's current revision (or redirect the running one to it)")
+    .argument('<PLAN_ID>')
+    .option('--canary <n>', 'instances updated first, alone', wholeNumber(0))
+    .option('--max-concurrency <n>', 'most updates at once in a wave', wholeNumber(1))
+    .option('--soak-seconds <n>', 'pause after the canary batch and after each wave', wholeNumber(0))
+    .option('--max-failures <n>', 'failed updates tolerated; one more halts the rollout', wholeNumber(0))
+    .action(async (planId: string, opts: Partial<RolloutSettings>) => {
+      const progress = await client().startRollout(planId, opts);
+      print(`rollout of ${planId} to revision ${progress.revision}: ${progressSummary(progress)}\n`);
+    });
+  for (const action of ['pause', 'resume', 'abort'] as const) {
+    rollout
+      .command(action)
+      .description(`${action} the plan's rollout`)
+      .argument('<PLAN_ID>')
+      .action(async (planId: string) => {
+        await client().signalRollout(planId, action);
+        print(`rollout of ${planId}: ${action} sent\n`);
+      });
+  }
+  rollout
+    .command('status')
+    .description("the plan's rollout: where it stands, and its failed instances")
+    .argument('<PLAN_ID>')
+    .addOption(new Option('-o, --output <format>', 'text or json').choices(['text', 'json']).default('text'))
+    .action(async (planId: string, opts: { output: 'text' | 'json' }) => {
+      const progress = await client().rolloutProgress(planId);
+      if (!progress) throw new AdminApiError(404, `the plan ${planId} has no rollout`);
+      if (opts.output === 'json') print(`${JSON.stringify(progress, null, 2)}\n`);
+      else
+        print(
+          `rollout of ${planId} to revision ${progress.revision}: ${progressSummary(progress)}\n${failures(progress)}`,
+        );
+    });
+  rollout
+    .command('watch')
+    .description(
+      'follow the rollout until it ends; exit 0 when done, 1 when halted, aborted or with failed instances',
+    )
+    .argument('<PLAN_ID>')
+    .option('--interval <seconds>', 'between two reads', positiveSeconds, 2)
+    .action(async (planId: string, opts: { interval: number }) => {
+      exit = await watch(client(), planId, opts.interval * 1000);
+    });
+
+  /** Follows the rollout: a bar redrawn in place on a terminal, else a line at each change. */
+  async function watch(admin: AdminClient, planId: string, intervalMs: number): Promise<Exit> {
+    const tty = Boolean(io.stdout.isTTY);
+    let last = '';
+    let failedReads = 0;
+    for (;;) {
+      let progress: RolloutProgress | undefined;
+      try {
+        progress = await admin.rolloutProgress(planId);
+        failedReads = 0;
+      } catch (err) {
+        const transient = err instanceof AdminApiError && (err.status === 0 || err.status >= 500);
+        if (!transient || ++failedReads >= WATCH_READ_ATTEMPTS) throw err;
+        await sleep(intervalMs);
+        continue;
+      }
+      if (!progress) throw new AdminApiError(404, `the plan ${planId} has no rollout`);
+      const line = tty ? progressBar(progress) : progressSummary(progress);
+      if (tty) print(`\r\u001b[2K${line}`);
+      else if (line !== last) print(`${line}\n`);
+      last = line;
+      if (FINAL_STATES.has(progress.state)) {
+        if (tty) print('\n');
+        print(failures(progress));
+        return exitStatusOf(progress);
+      }
+      await sleep(intervalMs);
+    }
+  }
+
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return exit;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    if (err instanceof UsageError) {
+      io.stderr.write(`interoperator: ${err.message}\n`);
+      return EXIT.usage;
+    }
+    if (err instanceof AdminApiError) {
+      io.stderr.write(
+        `interoperator: ${err.description}${err.status ? ` (${err.status}${err.code ? ` ${err.code}` : ''})` : ''}\n`,
+      );
+      return EXIT.failed;
+    }
+    throw err;
+  }
+}
+
+/** The failed instances of a rollout, one line each with why. */
+function failures(progress: RolloutProgress): string {
+  return Object.entries(progress.results)
+    .filter(([, r]) => r.state === 'failed')
+    .map(([id, r]) => `failed: ${id}${r.description ? `: ${r.description}` : ''}\n`)
+    .join('');
+}
+
+function readInput(file: string, what: string): string {
+  try {
+    return readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read the ${what} ${file}: ${(err as Error).message}`);
+  }
+}
+
+/** `template render`: prints the output byte for byte; a failed render prints its error, exit 1. */
+async function render(
+  templateFile: string,
+  dataFile: string,
+  opts: { type: TemplateType; action: string },
+  io: CliIo,
+): Promise<Exit> {
+  try {
+    const { wasmFile } = io.rendererConfig;
+    if (wasmFile) await configureRenderer({ wasmFile });
+    const content = readInput(templateFile, 'template file');
+    const data = parseDataFile(readInput(dataFile, 'data file'));
+    // The action only names the template in errors; any name is fine here.
+    const action = opts.action as TemplateAction;
+    io.stdout.write(await renderTemplate({ action, type: opts.type, content }, action, data));
+    return EXIT.ok;
+  } catch (err) {
+    io.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    return EXIT.failed;
+  } finally {
+    await closeRenderer();
+  }
+}

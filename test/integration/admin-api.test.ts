@@ -1,0 +1,405 @@
+/**
+ * The admin API on the real servers: the broker and worker as one process with admin credentials,
+ * the example operator and the PostgreSQL plan. Listings read the master's records by label with
+ * the apiserver's paging; an update of one instance runs the update workflow with the request the
+ * record holds; a forced removal releases a record whose deletion cannot finish and leaves an
+ * Event and an audit line; the command line lists and updates through the same API.
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRecord, getRecord, jsonPatchRecord } from '../../src/kube/custom-objects.js';
+import { ensureNamespace } from '../../src/kube/objects.js';
+import {
+  ANNOTATIONS,
+  FINALIZER,
+  LABELS,
+  instanceWorkflowId,
+  resourceName,
+} from '../../src/resources/names.js';
+import {
+  SFSERVICEBINDING,
+  SFSERVICEINSTANCE,
+  type SFServiceBinding,
+  type SFServiceInstance,
+} from '../../src/resources/types.js';
+import { clusters, eventually, temporalClient, unique } from '../support/env.js';
+import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
+import {
+  CREDENTIALS,
+  installCatalog,
+  startOperator,
+  startProcess,
+  systemSettings,
+  type SystemProcess,
+} from '../support/system.js';
+
+const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
+const PLAN_ID = '39d7d4c8-6fe2-4c2a-a5ca-b826937d5a88';
+const ADMIN = { username: 'ops', password: 'admin-password-not-secret' };
+
+interface AdminResponse {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+}
+
+describe('the admin API', () => {
+  const [master] = clusters();
+  let system: SystemProcess;
+  let operator: { stop(): Promise<void> };
+  let osb: OsbClient;
+  const instances: string[] = [randomUUID(), randomUUID(), randomUUID()];
+
+  /** Calls the admin API as `alice`, with the admin credentials (or `auth`). */
+  async function admin(
+    method: 'GET' | 'POST',
+    path: string,
+    auth: { username: string; password: string } = ADMIN,
+  ): Promise<AdminResponse> {
+    const response = await fetch(`${system.url}${path}`, {
+      method,
+      headers: {
+        Authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`,
+        'X-Requested-By': 'alice',
+      },
+    });
+    const text = await response.text();
+    return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  }
+
+  /** Runs the built command line with the admin settings in its environment. */
+  function cli(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      const child = spawn(process.execPath, ['dist/src/cli/main.js', ...args], {
+        env: {
+          ...process.env,
+          INTEROP_ADMIN_URL: system.url,
+          INTEROP_ADMIN_USERNAME: ADMIN.username,
+          INTEROP_ADMIN_PASSWORD: ADMIN.password,
+        },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('close', (status) => resolve({ status, stdout, stderr }));
+    });
+  }
+
+  beforeAll(async () => {
+    operator = await startOperator();
+    system = await startProcess(
+      'all',
+      await systemSettings({
+        INTEROP_ADMIN_USERNAME: ADMIN.username,
+        INTEROP_ADMIN_PASSWORD: ADMIN.password,
+      }),
+    );
+    osb = osbClient(system.url);
+    await installCatalog('examples/postgresql');
+    await eventually('the plan in the catalog', async () => {
+      const res = await osb('GET', '/v2/catalog');
+      return JSON.stringify(res.body).includes(PLAN_ID) ? true : undefined;
+    });
+    // GIVEN three instances of the plan, provisioned through the OSB API
+    const operations = await Promise.all(
+      instances.map(async (id) => {
+        const res = await osb(
+          'PUT',
+          `/v2/service_instances/${id}?accepts_incomplete=true`,
+          provisionBody(SERVICE_ID, PLAN_ID, { foo: 'bar' }),
+        );
+        expect(res.status).toBe(202);
+        return String(res.body.operation);
+      }),
+    );
+    for (const [i, id] of instances.entries()) {
+      const done = await untilSettled(
+        osb,
+        `/v2/service_instances/${id}/last_operation?operation=${encodeURIComponent(operations[i]!)}`,
+      );
+      expect(done.body.state).toBe('succeeded');
+    }
+  });
+  afterAll(async () => {
+    await system?.stop();
+    await operator?.stop();
+  });
+
+  test('the OSB credentials do not open the admin API, nor the admin credentials the OSB API', async () => {
+    expect((await admin('GET', '/admin/instances', CREDENTIALS)).status).toBe(401);
+    const osbAsAdmin = await fetch(`${system.url}/v2/catalog`, {
+      headers: {
+        Authorization: `Basic ${Buffer.from(`${ADMIN.username}:${ADMIN.password}`).toString('base64')}`,
+        'X-Broker-API-Version': '2.17',
+      },
+    });
+    expect(osbAsAdmin.status).toBe(401);
+  });
+
+  test('listings select by plan, service, cluster and state, a page at a time with the continue token', async () => {
+    // WHEN the plan's instances are listed one a page, following the continue token
+    const seen: Record<string, unknown>[] = [];
+    let next: string | undefined;
+    let pages = 0;
+    do {
+      const res = await admin(
+        'GET',
+        `/admin/instances?plan=${PLAN_ID}&service=${SERVICE_ID}&cluster=1&limit=1${next ? `&continue=${encodeURIComponent(next)}` : ''}`,
+      );
+      expect(res.status).toBe(200);
+      const items = res.body.items as Record<string, unknown>[];
+      expect(items.length).toBeLessThanOrEqual(1);
+      seen.push(...items);
+      next = res.body.continue as string | undefined;
+      pages += 1;
+    } while (next);
+    // THEN each of ours came once, as its record tells it
+    const ours = seen.filter((i) => instances.includes(String(i.instanceId)));
+    expect(ours.map((i) => i.instanceId).sort()).toEqual([...instances].sort());
+    expect(pages).toBeGreaterThanOrEqual(3);
+    expect(ours[0]).toMatchObject({
+      serviceId: SERVICE_ID,
+      planId: PLAN_ID,
+      clusterId: '1',
+      state: 'succeeded',
+      operation: 'provision',
+    });
+    // AND a state or a revision none of them has selects none of them
+    for (const query of ['state=failed', 'revision=no-such-revision', 'cluster=no-such-cluster']) {
+      const res = await admin('GET', `/admin/instances?plan=${PLAN_ID}&${query}`);
+      const ids = (res.body.items as { instanceId: string }[]).map((i) => i.instanceId);
+      expect([query, ids.filter((id) => instances.includes(id))]).toEqual([query, []]);
+    }
+    // AND a continue token the apiserver never gave is a 400 in the OSB error shape
+    const bad = await admin('GET', '/admin/instances?continue=not-a-token');
+    expect([bad.status, bad.body.error]).toEqual([400, 'BadRequest']);
+  });
+
+  test('the command line lists the instances of the plan as a table', async () => {
+    const res = await cli('instances', 'list', '--plan', PLAN_ID, '--all');
+    expect([res.status, res.stderr]).toEqual([0, '']);
+    const lines = res.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^INSTANCE +SERVICE +PLAN +CLUSTER +STATE +OPERATION +REVISION +DELETION$/);
+    for (const id of instances) {
+      expect(lines.find((l) => l.startsWith(id))).toMatch(
+        new RegExp(`^${id} +${SERVICE_ID} +${PLAN_ID} +1 +succeeded +provision +- +-$`),
+      );
+    }
+  });
+
+  test('an update of one instance runs the update with the recorded request, recorded as the admin’s', async () => {
+    const id = instances[0]!;
+    // WHEN an admin updates it
+    const res = await admin('POST', `/admin/instances/${id}/update`);
+    expect(res.status).toBe(202);
+    const operation = String(res.body.operation);
+    expect(operation).toMatch(/^update:/);
+    // THEN the platform's last_operation follows it to success
+    const done = await untilSettled(
+      osb,
+      `/v2/service_instances/${id}/last_operation?operation=${encodeURIComponent(operation)}`,
+    );
+    expect(done.body.state).toBe('succeeded');
+    // AND the record holds the same request, updated, and who asked
+    const record = await getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, `sf-${id}`, id);
+    expect(record?.spec.parameters).toEqual({ foo: 'bar' });
+    expect(record?.status).toMatchObject({ state: 'succeeded', operation: 'update' });
+    expect(JSON.parse(record!.metadata.annotations![ANNOTATIONS.requestedBy]!)).toMatchObject({
+      platform: 'interoperator-admin',
+    });
+    expect(record!.metadata.annotations![ANNOTATIONS.requestedBy]).toContain('alice (ops)');
+
+    // AND through the command line too
+    const cli1 = await cli('--as', 'bob', 'instances', 'update', id);
+    expect([cli1.status, cli1.stdout]).toEqual([
+      0,
+      expect.stringMatching(/^update of .* started: operation update:/),
+    ]);
+    const cliOperation = /operation (update:\S+?)(,|\n)/.exec(cli1.stdout)![1]!;
+    await untilSettled(
+      osb,
+      `/v2/service_instances/${id}/last_operation?operation=${encodeURIComponent(cliOperation)}`,
+    );
+  });
+
+  test('an update of a busy instance is 422 ConcurrencyError, of an unknown one 404', async () => {
+    const id = instances[1]!;
+    const temporal = await temporalClient();
+    try {
+      // GIVEN another operation running on the instance (a run no worker takes up)
+      const other = await temporal.client.workflow.start('operationNobodyRuns', {
+        workflowId: instanceWorkflowId(id),
+        taskQueue: unique('nobody'),
+      });
+      try {
+        const busy = await admin('POST', `/admin/instances/${id}/update`);
+        expect([busy.status, busy.body.error]).toEqual([422, 'ConcurrencyError']);
+        const cliBusy = await cli('instances', 'update', id);
+        expect([cliBusy.status, cliBusy.stderr]).toEqual([1, expect.stringMatching(/422 ConcurrencyError/)]);
+      } finally {
+        await other.terminate('test over');
+      }
+    } finally {
+      await temporal.close();
+    }
+    const unknown = await admin('POST', `/admin/instances/${randomUUID()}/update`);
+    expect([unknown.status, unknown.body.error]).toEqual([404, 'NotFound']);
+  });
+
+  test('a forced removal releases a record whose deletion is stuck, stops its operation, and leaves an Event and an audit line', async () => {
+    const id = instances[2]!;
+    const namespace = `sf-${id}`;
+    const temporal = await temporalClient();
+    try {
+      // GIVEN a deletion that cannot finish: another finalizer's holder stands for a gone cluster,
+      // and an operation runs on the instance that no worker takes up
+      const held = 'example.com/held-for-the-test';
+      await jsonPatchRecord(master!, SFSERVICEINSTANCE, namespace, id, [
+        { op: 'add', path: '/metadata/finalizers/-', value: held },
+      ]);
+      await temporal.client.workflow.start('operationNobodyRuns', {
+        workflowId: instanceWorkflowId(id),
+        taskQueue: unique('nobody'),
+      });
+      await master!.custom.deleteNamespacedCustomObject({
+        group: SFSERVICEINSTANCE.group,
+        version: SFSERVICEINSTANCE.version,
+        plural: SFSERVICEINSTANCE.plural,
+        namespace,
+        name: id,
+      });
+      // THEN the listing shows it deleting
+      const listed = await admin('GET', `/admin/instances?plan=${PLAN_ID}&limit=1000`);
+      const item = (listed.body.items as { instanceId: string; deletionRequestedAt?: string }[]).find(
+        (i) => i.instanceId === id,
+      );
+      expect(item?.deletionRequestedAt).toEqual(expect.any(String));
+
+      // WHEN an admin forces its removal
+      const res = await admin('POST', `/admin/instances/${id}/force-remove`);
+      expect([res.status, res.body]).toEqual([
+        200,
+        expect.objectContaining({
+          kind: 'instance',
+          id,
+          namespace,
+          name: id,
+          deletionRequested: false,
+          finalizerRemoved: true,
+          operationStopped: true,
+          requestedBy: 'alice (ops)',
+        }),
+      ]);
+      // THEN our finalizer is gone, the other holder's kept
+      const record = await getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, namespace, id);
+      expect(record?.metadata.finalizers).toEqual([held]);
+      // AND the operation was terminated
+      const described = await temporal.client.workflow.getHandle(instanceWorkflowId(id)).describe();
+      expect(described.status.name).toBe('TERMINATED');
+      // AND kubectl get events shows who did it
+      const events = await master!.core.listNamespacedEvent({
+        namespace,
+        fieldSelector: `involvedObject.name=${id},reason=ForceRemoved`,
+      });
+      expect(events.items.map((e) => [e.type, e.involvedObject.kind, e.message])).toEqual([
+        ['Warning', 'SFServiceInstance', expect.stringContaining('force-removed by alice (ops)')],
+      ]);
+      // AND the broker's log has the audit line at warn
+      const audit = readFileSync(system.logFile, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"record force-removed"'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(audit).toEqual([
+        expect.objectContaining({
+          level: 'warn',
+          kind: 'instance',
+          id,
+          requestedBy: 'alice (ops)',
+          audit: true,
+        }),
+      ]);
+
+      // WHEN the other holder lets go THEN the record is gone
+      await jsonPatchRecord(master!, SFSERVICEINSTANCE, namespace, id, [
+        { op: 'remove', path: '/metadata/finalizers/0' },
+      ]);
+      await eventually('the record gone', async () =>
+        (await getRecord(master!, SFSERVICEINSTANCE, namespace, id)) ? undefined : true,
+      );
+    } finally {
+      await temporal.close();
+    }
+  });
+
+  test('rollouts: a plan without a revision yet is 409, an unknown plan 404, and a plan never rolled out has no progress nor anything to pause', async () => {
+    const start = await admin('POST', `/admin/plans/${PLAN_ID}/rollout`);
+    expect([start.status, start.body.error, start.body.description]).toEqual([
+      409,
+      'Conflict',
+      expect.stringContaining('has no revision yet'),
+    ]);
+    const unknown = await admin('POST', `/admin/plans/${randomUUID()}/rollout`);
+    expect([unknown.status, unknown.body.error]).toEqual([404, 'NotFound']);
+    const progress = await admin('GET', `/admin/plans/${PLAN_ID}/rollout`);
+    expect([progress.status, progress.body.error]).toEqual([404, 'NotFound']);
+    for (const action of ['pause', 'resume', 'abort']) {
+      const res = await admin('POST', `/admin/plans/${PLAN_ID}/rollout/${action}`);
+      expect([action, res.status, res.body.description]).toEqual([
+        action,
+        404,
+        `The plan ${PLAN_ID} has no rollout running.`,
+      ]);
+    }
+    const status = await cli('rollout', 'status', PLAN_ID);
+    expect([status.status, status.stderr]).toEqual([
+      1,
+      `interoperator: the plan ${PLAN_ID} has no rollout (404)\n`,
+    ]);
+  });
+
+  test('a forced removal of a binding record nobody deleted requests its deletion and releases it', async () => {
+    // GIVEN a binding record of an instance on a cluster that is gone
+    const instanceId = randomUUID();
+    const bindingId = randomUUID();
+    const namespace = `sf-${resourceName(instanceId)}`;
+    await ensureNamespace(master!, namespace);
+    await createRecord<SFServiceBinding>(master!, SFSERVICEBINDING, {
+      apiVersion: SFSERVICEBINDING.apiVersion,
+      kind: SFSERVICEBINDING.kind,
+      metadata: {
+        name: resourceName(bindingId),
+        namespace,
+        labels: {
+          [LABELS.instanceId]: instanceId,
+          [LABELS.bindingId]: bindingId,
+          [LABELS.clusterId]: 'gone-cluster',
+        },
+        finalizers: [FINALIZER],
+      },
+      spec: { id: bindingId, instanceId, serviceId: SERVICE_ID, planId: PLAN_ID },
+    });
+    const listed = await admin('GET', '/admin/bindings?cluster=gone-cluster');
+    expect((listed.body.items as { bindingId: string }[]).map((b) => b.bindingId)).toContain(bindingId);
+
+    // WHEN an admin forces its removal
+    const res = await admin('POST', `/admin/bindings/${bindingId}/force-remove`);
+    expect([res.status, res.body]).toEqual([
+      200,
+      expect.objectContaining({
+        kind: 'binding',
+        id: bindingId,
+        deletionRequested: true,
+        finalizerRemoved: true,
+        operationStopped: false,
+      }),
+    ]);
+    // THEN it is gone, and a second removal finds nothing
+    await eventually('the binding record gone', async () =>
+      (await getRecord(master!, SFSERVICEBINDING, namespace, resourceName(bindingId))) ? undefined : true,
+    );
+    const again = await admin('POST', `/admin/bindings/${bindingId}/force-remove`);
+    expect([again.status, again.body.error]).toEqual([404, 'NotFound']);
+    await master!.core.deleteNamespace({ name: namespace });
+  });
+});

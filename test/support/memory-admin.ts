@@ -1,0 +1,166 @@
+/**
+ * An in-memory AdminService for the tests of the admin API's HTTP layer and of the command line:
+ * listings over arrays with the real filter semantics and numbered continue tokens, updates and
+ * removals recorded, and rollouts whose progress answers come from a list, one a call.
+ */
+import {
+  DEFAULT_ROLLOUT_SETTINGS,
+  type RolloutControl,
+  type RolloutProgress,
+  type RolloutSettings,
+} from '../../src/admin/contract.js';
+import type {
+  AdminService,
+  BindingSummary,
+  ForcedRemoval,
+  InstanceSummary,
+  InstanceUpdateStarted,
+  Page,
+  PageRequest,
+  RecordFilter,
+  RecordKind,
+} from '../../src/admin/service.js';
+import { concurrencyError, notFound } from '../../src/osb/errors.js';
+
+/** One call the service received: its name and arguments. */
+export interface AdminCall {
+  readonly method: string;
+  readonly args: readonly unknown[];
+}
+
+export const instanceSummary = (id: string, fields: Partial<InstanceSummary> = {}): InstanceSummary => ({
+  instanceId: id,
+  serviceId: 'svc',
+  planId: 'plan',
+  clusterId: '1',
+  state: 'succeeded',
+  operation: 'provision',
+  revision: 'rev-1',
+  namespace: `sf-${id}`,
+  name: id,
+  ...fields,
+});
+
+export const bindingSummary = (id: string, fields: Partial<BindingSummary> = {}): BindingSummary => ({
+  bindingId: id,
+  instanceId: 'i-1',
+  serviceId: 'svc',
+  planId: 'plan',
+  clusterId: '1',
+  state: 'succeeded',
+  operation: 'bind',
+  namespace: 'sf-i-1',
+  name: id,
+  ...fields,
+});
+
+/** A rollout's progress, with every count given or 0. */
+export const progressOf = (fields: Partial<RolloutProgress> = {}): RolloutProgress => ({
+  planId: 'plan',
+  revision: 'rev-2',
+  state: 'waves',
+  settings: DEFAULT_ROLLOUT_SETTINGS,
+  total: 10,
+  done: 0,
+  failed: 0,
+  inFlight: 0,
+  wave: 0,
+  results: {},
+  requestedBy: 'admin',
+  ...fields,
+});
+
+function matches(filter: RecordFilter, r: InstanceSummary | BindingSummary): boolean {
+  return (
+    (filter.serviceId === undefined || r.serviceId === filter.serviceId) &&
+    (filter.planId === undefined || r.planId === filter.planId) &&
+    (filter.clusterId === undefined || r.clusterId === filter.clusterId) &&
+    (filter.state === undefined || r.state === filter.state) &&
+    (filter.revision === undefined || ('revision' in r && r.revision === filter.revision))
+  );
+}
+
+/** A page of `all`: `continue` is the index of the next record read. */
+function pageOf<T extends InstanceSummary | BindingSummary>(
+  all: readonly T[],
+  filter: RecordFilter,
+  page: PageRequest,
+): Page<T> {
+  const start = page.continue ? Number(page.continue) : 0;
+  const end = start + (page.limit ?? 100);
+  const items = all.slice(start, end).filter((r) => matches(filter, r));
+  return { items, ...(end < all.length ? { continue: String(end) } : {}) };
+}
+
+export class MemoryAdmin implements AdminService {
+  readonly calls: AdminCall[] = [];
+  instances: InstanceSummary[] = [];
+  bindings: BindingSummary[] = [];
+  /** Instance ids with an operation running: their update is a ConcurrencyError. */
+  readonly busy = new Set<string>();
+  /** What `rollouts.progress` answers, one a call; the last one stays. Empty: no rollout. */
+  progressAnswers: RolloutProgress[] = [];
+
+  readonly rollouts: RolloutControl = {
+    start: async (planId: string, settings: Partial<RolloutSettings>, requestedBy: string) => {
+      this.calls.push({ method: 'rollouts.start', args: [planId, settings, requestedBy] });
+      return progressOf({
+        planId,
+        requestedBy,
+        state: 'canary',
+        settings: { ...DEFAULT_ROLLOUT_SETTINGS, ...settings },
+      });
+    },
+    pause: async (planId: string) => this.signal('pause', planId),
+    resume: async (planId: string) => this.signal('resume', planId),
+    abort: async (planId: string) => this.signal('abort', planId),
+    progress: async (planId: string) => {
+      this.calls.push({ method: 'rollouts.progress', args: [planId] });
+      const next = this.progressAnswers.length > 1 ? this.progressAnswers.shift() : this.progressAnswers[0];
+      return next && { ...next, planId };
+    },
+  };
+
+  private signal(action: string, planId: string): void {
+    this.calls.push({ method: `rollouts.${action}`, args: [planId] });
+    if (this.progressAnswers.length === 0) throw notFound(`The plan ${planId} has no rollout running.`);
+  }
+
+  async listInstances(filter: RecordFilter, page: PageRequest): Promise<Page<InstanceSummary>> {
+    this.calls.push({ method: 'listInstances', args: [filter, page] });
+    return pageOf(this.instances, filter, page);
+  }
+
+  async listBindings(filter: RecordFilter, page: PageRequest): Promise<Page<BindingSummary>> {
+    this.calls.push({ method: 'listBindings', args: [filter, page] });
+    return pageOf(this.bindings, filter, page);
+  }
+
+  async updateInstance(instanceId: string, requestedBy: string): Promise<InstanceUpdateStarted> {
+    this.calls.push({ method: 'updateInstance', args: [instanceId, requestedBy] });
+    if (!this.instances.some((i) => i.instanceId === instanceId))
+      throw notFound('The service instance does not exist.');
+    if (this.busy.has(instanceId)) throw concurrencyError('Another operation (update) is in progress.');
+    return { instanceId, operation: 'update:run-1', revision: 'rev-2' };
+  }
+
+  async forceRemove(kind: RecordKind, id: string, requestedBy: string): Promise<ForcedRemoval> {
+    this.calls.push({ method: 'forceRemove', args: [kind, id, requestedBy] });
+    const found =
+      kind === 'instance'
+        ? this.instances.find((i) => i.instanceId === id)
+        : this.bindings.find((b) => b.bindingId === id);
+    if (!found) throw notFound(`There is no ${kind} record of ${id}.`);
+    return {
+      kind,
+      id,
+      namespace: found.namespace,
+      name: found.name,
+      deletionRequested: found.deletionRequestedAt === undefined,
+      finalizerRemoved: true,
+      operationStopped: false,
+      requestedBy,
+      at: '2026-01-01T00:00:00.000Z',
+    };
+  }
+}

@@ -1,0 +1,211 @@
+/**
+ * The admin API's HTTP layer over an in-memory AdminService: its own credentials, the listings'
+ * filters and pages, the update, the forced removal, the rollout routes, and errors in the OSB
+ * API's shape.
+ */
+import supertest from 'supertest';
+import { concurrencyError } from '../../../src/osb/errors.js';
+import { MemoryAdmin, bindingSummary, instanceSummary, progressOf } from '../../support/memory-admin.js';
+import { PASSWORD, USERNAME, basic, testApi } from './support.js';
+
+const ADMIN = { username: 'ops', password: 'admin-password-not-secret' };
+
+function adminApi() {
+  const service = new MemoryAdmin();
+  const { http, log } = testApi({ admin: { service, credentials: () => ADMIN } });
+  const as = (t: supertest.Test) => t.set('Authorization', basic(ADMIN.username, ADMIN.password));
+  return {
+    service,
+    log,
+    http,
+    admin: {
+      get: (path: string) => as(http.get(path)),
+      post: (path: string, body?: object) => (body ? as(http.post(path)).send(body) : as(http.post(path))),
+    },
+  };
+}
+
+describe('admin authentication', () => {
+  test('GIVEN the OSB credentials WHEN they call the admin API THEN 401 with the OSB error shape', async () => {
+    const { http, service } = adminApi();
+    const res = await http.get('/admin/instances').set('Authorization', basic(USERNAME, PASSWORD));
+    expect([res.status, res.body.error, res.headers['www-authenticate']]).toEqual([
+      401,
+      'Unauthorized',
+      'Basic realm="interoperator", charset="UTF-8"',
+    ]);
+    expect(service.calls).toEqual([]);
+  });
+
+  test('GIVEN the admin credentials WHEN they call the OSB API THEN 401', async () => {
+    const { http } = adminApi();
+    const res = await http
+      .get('/v2/catalog')
+      .set('Authorization', basic(ADMIN.username, ADMIN.password))
+      .set('X-Broker-API-Version', '2.17');
+    expect(res.status).toBe(401);
+  });
+
+  test('GIVEN no admin API configured WHEN /admin is called with any credentials THEN 401', async () => {
+    const { http } = testApi();
+    const res = await http.get('/admin/instances').set('Authorization', basic(USERNAME, PASSWORD));
+    expect(res.status).toBe(401);
+  });
+
+  test('GIVEN X-Requested-By WHEN an admin updates an instance THEN who asked names the person and the user', async () => {
+    const { admin, service, log } = adminApi();
+    service.instances = [instanceSummary('i-1')];
+    const res = await admin.post('/admin/instances/i-1/update').set('X-Requested-By', 'alice');
+    expect(res.status).toBe(202);
+    expect(service.calls).toEqual([{ method: 'updateInstance', args: ['i-1', 'alice (ops)'] }]);
+    expect(log.entries.filter((l) => l.message === 'admin request').map((l) => l.fields)).toEqual([
+      expect.objectContaining({ method: 'POST', status: 202, requestedBy: 'alice (ops)' }),
+    ]);
+  });
+});
+
+describe('GET /admin/instances and /admin/bindings', () => {
+  test('GIVEN instances WHEN listed with filters THEN the service gets the filter and page, and the body is its page', async () => {
+    const { admin, service } = adminApi();
+    service.instances = [
+      instanceSummary('a', { planId: 'p1', state: 'failed' }),
+      instanceSummary('b', { planId: 'p1' }),
+      instanceSummary('c', { planId: 'p2', state: 'failed' }),
+    ];
+    const res = await admin.get(
+      '/admin/instances?plan=p1&service=svc&cluster=1&state=failed&revision=rev-1&limit=2',
+    );
+    expect([res.status, res.body]).toEqual([
+      200,
+      { items: [instanceSummary('a', { planId: 'p1', state: 'failed' })], continue: '2' },
+    ]);
+    expect(service.calls[0]).toEqual({
+      method: 'listInstances',
+      args: [
+        { serviceId: 'svc', planId: 'p1', clusterId: '1', state: 'failed', revision: 'rev-1' },
+        { limit: 2 },
+      ],
+    });
+    const next = await admin.get('/admin/instances?plan=p1&limit=2&continue=2');
+    expect(next.body).toEqual({ items: [] });
+  });
+
+  test('GIVEN bindings WHEN listed THEN 200 with the page', async () => {
+    const { admin, service } = adminApi();
+    service.bindings = [bindingSummary('b-1')];
+    const res = await admin.get('/admin/bindings');
+    expect([res.status, res.body]).toEqual([200, { items: [bindingSummary('b-1')] }]);
+  });
+
+  test.each([
+    ['/admin/instances?state=sleeping', /state must be one of/],
+    ['/admin/instances?limit=0', /limit must be a whole number from 1 to 1000/],
+    ['/admin/instances?limit=abc', /limit must be/],
+    ['/admin/instances?plan=a&plan=b', /plan may be given once/],
+  ])('GIVEN %s THEN 400 BadRequest naming the parameter', async (path, description) => {
+    const { admin, service } = adminApi();
+    const res = await admin.get(path);
+    expect([res.status, res.body.error, res.body.description]).toEqual([
+      400,
+      'BadRequest',
+      expect.stringMatching(description),
+    ]);
+    expect(service.calls).toEqual([]);
+  });
+});
+
+describe('POST /admin/instances/:id/update', () => {
+  test('GIVEN an idle instance THEN 202 with the operation started', async () => {
+    const { admin, service } = adminApi();
+    service.instances = [instanceSummary('i-1')];
+    const res = await admin.post('/admin/instances/i-1/update');
+    expect([res.status, res.body]).toEqual([
+      202,
+      { instanceId: 'i-1', operation: 'update:run-1', revision: 'rev-2' },
+    ]);
+  });
+
+  test('GIVEN a busy instance THEN 422 ConcurrencyError, as the OSB API answers it', async () => {
+    const { admin, service } = adminApi();
+    service.instances = [instanceSummary('i-1')];
+    service.busy.add('i-1');
+    const res = await admin.post('/admin/instances/i-1/update');
+    expect([res.status, res.body]).toEqual([
+      422,
+      concurrencyError('Another operation (update) is in progress.').toBody(),
+    ]);
+  });
+
+  test('GIVEN no such instance THEN 404 NotFound', async () => {
+    const { admin } = adminApi();
+    const res = await admin.post('/admin/instances/nope/update');
+    expect([res.status, res.body.error]).toEqual([404, 'NotFound']);
+  });
+});
+
+describe('POST /admin/{instances,bindings}/:id/force-remove', () => {
+  test.each([
+    ['instances', 'instance', 'i-1'],
+    ['bindings', 'binding', 'b-1'],
+  ] as const)('GIVEN a %s record THEN 200 with what was done, and who asked', async (path, kind, id) => {
+    const { admin, service } = adminApi();
+    service.instances = [instanceSummary('i-1')];
+    service.bindings = [bindingSummary('b-1')];
+    const res = await admin.post(`/admin/${path}/${id}/force-remove`);
+    expect([res.status, res.body]).toEqual([
+      200,
+      expect.objectContaining({ kind, id, requestedBy: 'ops', finalizerRemoved: true }),
+    ]);
+    expect(service.calls).toEqual([{ method: 'forceRemove', args: [kind, id, 'ops'] }]);
+  });
+
+  test('GIVEN GET on force-remove THEN 405 with Allow: POST', async () => {
+    const { admin } = adminApi();
+    const res = await admin.get('/admin/instances/i-1/force-remove');
+    expect([res.status, res.headers.allow, res.body.error]).toEqual([405, 'POST', 'MethodNotAllowed']);
+  });
+});
+
+describe('rollouts', () => {
+  test('GIVEN settings WHEN a rollout starts THEN 202 with its progress, the settings passed through', async () => {
+    const { admin, service } = adminApi();
+    const res = await admin.post('/admin/plans/p1/rollout', { canary: 2, maxConcurrency: 3 });
+    expect([res.status, res.body.state, res.body.settings.canary]).toEqual([202, 'canary', 2]);
+    expect(service.calls).toEqual([
+      { method: 'rollouts.start', args: ['p1', { canary: 2, maxConcurrency: 3 }, 'ops'] },
+    ]);
+  });
+
+  test.each([
+    [{ maxConcurrency: 0 }, /maxConcurrency must be a whole number, 1 or more/],
+    [{ canary: 1.5 }, /canary must be a whole number, 0 or more/],
+    [{ soakSecs: 1 }, /Unknown rollout setting soakSecs/],
+  ])('GIVEN %j THEN 400 and nothing starts', async (body, description) => {
+    const { admin, service } = adminApi();
+    const res = await admin.post('/admin/plans/p1/rollout', body);
+    expect([res.status, res.body.description]).toEqual([400, expect.stringMatching(description)]);
+    expect(service.calls).toEqual([]);
+  });
+
+  test('GIVEN a running rollout WHEN paused, resumed, aborted THEN 202 each, and its progress reads', async () => {
+    const { admin, service } = adminApi();
+    service.progressAnswers = [progressOf({ state: 'paused' })];
+    for (const action of ['pause', 'resume', 'abort']) {
+      expect((await admin.post(`/admin/plans/p1/rollout/${action}`)).status).toBe(202);
+    }
+    const res = await admin.get('/admin/plans/p1/rollout');
+    expect([res.status, res.body.state]).toEqual([200, 'paused']);
+    expect(service.calls.map((c) => c.method)).toEqual([
+      'rollouts.pause',
+      'rollouts.resume',
+      'rollouts.abort',
+      'rollouts.progress',
+    ]);
+  });
+
+  test('GIVEN no rollout THEN its progress and its pause are 404', async () => {
+    const { admin } = adminApi();
+    expect((await admin.get('/admin/plans/p1/rollout')).status).toBe(404);
+    expect((await admin.post('/admin/plans/p1/rollout/pause')).status).toBe(404);
+  });
+});

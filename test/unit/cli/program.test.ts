@@ -1,0 +1,288 @@
+/**
+ * The operator's command line (runCli) against the admin API served over HTTP by the real Koa app
+ * in this test, over an in-memory AdminService: credentials from flags or the environment, tables,
+ * updates, removals, rollout commands, and `rollout watch` over sequences of progress answers
+ * with the exit status each ending gives.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { createApp } from '../../../src/api/app.js';
+import { EXIT, runCli, type CliIo } from '../../../src/cli/program.js';
+import type { AdminClientConfig } from '../../../src/config.js';
+import { MemoryAdmin, bindingSummary, instanceSummary, progressOf } from '../../support/memory-admin.js';
+import { FakeBroker, testCatalog } from '../api/support.js';
+
+const ADMIN = { username: 'ops', password: 'admin-password-not-secret' };
+
+let server: Server;
+let url: string;
+let service: MemoryAdmin;
+
+beforeEach(async () => {
+  service = new MemoryAdmin();
+  const app = createApp({
+    broker: new FakeBroker(),
+    catalog: testCatalog(),
+    credentials: () => ({ username: 'broker', password: 'osb-password' }),
+    admin: { service, credentials: () => ADMIN },
+  });
+  server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterEach(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+/** Runs the command line with the admin settings in the environment (unless `config` says otherwise). */
+async function cli(argv: string[], options: { tty?: boolean; config?: AdminClientConfig } = {}) {
+  let stdout = '';
+  let stderr = '';
+  const io: CliIo = {
+    stdout: { write: (t: string) => (stdout += t), isTTY: options.tty ?? false },
+    stderr: { write: (t: string) => (stderr += t) },
+    adminConfig: options.config ?? { url, ...ADMIN },
+    rendererConfig: {},
+    sleep: async () => undefined,
+  };
+  const status = await runCli(argv, io);
+  return { status, stdout, stderr };
+}
+
+describe('credentials', () => {
+  test('GIVEN no URL in flags or environment THEN exit 2 naming the flag and the variable', async () => {
+    const res = await cli(['instances', 'list'], { config: {} });
+    expect([res.status, res.stderr]).toEqual([
+      EXIT.usage,
+      "interoperator: the admin API's URL is missing: give --url or set INTEROP_ADMIN_URL\n",
+    ]);
+  });
+
+  test('GIVEN the credentials as flags THEN they are used, and override the environment', async () => {
+    const res = await cli(
+      ['--url', url, '--username', ADMIN.username, '--password', ADMIN.password, 'instances', 'list'],
+      { config: { url: 'http://127.0.0.1:1', username: 'x', password: 'y' } },
+    );
+    expect(res.status).toBe(EXIT.ok);
+  });
+
+  test('GIVEN wrong credentials THEN exit 1 with the API’s description and status', async () => {
+    const res = await cli(['--password', 'wrong', 'instances', 'list']);
+    expect([res.status, res.stderr]).toEqual([
+      EXIT.failed,
+      'interoperator: Authentication is required to access this broker. (401 Unauthorized)\n',
+    ]);
+  });
+
+  test('GIVEN a broker that does not answer THEN exit 1 saying it cannot be reached', async () => {
+    const res = await cli(['instances', 'list'], { config: { url: 'http://127.0.0.1:1', ...ADMIN } });
+    expect([res.status, res.stderr]).toEqual([
+      EXIT.failed,
+      expect.stringMatching(/^interoperator: cannot reach/),
+    ]);
+  });
+});
+
+describe('instances and bindings', () => {
+  test('GIVEN instances WHEN listed with filters THEN a table of those matching, the filters sent as given', async () => {
+    service.instances = [
+      instanceSummary('i-1', { planId: 'small' }),
+      instanceSummary('i-2', { planId: 'small', state: 'failed', description: 'line one\nline two' }),
+      instanceSummary('i-3', { planId: 'large', deletionRequestedAt: '2026-01-01T00:00:00Z' }),
+    ];
+    const res = await cli(['instances', 'list', '--plan', 'small', '--state', 'failed', '--as', 'alice']);
+    expect([res.status, res.stdout]).toEqual([
+      EXIT.ok,
+      'INSTANCE   SERVICE   PLAN    CLUSTER   STATE    OPERATION   REVISION   DELETION\n' +
+        'i-2        svc       small   1         failed   provision   rev-1      -\n',
+    ]);
+    expect(service.calls).toEqual([
+      { method: 'listInstances', args: [{ planId: 'small', state: 'failed' }, {}] },
+    ]);
+  });
+
+  test('GIVEN more records than a page WHEN listed THEN the first page and a hint; with --all every page', async () => {
+    service.instances = ['a', 'b', 'c'].map((id) => instanceSummary(id));
+    const first = await cli(['instances', 'list', '--limit', '2', '-o', 'json']);
+    expect(JSON.parse(first.stdout)).toEqual({
+      items: [instanceSummary('a'), instanceSummary('b')],
+      continue: '2',
+    });
+    const all = await cli(['instances', 'list', '--limit', '2', '--all']);
+    expect(
+      all.stdout
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((l) => l.split(' ')[0]),
+    ).toEqual(['a', 'b', 'c']);
+    const table = await cli(['instances', 'list', '--limit', '2']);
+    expect(table.stderr).toBe('more records: add --continue 2 (or --all)\n');
+  });
+
+  test('GIVEN bindings WHEN listed THEN a table of them', async () => {
+    service.bindings = [bindingSummary('b-1')];
+    const res = await cli(['bindings', 'list', '--cluster', '1']);
+    expect(res.stdout.split('\n')[1]).toBe(
+      'b-1       i-1        svc       plan   1         succeeded   bind        -',
+    );
+  });
+
+  test('GIVEN a state no record can have THEN exit 2 listing the states', async () => {
+    const res = await cli(['instances', 'list', '--state', 'sleeping']);
+    expect([res.status, res.stderr]).toEqual([
+      EXIT.usage,
+      expect.stringMatching(/Allowed choices are in_queue/),
+    ]);
+  });
+
+  test('GIVEN an instance WHEN updated THEN the operation is printed and who asked is sent', async () => {
+    service.instances = [instanceSummary('i-1')];
+    const res = await cli(['--as', 'alice', 'instances', 'update', 'i-1']);
+    expect([res.status, res.stdout]).toEqual([
+      EXIT.ok,
+      'update of i-1 started: operation update:run-1, to revision rev-2\n',
+    ]);
+    expect(service.calls).toEqual([{ method: 'updateInstance', args: ['i-1', 'alice (ops)'] }]);
+  });
+
+  test('GIVEN a busy instance WHEN updated THEN exit 1 with the ConcurrencyError', async () => {
+    service.instances = [instanceSummary('i-1')];
+    service.busy.add('i-1');
+    const res = await cli(['instances', 'update', 'i-1']);
+    expect([res.status, res.stderr]).toEqual([
+      EXIT.failed,
+      'interoperator: Another operation (update) is in progress. (422 ConcurrencyError)\n',
+    ]);
+  });
+
+  test('GIVEN stuck records WHEN force-removed THEN what was done is printed', async () => {
+    service.instances = [instanceSummary('i-1', { deletionRequestedAt: '2026-01-01T00:00:00Z' })];
+    service.bindings = [bindingSummary('b-1')];
+    const instance = await cli(['--as', 'alice', 'instances', 'force-remove', 'i-1']);
+    expect(instance.stdout).toBe(
+      'instance i-1: record sf-i-1/i-1 released, finalizer removed (by alice (ops))\n',
+    );
+    const binding = await cli(['--as', 'alice', 'bindings', 'force-remove', 'b-1']);
+    expect(binding.stdout).toBe(
+      'binding b-1: record sf-i-1/b-1 released, deletion requested, finalizer removed (by alice (ops))\n',
+    );
+  });
+});
+
+describe('rollouts', () => {
+  test('GIVEN settings as flags WHEN a rollout starts THEN they are sent as numbers', async () => {
+    const res = await cli([
+      ...['--as', 'alice', 'rollout', 'start', 'p1', '--canary', '2', '--max-concurrency', '4'],
+      ...['--soak-seconds', '0', '--max-failures', '1'],
+    ]);
+    expect([res.status, res.stdout]).toEqual([
+      EXIT.ok,
+      'rollout of p1 to revision rev-2: canary (canary batch): 0/10 done, 0 failed, 0 in flight\n',
+    ]);
+    expect(service.calls).toEqual([
+      {
+        method: 'rollouts.start',
+        args: ['p1', { canary: 2, maxConcurrency: 4, soakSeconds: 0, maxFailures: 1 }, 'alice (ops)'],
+      },
+    ]);
+  });
+
+  test.each([
+    [['--max-concurrency', '0'], /--max-concurrency <n>' argument '0' is invalid. a whole number, 1 or more/],
+    [['--canary', 'two'], /--canary <n>' argument 'two' is invalid/],
+  ])('GIVEN %j THEN exit 2 and nothing starts', async (flags, error) => {
+    const res = await cli(['rollout', 'start', 'p1', ...flags]);
+    expect([res.status, res.stderr]).toEqual([EXIT.usage, expect.stringMatching(error)]);
+    expect(service.calls).toEqual([]);
+  });
+
+  test('GIVEN a rollout WHEN paused, resumed, aborted THEN each signal is sent', async () => {
+    service.progressAnswers = [progressOf()];
+    for (const action of ['pause', 'resume', 'abort']) {
+      const res = await cli(['rollout', action, 'p1']);
+      expect([res.status, res.stdout]).toEqual([EXIT.ok, `rollout of p1: ${action} sent\n`]);
+    }
+    expect(service.calls.map((c) => c.method)).toEqual([
+      'rollouts.pause',
+      'rollouts.resume',
+      'rollouts.abort',
+    ]);
+  });
+
+  test('GIVEN no rollout WHEN paused or its status read THEN exit 1 with the API’s 404', async () => {
+    expect((await cli(['rollout', 'pause', 'p1'])).status).toBe(EXIT.failed);
+    const status = await cli(['rollout', 'status', 'p1']);
+    expect([status.status, status.stderr]).toEqual([
+      EXIT.failed,
+      'interoperator: the plan p1 has no rollout (404)\n',
+    ]);
+  });
+
+  test('GIVEN a halted rollout WHEN its status is read THEN its failed instances with why', async () => {
+    service.progressAnswers = [
+      progressOf({
+        state: 'halted',
+        done: 3,
+        failed: 1,
+        wave: 2,
+        results: { 'i-9': { state: 'failed', description: 'the template failed' } },
+      }),
+    ];
+    const res = await cli(['rollout', 'status', 'p1']);
+    expect(res.stdout).toBe(
+      'rollout of p1 to revision rev-2: halted (wave 2): 3/10 done, 1 failed, 0 in flight\n' +
+        'failed: i-9: the template failed\n',
+    );
+  });
+});
+
+describe('rollout watch', () => {
+  const running = [
+    progressOf({ state: 'canary', inFlight: 1 }),
+    progressOf({ state: 'canary', inFlight: 1 }),
+    progressOf({ state: 'soaking', done: 1 }),
+    progressOf({ state: 'waves', wave: 1, done: 1, inFlight: 5 }),
+  ];
+
+  test('GIVEN a rollout that ends done WHEN watched without a terminal THEN a line at each change, exit 0', async () => {
+    service.progressAnswers = [...running, progressOf({ state: 'done', wave: 2, done: 10 })];
+    const res = await cli(['rollout', 'watch', 'p1']);
+    expect([res.status, res.stdout]).toEqual([
+      EXIT.ok,
+      'canary (canary batch): 0/10 done, 0 failed, 1 in flight\n' +
+        'soaking (canary batch): 1/10 done, 0 failed, 0 in flight\n' +
+        'waves (wave 1): 1/10 done, 0 failed, 5 in flight\n' +
+        'done (wave 2): 10/10 done, 0 failed, 0 in flight\n',
+    ]);
+  });
+
+  test.each([
+    ['halted', progressOf({ state: 'halted', wave: 1, done: 5, failed: 1 })],
+    ['aborted', progressOf({ state: 'aborted', wave: 1, done: 5 })],
+    ['done with failed instances', progressOf({ state: 'done', wave: 2, done: 9, failed: 1 })],
+  ])('GIVEN a rollout that ends %s WHEN watched THEN exit 1', async (_, end) => {
+    service.progressAnswers = [...running, end];
+    const res = await cli(['rollout', 'watch', 'p1']);
+    expect(res.status).toBe(EXIT.failed);
+  });
+
+  test('GIVEN a terminal WHEN watched THEN a bar redrawn in place, ended by a newline', async () => {
+    service.progressAnswers = [
+      progressOf({ state: 'waves', wave: 1, done: 5, failed: 1, inFlight: 2 }),
+      progressOf({ state: 'done', wave: 2, done: 10 }),
+    ];
+    const res = await cli(['rollout', 'watch', 'p1'], { tty: true });
+    expect(res.stdout).toBe(
+      '\r\u001b[2K[###############!!!>>>>>>......] waves (wave 1): 5/10 done, 1 failed, 2 in flight' +
+        '\r\u001b[2K[##############################] done (wave 2): 10/10 done, 0 failed, 0 in flight\n',
+    );
+  });
+
+  test('GIVEN no rollout WHEN watched THEN exit 1 saying so', async () => {
+    const res = await cli(['rollout', 'watch', 'p1']);
+    expect([res.status, res.stderr]).toEqual([
+      EXIT.failed,
+      'interoperator: the plan p1 has no rollout (404)\n',
+    ]);
+  });
+});
