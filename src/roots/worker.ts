@@ -217,7 +217,10 @@ function observed(
         ...(tracing?.worker.interceptors.workflowModules ?? []),
       ]
     : [];
-  const activity = [...(metrics ? [stepRetries(metrics)] : []), ...(tracing?.worker.interceptors.activity ?? [])];
+  const activity = [
+    ...(metrics ? [stepRetries(metrics)] : []),
+    ...(tracing?.worker.interceptors.activity ?? []),
+  ];
   const sinks = workflows
     ? { ...(metrics ? operationSinks(metrics) : {}), ...(tracing?.worker.sinks ?? {}) }
     : {};
