@@ -37,25 +37,12 @@ const REQUIRED_ENV = [
   'INTEROP_PAYLOAD_KEYS',
 ];
 
-/**
- * Settings the chart sets that src/config.ts does not read yet: the operations server's, the
- * codec endpoint's. An entry goes once src/config.ts reads it.
- */
-const NOT_YET_READ = new Set([
-  'INTEROP_METRICS_PORT',
-  'INTEROP_METRICS_HOST',
-  'INTEROP_METRICS_TOKEN',
-  'INTEROP_CODEC_PORT',
-  'INTEROP_CODEC_TOKEN',
-  'INTEROP_CODEC_ORIGINS',
-]);
-
 /** Every INTEROP_* name the processes read. */
 function envNamesReadBySource(): Set<string> {
   const text = ['src/config.ts', 'src/main.ts']
     .map((f) => readFileSync(path.join(root, f), 'utf8'))
     .join('\n');
-  return new Set([...(text.match(/INTEROP_[A-Z_]+/g) ?? []), ...NOT_YET_READ]);
+  return new Set(text.match(/INTEROP_[A-Z_]+/g) ?? []);
 }
 
 /** The metrics the dashboard shows, as the processes export them. */
