@@ -41,7 +41,16 @@ import {
 } from './desired-objects.js';
 import { FAILURE_TYPES, kubeFailure, retryable, terminal } from './failures.js';
 import { bindingCopy, clusterFailure, instanceCopy } from './placement.js';
-import { bindResponseText, forTemplate, readStatusSection, sourceReferences } from './template-values.js';
+import {
+  bindResponseText,
+  forTemplate,
+  readStatusSection,
+  sourceReferences,
+  unobservedSource,
+} from './template-values.js';
+
+/** What template data holds besides the sources: the records themselves. */
+const RECORD_KEYS = new Set(['instance', 'plan', 'service', 'binding']);
 
 interface Loaded {
   readonly cluster: ClusterClient;
@@ -297,6 +306,16 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
       const section = readStatusSection(values, operation);
       const { description, dashboardUrl } = section;
       let state = section.state;
+      // A provision or update is not settled while the operator has not seen what was applied.
+      if ((operation === 'provision' || operation === 'update') && state !== 'in progress') {
+        const sourceKeys = Object.keys(data).filter((key) => !RECORD_KEYS.has(key));
+        const behind = unobservedSource(data as Record<string, unknown>, sourceKeys);
+        if (behind)
+          return {
+            state: 'in progress',
+            description: `waiting for the operator to observe the change of ${behind}`,
+          };
+      }
       if ((operation === 'deprovision' || operation === 'unbind') && state === 'succeeded') {
         if ((await remainingResources(loaded)).length > 0) state = 'in progress';
       }

@@ -108,3 +108,23 @@ export function forTemplate(obj: KubeObject): KubeObject {
   };
   return { ...obj, metadata };
 }
+
+/**
+ * The first source object its operator has not yet observed, by the Kubernetes convention: its
+ * `status.observedGeneration` is behind its `metadata.generation`. Its status still describes an
+ * earlier spec, so what the status template reads of it is not yet the answer to this change.
+ * Objects without both numbers are taken as they are. Undefined when every source is observed.
+ */
+export function unobservedSource(
+  data: Record<string, unknown>,
+  sourceKeys: readonly string[],
+): string | undefined {
+  for (const key of sourceKeys) {
+    const obj = data[key] as
+      { metadata?: { generation?: unknown }; status?: { observedGeneration?: unknown } } | undefined;
+    const generation = obj?.metadata?.generation;
+    const observed = obj?.status?.observedGeneration;
+    if (typeof generation === 'number' && typeof observed === 'number' && observed < generation) return key;
+  }
+  return undefined;
+}

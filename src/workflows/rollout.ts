@@ -23,6 +23,7 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
+  DEFAULT_ROLLOUT_SETTINGS,
   ROLLOUT_MESSAGES,
   type RolloutInstanceResult,
   type RolloutProgress,
@@ -96,8 +97,11 @@ export async function rolloutWorkflow(
   carried?: RolloutCarried,
 ): Promise<RolloutProgress> {
   let current = request;
-  let settings =
-    carried?.progress.settings ?? (await steps.rolloutSettings(request.planId, request.settings));
+  // Until the plan's settings are read, the defaults: a query is answered from the start.
+  let settings: RolloutSettings = carried?.progress.settings ?? {
+    ...DEFAULT_ROLLOUT_SETTINGS,
+    ...request.settings,
+  };
   let progress: RolloutProgress =
     carried && carried.progress.revision === request.revision ? carried.progress : fresh(request, settings);
   let paused = carried?.paused ?? false;
@@ -186,6 +190,10 @@ export async function rolloutWorkflow(
     }
   }
 
+  if (!carried) {
+    settings = await steps.rolloutSettings(request.planId, request.settings);
+    progress = fresh(request, settings);
+  }
   for (;;) {
     if (newer) {
       // A newer revision supersedes this one: the rollout goes on towards it.

@@ -8,7 +8,7 @@
  * is updated after it.
  */
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { installCatalog } from '../../dev/catalog.js';
 import { ROLLOUT_MESSAGES, rolloutWorkflowId, type RolloutProgress } from '../../src/admin/contract.js';
 import { getRecord, patchRecord, patchRecordStatus } from '../../src/kube/custom-objects.js';
@@ -23,7 +23,7 @@ import {
   type SFServiceInstance,
 } from '../../src/resources/types.js';
 import { clusters, environment, eventually, unique } from '../support/env.js';
-import { connectClient } from '../../src/temporal/connection.js';
+import { payloadCodec } from '../../src/temporal/connection.js';
 import { parsePayloadKeys } from '../../src/temporal/codec.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
@@ -49,11 +49,17 @@ describe('plan changes reach running instances', () => {
     osb = osbClient(landscape.url);
     // A client that reads the rollouts' encrypted progress, as the landscape's own does.
     const { temporal: server } = environment();
-    temporal = await connectClient({
-      address: server.address,
-      namespace: server.namespace,
-      payloadKeys: parsePayloadKeys(settings.payloadKeys),
-    });
+    const connection = await Connection.connect({ address: server.address });
+    temporal = {
+      client: new Client({
+        connection,
+        namespace: server.namespace,
+        dataConverter: {
+          payloadCodecs: [payloadCodec({ payloadKeys: parsePayloadKeys(settings.payloadKeys) })],
+        },
+      }),
+      close: () => connection.close(),
+    };
   }, 120_000);
 
   afterAll(async () => {
@@ -271,7 +277,8 @@ describe('plan changes reach running instances', () => {
       t.action === 'provision'
         ? {
             ...t,
-            content: t.content!.replace('annotations:', 'annotations:\n    example-operator/fail: "true"'),
+            // A spec change the example operator fails (a team of that name), as an update.
+            content: t.content!.replace('teamId: {{ $namePrefix }}', 'teamId: fail'),
           }
         : t,
     );

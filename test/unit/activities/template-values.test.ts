@@ -5,6 +5,7 @@ import {
   readStatusSection,
   sourceReferences,
   type StatusSection,
+  unobservedSource,
 } from '../../../src/activities/template-values.js';
 import type { AppliedResource, KubeObject } from '../../../src/resources/types.js';
 import type { OperationType } from '../../../src/workflows/messages.js';
@@ -153,5 +154,32 @@ describe('an object as templates see it', () => {
       metadata: { name: 'admin', namespace: 'n', uid: 'u' },
       data: { password: 'cA==' },
     });
+  });
+});
+
+describe('a source its operator has not yet observed', () => {
+  const pg = (generation?: unknown, observed?: unknown) => ({
+    metadata: { name: 'pg', ...(generation !== undefined ? { generation } : {}) },
+    status: {
+      PostgresClusterStatus: 'Running',
+      ...(observed !== undefined ? { observedGeneration: observed } : {}),
+    },
+  });
+
+  test.each([
+    ['observed the latest generation', pg(3, 3), undefined],
+    ['observed a later one (a write raced)', pg(3, 4), undefined],
+    ['one generation behind', pg(3, 2), 'postgresql'],
+    ['no observedGeneration: taken as it is', pg(3), undefined],
+    ['no generation', pg(undefined, 1), undefined],
+    ['numbers as strings: not the convention', pg('3', '2'), undefined],
+  ])('GIVEN a source that %s THEN %s', (_, obj, expected) => {
+    expect(unobservedSource({ postgresql: obj }, ['postgresql'])).toBe(expected);
+  });
+
+  test('only the given keys count, and a missing source is no answer', () => {
+    expect(
+      unobservedSource({ instance: pg(2, 1), postgresql: pg(1, 1) }, ['postgresql', 'secret']),
+    ).toBeUndefined();
   });
 });
