@@ -31,7 +31,7 @@ import {
 } from '../resources/types.js';
 import type { BrokerDeps, BrokerParts } from './deps.js';
 import { instanceOperations } from './instances.js';
-import { TemporalRollouts, planRevision } from './rollouts.js';
+import { TemporalRollouts, recordedRevision } from './rollouts.js';
 
 /** Where the admin service writes its audit lines: the broker's logger. */
 export interface AuditLog {
@@ -108,7 +108,7 @@ export class TemporalAdminService implements AdminService {
     if (!record || record.metadata.deletionTimestamp) throw notFound('The service instance does not exist.');
     const plan = this.deps.catalog.plan(record.spec.planId);
     if (!plan) throw conflict(`The plan ${record.spec.planId} of the instance is not in the catalog.`);
-    const revision = planRevision(plan);
+    const revision = recordedRevision(plan);
     const outcome = await this.instances.updateAsRecorded(instanceId, adminMeta(requestedBy));
     if (outcome.kind !== 'accepted') throw new Error('An update started by an admin is always asynchronous.');
     this.admin.log.info('instance update requested', {

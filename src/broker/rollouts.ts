@@ -15,12 +15,10 @@ import {
 import type { CatalogCache } from '../kube/catalog-cache.js';
 import { conflict, notFound } from '../osb/errors.js';
 import type { SFPlan } from '../resources/types.js';
+import { startRollout } from './plan-revisions.js';
 
-/** Workflow type of the rollout of a plan. */
-export const ROLLOUT_WORKFLOW = 'rolloutWorkflow';
-
-/** The plan's current revision: its `status.specHash`, once the plan's controller has written it. */
-export function planRevision(plan: SFPlan): string | undefined {
+/** The plan's current revision: its `status.specHash`, once the workers have written it. */
+export function recordedRevision(plan: SFPlan): string | undefined {
   const status = plan.status as { specHash?: unknown } | undefined;
   return typeof status?.specHash === 'string' && status.specHash ? status.specHash : undefined;
 }
@@ -46,17 +44,12 @@ export class TemporalRollouts implements RolloutControl {
   ): Promise<RolloutProgress> {
     const plan = this.deps.catalog.plan(planId);
     if (!plan) throw notFound(`There is no plan ${planId} in the catalog.`);
-    const revision = planRevision(plan);
+    const revision = recordedRevision(plan);
     if (!revision)
       throw conflict(`The plan ${planId} has no revision yet (status.specHash); try again in a moment.`);
     const request: RolloutRequest = { planId, revision, settings, requestedBy };
-    const handle = await this.deps.client.workflow.signalWithStart(ROLLOUT_WORKFLOW, {
-      workflowId: this.workflowId(planId),
-      taskQueue: this.deps.taskQueue,
-      args: [request],
-      signal: ROLLOUT_MESSAGES.revision,
-      signalArgs: [request],
-    });
+    await startRollout(this.deps.client, this.deps, request);
+    const handle = this.deps.client.workflow.getHandle(this.workflowId(planId));
     return handle.query<RolloutProgress>(ROLLOUT_MESSAGES.progress);
   }
 

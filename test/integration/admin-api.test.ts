@@ -183,7 +183,8 @@ describe('the admin API', () => {
     expect(lines[0]).toMatch(/^INSTANCE +SERVICE +PLAN +CLUSTER +STATE +OPERATION +REVISION +DELETION$/);
     for (const id of instances) {
       expect(lines.find((l) => l.startsWith(id))).toMatch(
-        new RegExp(`^${id} +${SERVICE_ID} +${PLAN_ID} +1 +succeeded +provision +- +-$`),
+        // the revision is the plan's, recorded when its resources were rendered
+        new RegExp(`^${id} +${SERVICE_ID} +${PLAN_ID} +1 +succeeded +provision +[0-9a-f]{16} +-$`),
       );
     }
   });
@@ -332,13 +333,7 @@ describe('the admin API', () => {
     }
   });
 
-  test('rollouts: a plan without a revision yet is 409, an unknown plan 404, and a plan never rolled out has no progress nor anything to pause', async () => {
-    const start = await admin('POST', `/admin/plans/${PLAN_ID}/rollout`);
-    expect([start.status, start.body.error, start.body.description]).toEqual([
-      409,
-      'Conflict',
-      expect.stringContaining('has no revision yet'),
-    ]);
+  test('rollouts: an unknown plan is 404, a plan never rolled out has nothing to pause; one started through the API brings an instance behind to the revision, and `rollout watch` exits 0', async () => {
     const unknown = await admin('POST', `/admin/plans/${randomUUID()}/rollout`);
     expect([unknown.status, unknown.body.error]).toEqual([404, 'NotFound']);
     const progress = await admin('GET', `/admin/plans/${PLAN_ID}/rollout`);
@@ -356,6 +351,36 @@ describe('the admin API', () => {
       1,
       `interoperator: the plan ${PLAN_ID} has no rollout (404)\n`,
     ]);
+
+    // GIVEN an instance whose resources were rendered with an earlier revision of the plan
+    const id = instances[0]!;
+    const namespace = `sf-${id}`;
+    const recorded = await eventually(
+      'the instance’s revision',
+      async () =>
+        (await getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, namespace, resourceName(id)))
+          ?.metadata.labels?.[LABELS.planRevision],
+    );
+    await jsonPatchRecord(master!, SFSERVICEINSTANCE, namespace, resourceName(id), [
+      {
+        op: 'replace',
+        path: `/metadata/labels/${LABELS.planRevision.replace('/', '~1')}`,
+        value: 'an-earlier-one',
+      },
+    ]);
+    // WHEN an admin starts the plan's rollout, THEN it runs towards the plan's revision
+    const started = await admin('POST', `/admin/plans/${PLAN_ID}/rollout`);
+    expect(started.status).toBe(202);
+    expect(started.body).toMatchObject({ planId: PLAN_ID, revision: recorded, requestedBy: 'alice (ops)' });
+    // AND the command line watches it to the end
+    const watched = await cli('rollout', 'watch', PLAN_ID);
+    expect(watched.status).toBe(0);
+    const done = await admin('GET', `/admin/plans/${PLAN_ID}/rollout`);
+    expect(done.body).toMatchObject({ state: 'done', failed: 0 });
+    expect((done.body.results as Record<string, { state: string }>)[id]).toEqual({ state: 'updated' });
+    const after = await getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, namespace, resourceName(id));
+    expect(after?.metadata.labels?.[LABELS.planRevision]).toBe(recorded);
+    expect(after?.status).toMatchObject({ state: 'succeeded', operation: 'update' });
   });
 
   test('a forced removal of a binding record nobody deleted requests its deletion and releases it', async () => {
