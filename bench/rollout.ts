@@ -1,0 +1,242 @@
+/**
+ * Rollout benchmark, in one run on this machine: instances updated per second by a plan's rollout
+ * (from the plan change to the rollout's end, waves of `concurrency` updates) against the update
+ * workflow alone at the same concurrency (OSB updates of the same instances, `concurrency` in
+ * flight, each waited for), measured alternately on the same servers. The plan's single resource
+ * is ready as soon as it exists, so the figures are the orchestration's, not an operator's.
+ *
+ *   npm run build && node dist/bench/rollout.js [instances] [concurrency]
+ */
+import http from 'node:http';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { ROLLOUT_MESSAGES, rolloutWorkflowId, type RolloutProgress } from '../src/admin/contract.js';
+import { getRecord, patchRecord } from '../src/kube/custom-objects.js';
+import { applyObject } from '../src/kube/objects.js';
+import { instanceWorkflowId } from '../src/resources/names.js';
+import { SFPLAN, type SFPlan } from '../src/resources/types.js';
+import { EncryptionCodec, generatePayloadKey, parsePayloadKeys } from '../src/temporal/codec.js';
+import { startLocalEnvironment } from '../dev/local/environment.js';
+import { freePort } from '../dev/local/processes.js';
+
+const INSTANCES = Number(process.argv[2] ?? 60);
+const CONCURRENCY = Number(process.argv[3] ?? 10);
+/** Rounds, the update workflow alone and the rollout alternating. */
+const ROUNDS = 2;
+/** The rollout's overhead over the update workflow alone must stay under this. */
+const TARGET_RATIO = 0.9;
+const SERVICE = 'bench-service';
+const PLAN = 'bench-rolled-out';
+const auth = `Basic ${Buffer.from('bench:bench').toString('base64')}`;
+
+/** The plan: one ConfigMap whose data is `value`, ready as soon as it exists. */
+const planSpec = (value: string) => ({
+  id: PLAN,
+  name: 'ready-at-once',
+  description: 'one ConfigMap, ready as soon as it exists',
+  serviceId: SERVICE,
+  manager: { async: true },
+  autoUpdateInstances: true,
+  rollout: { canary: 0, maxConcurrency: CONCURRENCY, soakSeconds: 0, maxFailures: 0 },
+  templates: [
+    {
+      action: 'provision',
+      type: 'gotemplate',
+      content: `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: "${value}"\n`,
+    },
+    {
+      action: 'sources',
+      type: 'gotemplate',
+      content:
+        'cm: {apiVersion: v1, kind: ConfigMap, name: cm, namespace: {{ .instance.metadata.namespace }}}',
+    },
+    {
+      action: 'status',
+      type: 'gotemplate',
+      content:
+        'provision: {state: {{ if .cm }}succeeded{{ else }}in progress{{ end }}}\nupdate: {state: {{ if .cm }}succeeded{{ else }}in progress{{ end }}}\n',
+    },
+  ],
+});
+
+/** Runs `task` `count` times, `concurrency` at a time; returns the seconds it took. */
+async function pool(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) await task(next++);
+    }),
+  );
+  return (performance.now() - started) / 1000;
+}
+
+async function main(): Promise<void> {
+  const workDir = mkdtempSync(path.join(os.tmpdir(), 'interop-bench-'));
+  const env = await startLocalEnvironment({ workDir, sisters: 0 });
+  const stops: (() => Promise<void>)[] = [() => env.stop()];
+  try {
+    const ns = env.info.namespace;
+    await applyObject(env.master, {
+      apiVersion: 'osb.servicefabrik.io/v1alpha1',
+      kind: 'SFService',
+      metadata: { name: SERVICE, namespace: ns },
+      spec: { id: SERVICE, name: 'bench', description: 'bench', bindable: false, planUpdatable: true },
+    });
+    await applyObject(env.master, {
+      apiVersion: 'osb.servicefabrik.io/v1alpha1',
+      kind: 'SFPlan',
+      metadata: { name: PLAN, namespace: ns },
+      spec: planSpec('0'),
+    });
+
+    const port = await freePort();
+    const payloadKeys = generatePayloadKey();
+    for (const role of ['worker', 'broker']) {
+      const child = spawn(
+        process.execPath,
+        [fileURLToPath(new URL('../src/main.js', import.meta.url)), role],
+        {
+          env: {
+            ...process.env,
+            INTEROP_TEMPORAL_ADDRESS: env.info.temporal.address,
+            INTEROP_MASTER_KUBECONFIG: env.info.clusters[0]!.kubeconfigPath,
+            INTEROP_PAYLOAD_KEYS: payloadKeys,
+            INTEROP_BROKER_USERNAME: 'bench',
+            INTEROP_BROKER_PASSWORD: 'bench',
+            INTEROP_PORT: String(port),
+            INTEROP_METRICS_PORT: String(await freePort()),
+            INTEROP_LOG_LEVEL: 'warn',
+            INTEROP_SHUTDOWN_DELAY_SECONDS: '0',
+            INTEROP_CLUSTER_PROBE_SECONDS: '0',
+          },
+          stdio: ['ignore', 'inherit', 'inherit'],
+        },
+      );
+      stops.push(async () => {
+        child.kill('SIGTERM');
+        await new Promise((r) => child.once('exit', r));
+      });
+    }
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 100 });
+    stops.push(async () => agent.destroy());
+    const osb = (method: string, p: string, body?: unknown) =>
+      new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const payload = body ? JSON.stringify(body) : undefined;
+        const req = http.request(
+          {
+            host: '127.0.0.1',
+            port,
+            path: p,
+            method,
+            agent,
+            headers: {
+              Authorization: auth,
+              'X-Broker-API-Version': '2.17',
+              ...(payload
+                ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) }
+                : {}),
+            },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }),
+            );
+            res.on('error', reject);
+          },
+        );
+        req.on('error', reject);
+        req.end(payload);
+      });
+    for (;;) {
+      const res = await osb('GET', '/v2/catalog').catch(() => undefined);
+      if (res?.status === 200 && res.text.includes(PLAN)) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const connection = await Connection.connect({ address: env.info.temporal.address });
+    stops.push(() => connection.close());
+    const temporal = new Client({
+      connection,
+      dataConverter: { payloadCodecs: [new EncryptionCodec(parsePayloadKeys(payloadKeys))] },
+    });
+    const waitFor = (id: string) => temporal.workflow.getHandle(instanceWorkflowId(id)).result();
+
+    // The instances, provisioned once.
+    const ids = Array.from({ length: INSTANCES }, () => randomUUID());
+    await pool(INSTANCES, CONCURRENCY, async (i) => {
+      const res = await osb('PUT', `/v2/service_instances/${ids[i]}?accepts_incomplete=true`, {
+        service_id: SERVICE,
+        plan_id: PLAN,
+        organization_guid: 'o',
+        space_guid: 's',
+      });
+      if (res.status !== 202) throw new Error(`provision answered ${res.status}: ${res.text}`);
+      await waitFor(ids[i]!);
+    });
+    const revisionOf = async () => (await getRecord<SFPlan>(env.master, SFPLAN, ns, PLAN))?.status?.specHash;
+    while (!(await revisionOf())) await new Promise((r) => setTimeout(r, 100));
+
+    const alone: number[] = [];
+    const rolled: number[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      // The update workflow alone: an OSB update of each instance, `CONCURRENCY` in flight.
+      const seconds = await pool(INSTANCES, CONCURRENCY, async (i) => {
+        const res = await osb('PATCH', `/v2/service_instances/${ids[i]}?accepts_incomplete=true`, {
+          service_id: SERVICE,
+          plan_id: PLAN,
+          parameters: { round },
+        });
+        if (res.status !== 202) throw new Error(`update answered ${res.status}: ${res.text}`);
+        await waitFor(ids[i]!);
+      });
+      alone.push(INSTANCES / seconds);
+
+      // The rollout: a change of the plan, until its rollout is done.
+      const before = await revisionOf();
+      const started = performance.now();
+      await patchRecord(env.master, SFPLAN, ns, PLAN, { spec: planSpec(String(round)) });
+      let revision: string | undefined;
+      while ((revision = await revisionOf()) === before) await new Promise((r) => setTimeout(r, 20));
+      const handle = temporal.workflow.getHandle(rolloutWorkflowId(ns, PLAN));
+      for (;;) {
+        const progress = await handle
+          .query<RolloutProgress>(ROLLOUT_MESSAGES.progress)
+          .catch(() => undefined);
+        if (progress && progress.revision === revision && progress.state === 'done') {
+          if (progress.done !== INSTANCES)
+            throw new Error(`the rollout updated ${progress.done} of ${INSTANCES}`);
+          break;
+        }
+        if (progress && ['halted', 'aborted'].includes(progress.state))
+          throw new Error(`rollout ${progress.state}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      rolled.push(INSTANCES / ((performance.now() - started) / 1000));
+      console.log(
+        `round ${round}: update workflow alone ${alone.at(-1)!.toFixed(2)}/s, rollout ${rolled.at(-1)!.toFixed(2)}/s`,
+      );
+    }
+    const best = (values: number[]) => Math.max(...values);
+    const ratio = best(rolled) / best(alone);
+    console.log(
+      `\n${INSTANCES} instances, ${CONCURRENCY} at once: update workflow alone ${best(alone).toFixed(2)}/s, ` +
+        `rollout ${best(rolled).toFixed(2)}/s; ratio ${ratio.toFixed(2)} (target ≥ ${TARGET_RATIO})`,
+    );
+    process.exitCode = ratio >= TARGET_RATIO ? 0 : 1;
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
