@@ -67,7 +67,7 @@ const SETTING_MINIMUM: Readonly<Record<keyof RolloutSettings, number>> = {
 export function parseRolloutSettings(body: Readonly<Record<string, unknown>>): Partial<RolloutSettings> {
   const settings: Partial<Record<keyof RolloutSettings, number>> = {};
   for (const [key, value] of Object.entries(body)) {
-    if (!(key in SETTING_MINIMUM)) {
+    if (!Object.hasOwn(SETTING_MINIMUM, key)) {
       throw badRequest(`Unknown rollout setting ${key}; known: ${Object.keys(SETTING_MINIMUM).join(', ')}.`);
     }
     if (value === undefined || value === null) continue;

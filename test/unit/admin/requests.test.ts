@@ -57,6 +57,16 @@ test.each([
     { max_concurrency: 2 },
     '400 Unknown rollout setting max_concurrency; known: canary, maxConcurrency, soakSeconds, maxFailures.',
   ],
+  [
+    'a name every object inherits',
+    { constructor: 1 },
+    '400 Unknown rollout setting constructor; known: canary, maxConcurrency, soakSeconds, maxFailures.',
+  ],
+  [
+    '__proto__ as a key of the body',
+    JSON.parse('{"__proto__": 1}') as Record<string, unknown>,
+    '400 Unknown rollout setting __proto__; known: canary, maxConcurrency, soakSeconds, maxFailures.',
+  ],
 ])('parseRolloutSettings: %s', (_, body, expected) => {
   expect(outcome(() => parseRolloutSettings(body))).toEqual(expected);
 });
