@@ -12,7 +12,6 @@
  */
 import { fork, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +26,7 @@ import type { ReadJob, ReadReply } from './read-load.js';
 import { addCpu, cpuByRole, cpuSince, describeCpu, type CpuByRole } from './cpu.js';
 import { startLocalEnvironment } from '../dev/local/environment.js';
 import { freePort } from '../dev/local/processes.js';
+import { osbHttp } from './osb-http.js';
 import { instanceNamespace, instanceWorkflowId, resourceName } from '../src/resources/names.js';
 import { EncryptionCodec, generatePayloadKey, parsePayloadKeys } from '../src/temporal/codec.js';
 
@@ -172,45 +172,10 @@ async function main(): Promise<void> {
         await new Promise((r) => child.once('exit', r));
       });
     }
-    // The provisions' client: node:http, kept alive, lighter than fetch (the client shares the
-    // cores with the broker it measures). The read benchmarks use a leaner one still (http-load.ts).
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 200 });
-    stops.push(async () => agent.destroy());
-    const osb = (method: string, p: string, body?: unknown, retried = false) =>
-      new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const payload = body ? JSON.stringify(body) : undefined;
-        const req = http.request(
-          {
-            host: '127.0.0.1',
-            port,
-            path: p,
-            method,
-            agent,
-            headers: {
-              Authorization: auth,
-              'X-Broker-API-Version': '2.17',
-              ...(payload
-                ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) }
-                : {}),
-            },
-          },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (chunk: Buffer) => chunks.push(chunk));
-            res.on('end', () =>
-              resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
-            );
-            res.on('error', reject);
-          },
-        );
-        req.on('error', (err: NodeJS.ErrnoException) => {
-          // A kept-alive connection the server closed just as the request went out: send it
-          // again on a new one, as HTTP clients do (every OSB request here may be repeated).
-          if (req.reusedSocket && err.code === 'ECONNRESET' && !retried) resolve(osb(method, p, body, true));
-          else reject(err);
-        });
-        req.end(payload);
-      });
+    // The OSB client (bench/osb-http.ts).
+    const osbClient = osbHttp(port, 'bench:bench', 200);
+    stops.push(async () => osbClient.close());
+    const osb = osbClient.request;
     for (;;) {
       try {
         const res = await osb('GET', '/v2/catalog');

@@ -7,7 +7,6 @@
  *
  *   npm run build && node dist/bench/rollout.js [instances] [concurrency]
  */
-import http from 'node:http';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,6 +22,7 @@ import { SFPLAN, type SFPlan } from '../src/resources/types.js';
 import { EncryptionCodec, generatePayloadKey, parsePayloadKeys } from '../src/temporal/codec.js';
 import { startLocalEnvironment } from '../dev/local/environment.js';
 import { freePort } from '../dev/local/processes.js';
+import { osbHttp } from './osb-http.js';
 
 const INSTANCES = Number(process.argv[2] ?? 60);
 const CONCURRENCY = Number(process.argv[3] ?? 10);
@@ -32,7 +32,6 @@ const ROUNDS = 2;
 const TARGET_RATIO = 0.9;
 const SERVICE = 'bench-service';
 const PLAN = 'bench-rolled-out';
-const auth = `Basic ${Buffer.from('bench:bench').toString('base64')}`;
 
 /** The plan: one ConfigMap whose data is `value`, ready as soon as it exists. */
 const planSpec = (value: string) => ({
@@ -123,38 +122,10 @@ async function main(): Promise<void> {
         await new Promise((r) => child.once('exit', r));
       });
     }
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 100 });
-    stops.push(async () => agent.destroy());
-    const osb = (method: string, p: string, body?: unknown) =>
-      new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const payload = body ? JSON.stringify(body) : undefined;
-        const req = http.request(
-          {
-            host: '127.0.0.1',
-            port,
-            path: p,
-            method,
-            agent,
-            headers: {
-              Authorization: auth,
-              'X-Broker-API-Version': '2.17',
-              ...(payload
-                ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) }
-                : {}),
-            },
-          },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (chunk: Buffer) => chunks.push(chunk));
-            res.on('end', () =>
-              resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }),
-            );
-            res.on('error', reject);
-          },
-        );
-        req.on('error', reject);
-        req.end(payload);
-      });
+    // The OSB client (bench/osb-http.ts).
+    const osbClient = osbHttp(port, 'bench:bench', 100);
+    stops.push(async () => osbClient.close());
+    const osb = osbClient.request;
     for (;;) {
       const res = await osb('GET', '/v2/catalog').catch(() => undefined);
       if (res?.status === 200 && res.text.includes(PLAN)) break;

@@ -4,7 +4,7 @@
  * current spec), or why it must wait. The update itself is the ordinary update workflow.
  */
 import { DEFAULT_ROLLOUT_SETTINGS, type RolloutSettings } from '../admin/contract.js';
-import { listRecordsAnywhere } from '../kube/custom-objects.js';
+import { getRecord, listRecords, listRecordsAnywhere } from '../kube/custom-objects.js';
 import {
   LABELS,
   instanceNamespace,
@@ -18,7 +18,6 @@ import {
   type SFServiceBinding,
   type SFServiceInstance,
 } from '../resources/types.js';
-import { getRecord } from '../kube/custom-objects.js';
 import type { InstanceRequest } from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
 
@@ -111,7 +110,7 @@ export function rolloutActivities({
       const state = record.status?.state;
       if (state && BUSY_STATES.has(state))
         return { busy: `waiting for its ${record.status?.operation ?? 'operation'} to end` };
-      const bindings = await listRecordsAnywhere<SFServiceBinding>(
+      const bindings = await listRecords<SFServiceBinding>(
         master,
         SFSERVICEBINDING,
         namespace,

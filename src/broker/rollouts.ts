@@ -19,8 +19,7 @@ import { startRollout } from './plan-revisions.js';
 
 /** The plan's current revision: its `status.specHash`, once the workers have written it. */
 export function recordedRevision(plan: SFPlan): string | undefined {
-  const status = plan.status as { specHash?: unknown } | undefined;
-  return typeof status?.specHash === 'string' && status.specHash ? status.specHash : undefined;
+  return plan.status?.specHash || undefined;
 }
 
 export interface RolloutDeps {

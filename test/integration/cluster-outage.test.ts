@@ -12,7 +12,7 @@ import type { ExtraCluster } from '../../dev/local/kube-control-plane.js';
 import { startExampleOperator } from '../../examples/operator/operator.js';
 import type { ClusterClient } from '../../src/kube/clients.js';
 import { registerCluster } from '../../src/kube/cluster-registry.js';
-import { deleteRecord, getRecord, listRecords, patchRecord } from '../../src/kube/custom-objects.js';
+import { getRecord, listRecords } from '../../src/kube/custom-objects.js';
 import { resourceName } from '../../src/resources/names.js';
 import {
   SFCLUSTER,
@@ -20,15 +20,8 @@ import {
   type SFCluster,
   type SFServiceInstance,
 } from '../../src/resources/types.js';
-import { startOwnCluster } from '../support/clusters.js';
-import {
-  clusters,
-  environment,
-  eventually,
-  temporalClient,
-  unique,
-  untilNamespaceGone,
-} from '../support/env.js';
+import { removeRegistry, startOwnCluster, stopClusterHealth } from '../support/clusters.js';
+import { clusters, environment, eventually, unique, untilNamespaceGone } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
 
@@ -86,22 +79,11 @@ describe('a sister that stops mid-operation', () => {
   }, 180_000);
 
   afterAll(async () => {
-    const temporal = await temporalClient();
-    await temporal.client.workflow
-      .getHandle(`clusters/${registry}`)
-      .terminate('test over')
-      .catch(() => undefined);
-    await temporal.close();
+    await stopClusterHealth(registry);
     await landscape?.stop();
     for (const operator of operators) await operator.stop();
     await own?.extra.stop();
-    for (const cluster of await listRecords<SFCluster>(master, SFCLUSTER, registry).catch(() => [])) {
-      await patchRecord(master, SFCLUSTER, registry, cluster.metadata.name!, {
-        metadata: { finalizers: null },
-      });
-      await deleteRecord(master, SFCLUSTER, registry, cluster.metadata.name!).catch(() => undefined);
-    }
-    await master.core.deleteNamespace({ name: registry }).catch(() => undefined);
+    await removeRegistry(master, registry);
   });
 
   const instancePath = (instanceId: string) => `/v2/service_instances/${instanceId}`;

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { installCatalog } from '../../dev/catalog.js';
 import { kubeconfigSecretName, registerCluster } from '../../src/kube/cluster-registry.js';
-import { deleteRecord, getRecord, listRecords, patchRecord } from '../../src/kube/custom-objects.js';
+import { getRecord } from '../../src/kube/custom-objects.js';
 import { applyObject } from '../../src/kube/objects.js';
 import { instanceWorkflowId, resourceName } from '../../src/resources/names.js';
 import {
@@ -30,6 +30,7 @@ import {
   unique,
   untilNamespaceGone,
 } from '../support/env.js';
+import { removeRegistry, stopClusterHealth } from '../support/clusters.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
 
@@ -99,22 +100,11 @@ describe('a worker for one cluster alone', () => {
   }, 180_000);
 
   afterAll(async () => {
-    const temporal = await temporalClient();
-    await temporal.client.workflow
-      .getHandle(`clusters/${registry}`)
-      .terminate('test over')
-      .catch(() => undefined);
-    await temporal.close();
+    await stopClusterHealth(registry);
     await clusterWorker?.stop();
     await landscape?.stop();
     await operator?.stop();
-    for (const cluster of await listRecords<SFCluster>(master!, SFCLUSTER, registry).catch(() => [])) {
-      await patchRecord(master!, SFCLUSTER, registry, cluster.metadata.name!, {
-        metadata: { finalizers: null },
-      });
-      await deleteRecord(master!, SFCLUSTER, registry, cluster.metadata.name!).catch(() => undefined);
-    }
-    await master!.core.deleteNamespace({ name: registry }).catch(() => undefined);
+    await removeRegistry(master!, registry);
     await sister!.core.deleteNamespace({ name: registry }).catch(() => undefined);
   });
 

@@ -9,7 +9,10 @@ import { startExtraCluster, type ExtraCluster } from '../../dev/local/kube-contr
 import { clusterClientFromKubeconfig, type ClusterClient } from '../../src/kube/clients.js';
 import { installCrds, readCrds } from '../../src/kube/crds.js';
 import { isNotFound } from '../../src/kube/errors.js';
-import { environment } from './env.js';
+import { deleteRecord, listRecords, patchRecord } from '../../src/kube/custom-objects.js';
+import { SFCLUSTER, type SFCluster } from '../../src/resources/types.js';
+import { clusterHealthWorkflowId } from '../../src/workflows/messages.js';
+import { environment, temporalClient } from './env.js';
 
 /** An extra cluster with our CRDs installed, and the admin's clients of it. */
 export async function startOwnCluster(id: string): Promise<{ extra: ExtraCluster; admin: ClusterClient }> {
@@ -92,4 +95,31 @@ export async function issueIdentity(
       }
     },
   };
+}
+
+/** Ends the cluster health workflow of a test's own registry, so that it probes nothing after the test. */
+export async function stopClusterHealth(registry: string): Promise<void> {
+  const temporal = await temporalClient();
+  try {
+    await temporal.client.workflow
+      .getHandle(clusterHealthWorkflowId(registry))
+      .terminate('test over')
+      .catch(() => undefined);
+  } finally {
+    await temporal.close();
+  }
+}
+
+/**
+ * Removes a test's own registry from the master: its SFClusters (their finalizer, which only the
+ * health round would remove, dropped first) and its namespace.
+ */
+export async function removeRegistry(master: ClusterClient, registry: string): Promise<void> {
+  for (const cluster of await listRecords<SFCluster>(master, SFCLUSTER, registry).catch(() => [])) {
+    await patchRecord(master, SFCLUSTER, registry, cluster.metadata.name!, {
+      metadata: { finalizers: null },
+    });
+    await deleteRecord(master, SFCLUSTER, registry, cluster.metadata.name!).catch(() => undefined);
+  }
+  await master.core.deleteNamespace({ name: registry }).catch(() => undefined);
 }
