@@ -10,11 +10,14 @@ import {
   instanceNamespace,
   instanceWorkflowId,
   labelValue,
+  planRevision,
   resourceName,
 } from '../resources/names.js';
 import {
+  SFPLAN,
   SFSERVICEBINDING,
   SFSERVICEINSTANCE,
+  type SFPlan,
   type SFServiceBinding,
   type SFServiceInstance,
 } from '../resources/types.js';
@@ -26,6 +29,12 @@ export const rolloutRequestHash = (revision: string): string => `rollout/${revis
 
 /** States of a record whose operation has not ended. */
 const BUSY_STATES = new Set(['in_queue', 'in progress', 'delete']);
+
+/** The revision a rollout goes to, and how. */
+export interface RolloutTarget {
+  readonly revision: string;
+  readonly settings: RolloutSettings;
+}
 
 /** What a rollout may do with one instance now. */
 export type RolloutUpdate =
@@ -61,9 +70,25 @@ export function rolloutActivities({
 }: ActivityDeps) {
   const master = clusters.master;
   return {
-    /** The settings of the plan's rollout: `overrides`, over the plan's `spec.rollout`, over the defaults. */
-    async rolloutSettings(planId: string, overrides?: Partial<RolloutSettings>): Promise<RolloutSettings> {
-      return rolloutSettingsOf(catalog.plan(planId)?.spec.rollout, overrides);
+    /**
+     * Where the plan's rollout is to go: the revision of the plan's spec as the apiserver holds it
+     * now (`hint`, the revision asked for, when the plan is gone), and the settings: `overrides`,
+     * over the plan's `spec.rollout`, over the defaults. Read afresh each time, so revisions that
+     * arrive out of order, or twice, still end the rollout on the newest.
+     */
+    async rolloutTarget(
+      planId: string,
+      hint: string,
+      overrides?: Partial<RolloutSettings>,
+    ): Promise<RolloutTarget> {
+      const cached = catalog.plan(planId);
+      const plan = cached
+        ? await getRecord<SFPlan>(master, SFPLAN, cached.metadata.namespace!, cached.metadata.name)
+        : undefined;
+      return {
+        revision: plan && plan.spec.id === planId ? planRevision(plan.spec) : hint,
+        settings: rolloutSettingsOf((plan ?? cached)?.spec.rollout, overrides),
+      };
     },
 
     /**

@@ -5,8 +5,9 @@
  * failed updates than `maxFailures` halt it. An instance busy with an operation of its own or of a
  * binding waits and is taken again in a later wave, never skipped.
  *
- * One rollout workflow per plan (its id from the plan): a newer revision arrives as a signal and
- * supersedes the one rolling out. Pause, resume and abort are signals; the progress is a query and
+ * One rollout workflow per plan (its id from the plan): a plan change arrives as a signal, and the
+ * rollout goes on towards the plan's revision as the apiserver holds it then, superseding the one
+ * rolling out (so signals heard out of order, or once per worker, still end on the newest). Pause, resume and abort are signals; the progress is a query and
  * the workflow's memo. It continues as new between waves before its history grows long.
  */
 import {
@@ -191,17 +192,25 @@ export async function rolloutWorkflow(
   }
 
   if (!carried) {
-    settings = await steps.rolloutSettings(request.planId, request.settings);
-    progress = fresh(request, settings);
+    // The plan as it is now decides the revision: a request may have been overtaken already.
+    const target = await steps.rolloutTarget(request.planId, request.revision, request.settings);
+    current = { ...request, revision: target.revision };
+    settings = target.settings;
+    progress = fresh(current, settings);
   }
   for (;;) {
     if (newer) {
-      // A newer revision supersedes this one: the rollout goes on towards it.
-      current = newer;
+      // The plan changed again (or new settings came): the rollout goes on towards the plan's
+      // revision now. Revisions heard out of order or twice change nothing.
+      const next = newer;
       newer = undefined;
-      settings = await steps.rolloutSettings(current.planId, current.settings);
-      progress = fresh(current, settings);
-      publish({});
+      const target = await steps.rolloutTarget(next.planId, next.revision, next.settings);
+      if (target.revision !== progress.revision || next.settings) {
+        current = { ...next, revision: target.revision };
+        settings = target.settings;
+        progress = fresh(current, settings);
+        publish({});
+      }
     }
     if (aborted) {
       publish({ state: 'aborted' });
@@ -229,6 +238,7 @@ export async function rolloutWorkflow(
     );
     progress = counted(progress, behind.length);
     if (behind.length === 0) {
+      if (newer) continue;
       publish({ state: 'done' });
       return progress;
     }
@@ -252,8 +262,10 @@ export async function rolloutWorkflow(
       publish({ state: 'soaking' });
       await condition(() => aborted || paused || !!newer, settings.soakSeconds * 1000);
     }
-    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > MAX_HISTORY_EVENTS) {
-      await continueAsNew<typeof rolloutWorkflow>(newer ?? current, { progress, paused });
+    const historyLong =
+      workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > MAX_HISTORY_EVENTS;
+    if (historyLong && !newer) {
+      await continueAsNew<typeof rolloutWorkflow>(current, { progress, paused });
     }
   }
 }

@@ -4,13 +4,15 @@
  * the OSB API. Changing a plan's spec records its new revision and signals its rollout workflow,
  * which updates every instance through the ordinary update workflow: a canary first, then waves
  * no wider than the maximum concurrency. Pause, resume and abort; a change that makes updates
- * fail halts the rollout; two changes in a row end on the newest; an instance busy with a binding
+ * fail halts the rollout; two changes in a row end on the newest, whatever order their signals
+ * come in; an instance busy with a binding
  * is updated after it.
  */
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { installCatalog } from '../../dev/catalog.js';
 import { ROLLOUT_MESSAGES, rolloutWorkflowId, type RolloutProgress } from '../../src/admin/contract.js';
+import { startRollout } from '../../src/broker/plan-revisions.js';
 import { getRecord, patchRecord, patchRecordStatus } from '../../src/kube/custom-objects.js';
 import { applyObject, ensureNamespace } from '../../src/kube/objects.js';
 import { LABELS, planRevision, resourceName } from '../../src/resources/names.js';
@@ -26,7 +28,13 @@ import { clusters, environment, eventually, unique } from '../support/env.js';
 import { payloadCodec } from '../../src/temporal/connection.js';
 import { parsePayloadKeys } from '../../src/temporal/codec.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
-import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
+import {
+  startOperator,
+  startProcess,
+  systemSettings,
+  type SystemProcess,
+  type SystemSettings,
+} from '../support/system.js';
 
 const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
 
@@ -38,13 +46,14 @@ describe('plan changes reach running instances', () => {
   let operator: { stop(): Promise<void> };
   let osb: OsbClient;
   let temporal: { client: Client; close(): Promise<void> };
+  let settings: SystemSettings;
 
   beforeAll(async () => {
     await ensureNamespace(master!, registry);
     const installed = await installCatalog(master!, registry, ['examples/postgresql']);
     design = installed.find((o) => o.kind === 'SFPlan') as SFPlan;
     operator = await startOperator();
-    const settings = await systemSettings({ INTEROP_NAMESPACE: registry });
+    settings = await systemSettings({ INTEROP_NAMESPACE: registry });
     landscape = await startProcess('all', settings);
     osb = osbClient(landscape.url);
     // A client that reads the rollouts' encrypted progress, as the landscape's own does.
@@ -308,8 +317,18 @@ describe('plan changes reach running instances', () => {
       maxFailures: 0,
     });
     const instances = await provisionMany(planId, 4);
-    await changePlan(planId, { context: { ...design.spec.context, maxConnections: 120 } });
+    const first = await changePlan(planId, { context: { ...design.spec.context, maxConnections: 120 } });
     const newest = await changePlan(planId, { context: { ...design.spec.context, maxConnections: 130 } });
+    // The first change heard last (each worker hears each change, in any order): still the newest.
+    await eventually('the rollout towards the newest revision', async () => {
+      const p = await progressOf(planId).catch(() => undefined);
+      return p?.revision === newest ? p : undefined;
+    });
+    await startRollout(
+      temporal.client,
+      { namespace: registry, taskQueue: settings.taskQueue },
+      { planId, revision: first, requestedBy: 'a late worker' },
+    );
     const done = await untilRollout(planId, newest, ['done']);
     expect(done).toMatchObject({ total: 4, done: 4 });
     for (const id of instances) {
