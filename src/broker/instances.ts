@@ -23,7 +23,7 @@ import type { InstanceRequest } from '../workflows/messages.js';
 import { catalogPlan, type BrokerParts } from './deps.js';
 import { checkQuotas, type QuotaDeps } from './quotas.js';
 import { instanceView } from './records.js';
-import { canonicalJson } from './request-digest.js';
+import { canonicalJson } from '../osb/canonical-json.js';
 
 /** The ServiceBroker methods of instances. */
 export function instanceOperations({ deps, runs, records, digests }: BrokerParts) {

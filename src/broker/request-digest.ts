@@ -5,22 +5,8 @@
  * Pure.
  */
 import { createHmac } from 'node:crypto';
+import { canonicalJson } from '../osb/canonical-json.js';
 import type { MaintenanceInfo } from '../resources/types.js';
-
-/**
- * JSON with the keys of every object sorted (by code unit) and `undefined` members left out: equal
- * values give equal text whatever their key order. `undefined` alone is `null`.
- */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
-}
 
 /** What makes two provisions (or the instance an update leaves behind) the same. */
 export interface InstanceAttributes {

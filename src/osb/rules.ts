@@ -5,6 +5,7 @@
  * returns, or throws the OsbError the spec asks for.
  */
 import type { MaintenanceInfo, SFPlan, SFService } from '../resources/types.js';
+import { canonicalJson } from './canonical-json.js';
 import type { CatalogLookup } from './catalog.js';
 import {
   asyncRequired,
@@ -248,7 +249,11 @@ export function checkUpdate(
     planChange,
     parameters: request.parameters !== undefined,
     maintenanceInfo: request.maintenanceInfo !== undefined,
-    context: request.context !== undefined,
+    // Platforms send the context with every update: only one that differs from the recorded
+    // context changes it.
+    context:
+      request.context !== undefined &&
+      canonicalJson(request.context) !== canonicalJson(instance.context ?? {}),
   });
   checkMaintenanceInfo(plan, request.maintenanceInfo);
   validateParameters(plan, 'service_instance.update', request.parameters);

@@ -384,6 +384,37 @@ describe('OSB rules on the real broker', () => {
   });
 
   describe('operations', () => {
+    test('an update repeating the recorded context is accepted on a service without allow_context_updates; a changed context is refused and changes nothing', async () => {
+      const id = randomUUID();
+      const path = `/v2/service_instances/${id}`;
+      const context = { platform: 'kubernetes', namespace: 'shop', clusterid: 'c-1' };
+      const started = await osb('PUT', `${path}?accepts_incomplete=true`, {
+        ...provisionBody(SERVICE, PLANS.ok),
+        context,
+      });
+      expect(started.status).toBe(202);
+      expect(await until(`${path}/last_operation`)).toMatchObject({ state: 'succeeded' });
+
+      // as a Kubernetes service catalog sends it: the context again (keys in another order), the same plan
+      const repeated = await osb('PATCH', `${path}?accepts_incomplete=true`, {
+        service_id: SERVICE,
+        plan_id: PLANS.ok,
+        context: { clusterid: 'c-1', namespace: 'shop', platform: 'kubernetes' },
+      });
+      expect([200, 202]).toContain(repeated.status);
+      expect(await until(`${path}/last_operation`)).toMatchObject({ state: 'succeeded' });
+
+      const changed = await osb('PATCH', `${path}?accepts_incomplete=true`, {
+        service_id: SERVICE,
+        plan_id: PLANS.ok,
+        context: { ...context, namespace: 'elsewhere' },
+      });
+      expect([changed.status, changed.body.error]).toEqual([400, 'ContextUpdateNotSupported']);
+      const record = await getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, `sf-${id}`, id);
+      expect(record?.spec.context).toEqual(context);
+      await deprovision(path, PLANS.ok);
+    });
+
     test('one operation at a time; updates; plan change rules; audit; deprovision', async () => {
       const id = randomUUID();
       const path = `/v2/service_instances/${id}`;

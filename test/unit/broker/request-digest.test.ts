@@ -3,7 +3,8 @@
  * stored on records, so the expected values are fixed: a change here would make every repeated
  * request look like a conflicting one.
  */
-import { canonicalJson, requestDigests } from '../../../src/broker/request-digest.js';
+import { canonicalJson } from '../../../src/osb/canonical-json.js';
+import { requestDigests } from '../../../src/broker/request-digest.js';
 
 describe('canonicalJson', () => {
   test.each([

@@ -417,6 +417,25 @@ describe('checkUpdate', () => {
       ],
     ],
     [
+      'the recorded context repeated (keys in another order), the same plan named, no parameters',
+      instance('p-1', { context: { platform: 'kubernetes', namespace: 'ns' } }),
+      { planId: 'p-1', context: { namespace: 'ns', platform: 'kubernetes' } },
+      'p-1',
+    ],
+    [
+      'a context that differs from the recorded one, which the service does not allow',
+      instance('p-1', { context: { platform: 'kubernetes', namespace: 'ns' } }),
+      { context: { platform: 'kubernetes', namespace: 'other' } },
+      [
+        400,
+        {
+          error: 'ContextUpdateNotSupported',
+          description:
+            'Service pg does not allow updates that change only the context (allow_context_updates is false).',
+        },
+      ],
+    ],
+    [
       'maintenance_info other than the plan’s',
       instance('p-maintained'),
       { maintenanceInfo: { version: '1.0.0' } },
