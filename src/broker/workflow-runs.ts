@@ -15,6 +15,7 @@ import {
 } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import type { ClusterClient } from '../kube/clients.js';
 import type { OperationStartRecorder } from '../metrics/recorders.js';
 import { concurrencyError, conflict, gone, notFound, OsbError } from '../osb/errors.js';
 import type { LastOperation, OperationOutcome, RequestMeta } from '../osb/service-broker.js';
@@ -39,6 +40,7 @@ import {
   settledStatus,
   type RecordStatus,
 } from './last-operation.js';
+import { InstanceClaims, claimSideOf } from './operation-claims.js';
 
 /** What a describe call tells of the latest (or a given) run of an operation workflow. */
 export interface RunState {
@@ -47,6 +49,8 @@ export interface RunState {
   readonly planId?: string;
   readonly running: boolean;
   readonly statusName: string;
+  /** When the run started (ms since the epoch, the Temporal server's clock). */
+  readonly startedAt: number;
   readonly memo?: OperationStatus;
   /** The last failure of a step the run waits on (queued and retried), e.g. a cluster not answering. */
   readonly waiting?: string;
@@ -63,15 +67,25 @@ const SETTLED_CACHE_SIZE = 10_000;
 export class WorkflowRuns {
   private readonly settledRuns = new Map<string, RunState>();
 
+  private readonly claims: InstanceClaims;
+
   constructor(
     private readonly deps: {
       readonly client: Client;
+      readonly master: ClusterClient;
+      readonly instanceNamespace?: string;
       readonly taskQueue: string;
       readonly syncTimeoutMs: number;
       readonly operationTimeoutSeconds: number;
       readonly metrics?: OperationStartRecorder;
     },
-  ) {}
+  ) {
+    this.claims = new InstanceClaims({
+      master: deps.master,
+      ...(deps.instanceNamespace ? { instanceNamespace: deps.instanceNamespace } : {}),
+      latest: (workflowId) => this.describe(workflowId),
+    });
+  }
 
   /**
    * What the broker adds to a request it starts an operation for: the digest, the deadline (the
@@ -145,16 +159,21 @@ export class WorkflowRuns {
 
   /**
    * Starts the operation's workflow with `input`, its memo the starting status and its search
-   * attributes the ids of the input. When another broker started an operation under the same id a
-   * moment ago, that one is returned as running.
+   * attributes the ids of the input. An update or deprovision first claims the instance against
+   * its bindings' operations, a bind or unbind against the instance's (src/broker/operation-claims.ts).
+   * When another broker started an operation under the same id a moment ago, that one is returned
+   * as running.
    *
-   * @throws OsbError 422 `ConcurrencyError` when that operation has already finished again.
+   * @throws OsbError 422 `ConcurrencyError` when that operation has already finished again, or
+   *   while an operation of the other side of the instance runs.
    */
   async start(
     type: OperationType,
     workflowId: string,
     input: InstanceRequest | BindingRequest,
   ): Promise<Started> {
+    const side = claimSideOf(type, 'bindingId' in input ? input.bindingId : undefined);
+    const release = side ? await this.claims.claim(input.instanceId, side) : undefined;
     try {
       const handle = await this.deps.client.workflow.start(WORKFLOW_TYPES[type], {
         workflowId,
@@ -168,7 +187,10 @@ export class WorkflowRuns {
       this.deps.metrics?.operationStarted(type, input.serviceId, input.planId);
       return { handle };
     } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
+        await release?.();
+        throw err;
+      }
       const running = await this.running(workflowId);
       if (!running) throw concurrencyError('Another operation finished just now; retry the request.');
       return { running };
@@ -332,6 +354,7 @@ export class WorkflowRuns {
         runId: info.runId,
         running: info.status.name === 'RUNNING',
         statusName: info.status.name,
+        startedAt: info.startTime.getTime(),
         ...(memo ? { memo } : {}),
         ...(waiting ? { waiting } : {}),
       };

@@ -91,6 +91,8 @@ export const ANNOTATIONS = {
   requestHash: 'interoperator.servicefabrik.io/request-hash',
   /** Who asked for it, as JSON (from `X-Broker-API-Originating-Identity`). */
   requestedBy: 'interoperator.servicefabrik.io/requested-by',
+  /** The operations starting or running on an instance and its bindings (src/resources/operation-claims.ts). */
+  operationClaims: 'interoperator.servicefabrik.io/operation-claims',
 } as const;
 
 /** The finalizer that keeps a record until its resources are gone. */
