@@ -1,9 +1,10 @@
 /**
  * Rollout benchmark, in one run on this machine: instances updated per second by a plan's rollout
- * (from the plan change to the rollout's end, waves of `concurrency` updates) against the update
- * workflow alone at the same concurrency (OSB updates of the same instances, `concurrency` in
- * flight, each waited for), measured alternately on the same servers. The plan's single resource
- * is ready as soon as it exists, so the figures are the orchestration's, not an operator's.
+ * (from the plan change to the rollout's end, `concurrency` updates at once with no soak, each
+ * starting as another ends) against the update workflow alone at the same concurrency (OSB updates
+ * of the same instances, `concurrency` in flight, each waited for), measured alternately on the
+ * same servers. The plan's single resource is ready as soon as it exists, so the figures are the
+ * orchestration's, not an operator's.
  *
  *   npm run build && node dist/bench/rollout.js [instances] [concurrency]
  */
