@@ -52,7 +52,11 @@ export const rolloutResumeSignal = defineSignal(ROLLOUT_MESSAGES.resume);
 export const rolloutAbortSignal = defineSignal(ROLLOUT_MESSAGES.abort);
 export const rolloutProgressQuery = defineQuery<RolloutProgress>(ROLLOUT_MESSAGES.progress);
 
-/** The memo key of a rollout's progress (without the per-instance results). */
+/**
+ * The memo key of a rollout's progress (without the per-instance results), for the Temporal UI:
+ * written as its state, wave or revision changes (each write is an event and a visibility update),
+ * so its counts may be a wave old; the query answers with the live ones.
+ */
 export const ROLLOUT_MEMO_KEY = 'rollout';
 
 /** States a rollout ends in (or, halted, waits in for an admin). */
@@ -152,10 +156,18 @@ export async function rolloutWorkflow(
     paused && !FINAL_STATES.has(progress.state) ? { ...progress, state: 'paused' } : progress;
   setHandler(rolloutProgressQuery, seen);
 
-  /** Changes the progress, counts the results again and shows it in the memo (without them). */
+  let memoOf: Pick<RolloutProgress, 'revision' | 'state' | 'wave'> | undefined;
+  /** Changes the progress, counts the results again and, at a new stage, shows it in the memo. */
   const publish = (change: Partial<RolloutProgress> = {}) => {
     progress = counted({ ...progress, ...change });
     const { results: _results, ...summary } = seen();
+    if (
+      memoOf?.revision === summary.revision &&
+      memoOf.state === summary.state &&
+      memoOf.wave === summary.wave
+    )
+      return;
+    memoOf = summary;
     upsertMemo({ [ROLLOUT_MEMO_KEY]: summary });
   };
   const setResult = (instanceId: string, result: RolloutInstanceResult | undefined) => {
