@@ -1,9 +1,10 @@
 /**
  * Rollout benchmark, in one run on this machine: instances updated per second by a plan's rollout
- * (from the plan change to the rollout's end, waves of `concurrency` updates) against the update
- * workflow alone at the same concurrency (OSB updates of the same instances, `concurrency` in
- * flight, each waited for), measured alternately on the same servers. The plan's single resource
- * is ready as soon as it exists, so the figures are the orchestration's, not an operator's.
+ * (from the plan change to the rollout's end, `concurrency` updates at once with no soak, each
+ * starting as another ends) against the update workflow alone at the same concurrency (OSB updates
+ * of the same instances, `concurrency` in flight, each waited for), measured alternately on the
+ * same servers. The plan's single resource is ready as soon as it exists, so the figures are the
+ * orchestration's, not an operator's.
  *
  *   npm run build && node dist/bench/rollout.js [instances] [concurrency]
  */
@@ -138,6 +139,26 @@ async function main(): Promise<void> {
       dataConverter: { payloadCodecs: [new EncryptionCodec(parsePayloadKeys(payloadKeys))] },
     });
     const waitFor = (id: string) => temporal.workflow.getHandle(instanceWorkflowId(id)).result();
+    /**
+     * Where the time between `from` and `to` (epoch ms) went: until the first update workflow
+     * started, from it to the last one's end, after that; and an update workflow's mean duration.
+     */
+    const timeline = async (from: number, to: number): Promise<string> => {
+      // Visibility lags the workflows by a moment.
+      await new Promise((r) => setTimeout(r, 1500));
+      const runs: { start: number; end: number }[] = [];
+      for await (const run of temporal.workflow.list({
+        query: `WorkflowType = 'updateWorkflow' AND StartTime >= '${new Date(from).toISOString()}'`,
+      }))
+        runs.push({ start: run.startTime.getTime(), end: run.closeTime?.getTime() ?? Number.NaN });
+      const first = Math.min(...runs.map((r) => r.start));
+      const last = Math.max(...runs.map((r) => r.end));
+      const mean = runs.reduce((sum, r) => sum + r.end - r.start, 0) / runs.length;
+      return (
+        `${runs.length} updates: first started after ${first - from} ms, the last ended ` +
+        `${last - first} ms later, then ${to - last} ms to the end; an update took ${mean.toFixed(0)} ms on average`
+      );
+    };
 
     // The instances, provisioned once.
     const ids = Array.from({ length: INSTANCES }, () => randomUUID());
@@ -158,6 +179,7 @@ async function main(): Promise<void> {
     const rolled: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       // The update workflow alone: an OSB update of each instance, `CONCURRENCY` in flight.
+      const aloneFrom = Date.now();
       const seconds = await pool(INSTANCES, CONCURRENCY, async (i) => {
         const res = await osb('PATCH', `/v2/service_instances/${ids[i]}?accepts_incomplete=true`, {
           service_id: SERVICE,
@@ -168,10 +190,12 @@ async function main(): Promise<void> {
         await waitFor(ids[i]!);
       });
       alone.push(INSTANCES / seconds);
+      const aloneTimeline = await timeline(aloneFrom, Date.now());
 
       // The rollout: a change of the plan, until its rollout is done.
       const before = await revisionOf();
       const started = performance.now();
+      const rolloutFrom = Date.now();
       await patchRecord(env.master, SFPLAN, ns, PLAN, { spec: planSpec(String(round)) });
       let revision: string | undefined;
       while ((revision = await revisionOf()) === before) await new Promise((r) => setTimeout(r, 20));
@@ -190,8 +214,10 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, 50));
       }
       rolled.push(INSTANCES / ((performance.now() - started) / 1000));
+      const rolloutTimeline = await timeline(rolloutFrom, Date.now());
       console.log(
-        `round ${round}: update workflow alone ${alone.at(-1)!.toFixed(2)}/s, rollout ${rolled.at(-1)!.toFixed(2)}/s`,
+        `round ${round}: update workflow alone ${alone.at(-1)!.toFixed(2)}/s, rollout ${rolled.at(-1)!.toFixed(2)}/s\n` +
+          `  alone:   ${aloneTimeline}\n  rollout: ${rolloutTimeline}`,
       );
     }
     const best = (values: number[]) => Math.max(...values);

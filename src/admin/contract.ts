@@ -12,9 +12,13 @@
 export interface RolloutSettings {
   /** Instances updated first, alone, before any wave. @default 1 */
   readonly canary: number;
-  /** Most updates running at once in a wave. @default 5 */
+  /** Most updates running at once after the canary batch. @default 5 */
   readonly maxConcurrency: number;
-  /** Pause after the canary batch and after each wave, in seconds. @default 0 */
+  /**
+   * Pause after the canary batch and after each wave, in seconds. With 0, no wave waits for its
+   * slowest update: as soon as one update ends, the next instance's starts (a sliding window of
+   * `maxConcurrency`). @default 0
+   */
   readonly soakSeconds: number;
   /** Failed updates the rollout tolerates; one more halts it. @default 0 */
   readonly maxFailures: number;
@@ -42,7 +46,8 @@ export interface RolloutRequest {
  * Where a rollout stands:
  * - `canary`, `waves`: updating; `soaking`: waiting between waves;
  * - `paused`: no update starts until resumed (those in flight finish);
- * - `halted`: more updates failed than allowed; `aborted`: stopped by an admin;
+ * - `halted`: more updates failed than allowed (no update starts after that; those in flight
+ *   have ended); resumed, it tolerates `maxFailures` more; `aborted`: stopped by an admin;
  * - `done`: every instance is on the revision (or failed, within the limit).
  */
 export type RolloutState = 'canary' | 'waves' | 'soaking' | 'paused' | 'halted' | 'aborted' | 'done';
@@ -64,7 +69,11 @@ export interface RolloutProgress {
   readonly done: number;
   readonly failed: number;
   readonly inFlight: number;
-  /** 0 for the canary batch, then 1, 2, … */
+  /**
+   * 0 for the canary batch, then 1, 2, …: with a soak, each wave is a batch of at most
+   * `maxConcurrency` updates that all end before the soak; without one, updates start as others
+   * end, and wave n is the n-th `maxConcurrency` updates started after the canary batch.
+   */
   readonly wave: number;
   /** Per instance id. */
   readonly results: Readonly<Record<string, RolloutInstanceResult>>;

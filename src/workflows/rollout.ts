@@ -1,14 +1,19 @@
 /**
  * The rollout of a plan: brings every instance of the plan to the plan's revision, each through
  * the ordinary update workflow (so the OSB rules hold and a failed update rolls back). First a
- * canary batch, then waves of at most `maxConcurrency` updates, with a soak between them; more
- * failed updates than `maxFailures` halt it. An instance busy with an operation of its own or of a
- * binding waits and is taken again in a later wave, never skipped.
+ * canary batch, all of whose updates end before any other starts; then at most `maxConcurrency`
+ * updates at once. With a soak, they go in waves: each wave's updates all end, then the rollout
+ * soaks. Without one, they go in a sliding window: as soon as one update ends, the next instance's
+ * starts. More failed updates than `maxFailures` halt it: no update starts after that, and those in
+ * flight finish. An instance busy with an operation of its own or of a binding waits and is taken
+ * again later, never skipped.
  *
  * One rollout workflow per plan (its id from the plan): a plan change arrives as a signal, and the
  * rollout goes on towards the plan's revision as the apiserver holds it then, superseding the one
- * rolling out (so signals heard out of order, or once per worker, still end on the newest). Pause, resume and abort are signals; the progress is a query and
- * the workflow's memo. It continues as new between waves before its history grows long.
+ * rolling out (so signals heard out of order, or once per worker, still end on the newest). Pause,
+ * resume and abort are signals; the progress is a query and the workflow's memo. Before its
+ * history grows long it continues as new, always with no update in flight: a run can wait for the
+ * result of only the children it started itself.
  */
 import {
   condition,
@@ -47,13 +52,17 @@ export const rolloutResumeSignal = defineSignal(ROLLOUT_MESSAGES.resume);
 export const rolloutAbortSignal = defineSignal(ROLLOUT_MESSAGES.abort);
 export const rolloutProgressQuery = defineQuery<RolloutProgress>(ROLLOUT_MESSAGES.progress);
 
-/** The memo key of a rollout's progress (without the per-instance results). */
+/**
+ * The memo key of a rollout's progress (without the per-instance results), for the Temporal UI:
+ * written as its state, wave or revision changes (each write is an event and a visibility update),
+ * so its counts may be a wave old; the query answers with the live ones.
+ */
 export const ROLLOUT_MEMO_KEY = 'rollout';
 
 /** States a rollout ends in (or, halted, waits in for an admin). */
 const FINAL_STATES = new Set(['done', 'aborted', 'halted']);
 
-/** How long a wave that could start no update (every instance busy) waits before looking again. */
+/** How long a rollout that could start no update (every instance busy) waits before looking again. */
 const BUSY_RETRY_MS = 5_000;
 
 /** Events in one run before it continues as new, at the latest. */
@@ -63,6 +72,10 @@ const MAX_HISTORY_EVENTS = 8_000;
 export interface RolloutCarried {
   readonly progress: RolloutProgress;
   readonly paused: boolean;
+  /** Failed updates tolerated before the rollout halts. @default the settings' `maxFailures` */
+  readonly failureLimit?: number;
+  /** Updates started in the sliding window, which number its waves. @default 0 */
+  readonly startedInWindow?: number;
 }
 
 const steps = proxyActivities<RolloutActivities>({
@@ -84,27 +97,42 @@ const fresh = (request: RolloutRequest, settings: RolloutSettings): RolloutProgr
   requestedBy: request.requestedBy,
 });
 
-/** The results counted: done, failed and in flight, from the per-instance results. */
-function counted(progress: RolloutProgress, behind: number): RolloutProgress {
+/**
+ * The results counted: done, failed and in flight, from the per-instance results; `behind` is the
+ * number of instances listed behind the revision that none of these counts holds yet.
+ */
+function counted(progress: RolloutProgress, behind = 0): RolloutProgress {
   const results = Object.values(progress.results);
   const done = results.filter((r) => r.state === 'updated').length;
   const failed = results.filter((r) => r.state === 'failed').length;
   const inFlight = results.filter((r) => r.state === 'in flight').length;
-  return { ...progress, done, failed, inFlight, total: Math.max(progress.total, done + failed + behind) };
+  return {
+    ...progress,
+    done,
+    failed,
+    inFlight,
+    total: Math.max(progress.total, done + failed + inFlight + behind),
+  };
 }
+
+/** The wave of the sliding window's `started`-th update: wave n holds the n-th `maxConcurrency` started. */
+const windowWave = (started: number, maxConcurrency: number): number =>
+  1 + Math.floor((Math.max(started, 1) - 1) / maxConcurrency);
 
 export async function rolloutWorkflow(
   request: RolloutRequest,
   carried?: RolloutCarried,
 ): Promise<RolloutProgress> {
+  const carriedOn = carried && carried.progress.revision === request.revision ? carried : undefined;
   let current = request;
   // Until the plan's settings are read, the defaults: a query is answered from the start.
   let settings: RolloutSettings = carried?.progress.settings ?? {
     ...DEFAULT_ROLLOUT_SETTINGS,
     ...request.settings,
   };
-  let progress: RolloutProgress =
-    carried && carried.progress.revision === request.revision ? carried.progress : fresh(request, settings);
+  let progress: RolloutProgress = carriedOn?.progress ?? fresh(request, settings);
+  let failureLimit = carriedOn?.failureLimit ?? settings.maxFailures;
+  let startedInWindow = carriedOn?.startedInWindow ?? 0;
   let paused = carried?.paused ?? false;
   let aborted = false;
   let resumed = false;
@@ -128,10 +156,18 @@ export async function rolloutWorkflow(
     paused && !FINAL_STATES.has(progress.state) ? { ...progress, state: 'paused' } : progress;
   setHandler(rolloutProgressQuery, seen);
 
-  /** Changes the progress and shows it in the memo (without the per-instance results). */
-  const publish = (change: Partial<RolloutProgress>) => {
-    progress = { ...progress, ...change };
+  let memoOf: Pick<RolloutProgress, 'revision' | 'state' | 'wave'> | undefined;
+  /** Changes the progress, counts the results again and, at a new stage, shows it in the memo. */
+  const publish = (change: Partial<RolloutProgress> = {}) => {
+    progress = counted({ ...progress, ...change });
     const { results: _results, ...summary } = seen();
+    if (
+      memoOf?.revision === summary.revision &&
+      memoOf.state === summary.state &&
+      memoOf.wave === summary.wave
+    )
+      return;
+    memoOf = summary;
     upsertMemo({ [ROLLOUT_MEMO_KEY]: summary });
   };
   const setResult = (instanceId: string, result: RolloutInstanceResult | undefined) => {
@@ -140,21 +176,42 @@ export async function rolloutWorkflow(
     else delete results[instanceId];
     progress = { ...progress, results };
   };
+  /** Makes `target` the rollout's revision and settings, from the start. */
+  const retarget = (next: RolloutRequest, target: { revision: string; settings: RolloutSettings }) => {
+    current = { ...next, revision: target.revision };
+    settings = target.settings;
+    progress = fresh(current, settings);
+    failureLimit = settings.maxFailures;
+    startedInWindow = 0;
+  };
 
-  /** Updates one instance through the update workflow; false when it had to wait. */
-  async function updateOne(instanceId: string): Promise<boolean> {
+  const tooManyFailures = () => progress.failed > failureLimit;
+  const historyLong = () =>
+    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > MAX_HISTORY_EVENTS;
+  /** No update may start now (those in flight finish): the rollout stops, or goes elsewhere. */
+  const mustStop = () => aborted || paused || !!newer || tooManyFailures() || historyLong();
+
+  /**
+   * Updates one instance through the update workflow: true once it ended (or the instance is
+   * gone); false when it has to wait, or the rollout stopped before it started.
+   */
+  async function updateOne(instanceId: string, onStarted: () => void): Promise<boolean> {
     const update = await steps.rolloutUpdate(instanceId, progress.revision);
     if ('gone' in update) {
       setResult(instanceId, undefined);
+      publish();
       return true;
     }
     if ('busy' in update) {
       setResult(instanceId, { state: 'waiting', description: update.busy });
+      publish();
       return false;
     }
+    // A pause, an abort or a failure may have come while the instance was read.
+    if (mustStop()) return false;
     const { request: req, workflowId } = update;
     setResult(instanceId, { state: 'in flight' });
-    publish({});
+    publish();
     try {
       const child = await startChild<(input: InstanceRequest) => Promise<OperationStatus>>(
         WORKFLOW_TYPES.update,
@@ -167,6 +224,7 @@ export async function rolloutWorkflow(
           typedSearchAttributes: operationSearchAttributes('update', req),
         },
       );
+      onStarted();
       const status = await child.result();
       setResult(
         instanceId,
@@ -188,17 +246,42 @@ export async function rolloutWorkflow(
         description: err instanceof Error ? err.message : String(err),
       });
       return true;
+    } finally {
+      publish();
     }
   }
 
+  /**
+   * Updates the instances in order, at most `concurrency` at once: as soon as one update ends, the
+   * next instance's starts, until none is left or the rollout must stop. Resolves once every update
+   * it started has ended (none is left in flight), with how many ended.
+   */
+  async function updateAll(
+    instanceIds: readonly string[],
+    concurrency: number,
+    onStarted: () => void = () => undefined,
+  ): Promise<number> {
+    const queue = [...instanceIds];
+    let ended = 0;
+    const slot = async () => {
+      while (queue.length > 0 && !mustStop()) if (await updateOne(queue.shift()!, onStarted)) ended++;
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, slot));
+    return ended;
+  }
+
+  /** The sliding window numbers its waves by the updates it started. */
+  const countWindowStart = () => {
+    startedInWindow++;
+    publish({ wave: windowWave(startedInWindow, settings.maxConcurrency) });
+  };
+
   if (!carried) {
     // The plan as it is now decides the revision: a request may have been overtaken already.
-    const target = await steps.rolloutTarget(request.planId, request.revision, request.settings);
-    current = { ...request, revision: target.revision };
-    settings = target.settings;
-    progress = fresh(current, settings);
+    retarget(request, await steps.rolloutTarget(request.planId, request.revision, request.settings));
   }
   for (;;) {
+    // Here no update is in flight: each step below waits for those it started.
     if (newer) {
       // The plan changed again (or new settings came): the rollout goes on towards the plan's
       // revision now. Revisions heard out of order or twice change nothing.
@@ -206,10 +289,8 @@ export async function rolloutWorkflow(
       newer = undefined;
       const target = await steps.rolloutTarget(next.planId, next.revision, next.settings);
       if (target.revision !== progress.revision || next.settings) {
-        current = { ...next, revision: target.revision };
-        settings = target.settings;
-        progress = fresh(current, settings);
-        publish({});
+        retarget(next, target);
+        publish();
       }
     }
     if (aborted) {
@@ -217,16 +298,28 @@ export async function rolloutWorkflow(
       return progress;
     }
     if (paused) {
-      publish({});
+      publish();
       await condition(() => !paused || aborted || !!newer);
       continue;
     }
     if (progress.state === 'halted') {
-      publish({});
+      publish();
       resumed = false;
       await condition(() => resumed || aborted || !!newer);
-      if (resumed && !aborted && !newer) publish({ state: progress.wave === 0 ? 'canary' : 'waves' });
+      if (resumed && !aborted && !newer) {
+        // Resumed after a halt: it goes on, tolerating as many failures again.
+        failureLimit = progress.failed + settings.maxFailures;
+        publish({ state: progress.wave === 0 ? 'canary' : 'waves' });
+      }
       continue;
+    }
+    if (historyLong() && !newer) {
+      await continueAsNew<typeof rolloutWorkflow>(current, {
+        progress,
+        paused,
+        failureLimit,
+        startedInWindow,
+      });
     }
     const failed = new Set(
       Object.entries(progress.results)
@@ -242,30 +335,31 @@ export async function rolloutWorkflow(
       publish({ state: 'done' });
       return progress;
     }
+
     const canary = progress.wave === 0;
-    const batch = behind.slice(0, canary ? settings.canary : settings.maxConcurrency);
+    const inWaves = canary || settings.soakSeconds > 0;
     publish({ state: canary ? 'canary' : 'waves' });
-    const started = await Promise.all(batch.map(updateOne));
-    progress = counted(progress, behind.length - started.filter(Boolean).length);
-    if (!started.some(Boolean)) {
-      // Every instance of the wave is busy: look again in a moment.
-      publish({});
+    const ended = canary
+      ? await updateAll(behind.slice(0, settings.canary), settings.canary)
+      : inWaves
+        ? await updateAll(behind.slice(0, settings.maxConcurrency), settings.maxConcurrency)
+        : await updateAll(behind, settings.maxConcurrency, countWindowStart);
+
+    if (ended === 0) {
+      // Every instance taken was busy: look again in a moment.
       await condition(() => aborted || paused || !!newer, BUSY_RETRY_MS);
       continue;
     }
-    if (progress.failed > settings.maxFailures) {
+    if (tooManyFailures()) {
       publish({ state: 'halted' });
       continue;
     }
-    publish({ wave: progress.wave + 1 });
-    if (settings.soakSeconds > 0) {
-      publish({ state: 'soaking' });
-      await condition(() => aborted || paused || !!newer, settings.soakSeconds * 1000);
-    }
-    const historyLong =
-      workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > MAX_HISTORY_EVENTS;
-    if (historyLong && !newer) {
-      await continueAsNew<typeof rolloutWorkflow>(current, { progress, paused });
+    if (inWaves) {
+      publish({ wave: progress.wave + 1 });
+      if (settings.soakSeconds > 0) {
+        publish({ state: 'soaking' });
+        await condition(() => aborted || paused || !!newer, settings.soakSeconds * 1000);
+      }
     }
   }
 }

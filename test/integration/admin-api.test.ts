@@ -5,7 +5,6 @@
  * record holds; a forced removal releases a record whose deletion cannot finish and leaves an
  * Event and an audit line; the command line lists and updates through the same API.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRecord, getRecord, jsonPatchRecord } from '../../src/kube/custom-objects.js';
@@ -23,6 +22,7 @@ import {
   type SFServiceBinding,
   type SFServiceInstance,
 } from '../../src/resources/types.js';
+import { runCli } from '../support/cli.js';
 import { clusters, eventually, temporalClient, unique } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import {
@@ -68,23 +68,7 @@ describe('the admin API', () => {
   }
 
   /** Runs the built command line with the admin settings in its environment. */
-  function cli(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-    return new Promise((resolve) => {
-      const child = spawn(process.execPath, ['dist/src/cli/main.js', ...args], {
-        env: {
-          ...process.env,
-          INTEROP_ADMIN_URL: system.url,
-          INTEROP_ADMIN_USERNAME: ADMIN.username,
-          INTEROP_ADMIN_PASSWORD: ADMIN.password,
-        },
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('close', (status) => resolve({ status, stdout, stderr }));
-    });
-  }
+  const cli = (...args: string[]) => runCli(system.url, ADMIN, ...args);
 
   beforeAll(async () => {
     operator = await startOperator();

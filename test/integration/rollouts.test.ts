@@ -2,11 +2,11 @@
  * Plan changes reaching running instances, on the real servers: a landscape of its own whose plans
  * (copies of the design document's, with `autoUpdateInstances`) have instances provisioned through
  * the OSB API. Changing a plan's spec records its new revision and signals its rollout workflow,
- * which updates every instance through the ordinary update workflow: a canary first, then waves
- * no wider than the maximum concurrency. Pause, resume and abort; a change that makes updates
- * fail halts the rollout; two changes in a row end on the newest, whatever order their signals
- * come in; an instance busy with a binding
- * is updated after it.
+ * which updates every instance through the ordinary update workflow: a canary first, then no more
+ * than the maximum concurrency at once, each update starting as another ends when there is no
+ * soak. Pause, resume and abort; a change that makes updates fail halts the rollout, and the
+ * command line watching it exits 1; two changes in a row end on the newest, whatever order their
+ * signals come in; an instance busy with a binding is updated after it.
  */
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
@@ -27,6 +27,7 @@ import {
 import { clusters, environment, eventually, unique } from '../support/env.js';
 import { payloadCodec } from '../../src/temporal/connection.js';
 import { parsePayloadKeys } from '../../src/temporal/codec.js';
+import { runCli } from '../support/cli.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import {
   startOperator,
@@ -37,6 +38,7 @@ import {
 } from '../support/system.js';
 
 const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
+const ADMIN = { username: 'ops', password: 'admin-password-not-secret' };
 
 describe('plan changes reach running instances', () => {
   const [master] = clusters();
@@ -53,7 +55,11 @@ describe('plan changes reach running instances', () => {
     const installed = await installCatalog(master!, registry, ['examples/postgresql']);
     design = installed.find((o) => o.kind === 'SFPlan') as SFPlan;
     operator = await startOperator();
-    settings = await systemSettings({ INTEROP_NAMESPACE: registry });
+    settings = await systemSettings({
+      INTEROP_NAMESPACE: registry,
+      INTEROP_ADMIN_USERNAME: ADMIN.username,
+      INTEROP_ADMIN_PASSWORD: ADMIN.password,
+    });
     landscape = await startProcess('all', settings);
     osb = osbClient(landscape.url);
     // A client that reads the rollouts' encrypted progress, as the landscape's own does.
@@ -128,6 +134,16 @@ describe('plan changes reach running instances', () => {
     return planRevision(plan.spec);
   }
 
+  /** The plan's templates, changed so that the example operator fails every update (a team of that name). */
+  async function failingTemplates(planId: string): Promise<SFPlan['spec']['templates']> {
+    const plan = (await readPlan(planId))!;
+    return plan.spec.templates.map((t) =>
+      t.action === 'provision'
+        ? { ...t, content: t.content!.replace('teamId: {{ $namePrefix }}', 'teamId: fail') }
+        : t,
+    );
+  }
+
   const recordOf = (instanceId: string) =>
     getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, `sf-${instanceId}`, resourceName(instanceId));
 
@@ -189,7 +205,7 @@ describe('plan changes reach running instances', () => {
     return most;
   }
 
-  test('30 instances: a canary, then waves no wider than the maximum, every instance on the new revision', async () => {
+  test('30 instances: a canary, then no more than the maximum at once, each update starting as another ends; every instance on the new revision', async () => {
     const planId = await autoUpdatingPlan('rolled-out', {
       canary: 2,
       maxConcurrency: 5,
@@ -226,6 +242,14 @@ describe('plan changes reach running instances', () => {
     expect(widest(runs.slice(0, 2))).toBeLessThanOrEqual(2);
     expect(widest(runs)).toBeLessThanOrEqual(5);
     expect(widest(runs)).toBeGreaterThan(1);
+    // with no soak, no wave waits for its slowest update: an update of a later wave (the next five
+    // started) begins while one of an earlier wave still runs
+    const afterCanary = runs.slice(2);
+    const waveOf = (k: number) => Math.floor(k / 5);
+    const overlapping = afterCanary.filter((later, k) =>
+      afterCanary.some((earlier, i) => waveOf(i) < waveOf(k) && later.start < earlier.end),
+    );
+    expect(overlapping).not.toHaveLength(0);
   }, 400_000);
 
   test('pause holds new updates until resumed; abort lets the ones in flight finish and says so', async () => {
@@ -281,17 +305,7 @@ describe('plan changes reach running instances', () => {
       maxFailures: 1,
     });
     const instances = await provisionMany(planId, 5);
-    const plan = (await readPlan(planId))!;
-    const templates = plan.spec.templates.map((t) =>
-      t.action === 'provision'
-        ? {
-            ...t,
-            // A spec change the example operator fails (a team of that name), as an update.
-            content: t.content!.replace('teamId: {{ $namePrefix }}', 'teamId: fail'),
-          }
-        : t,
-    );
-    const revision = await changePlan(planId, { templates });
+    const revision = await changePlan(planId, { templates: await failingTemplates(planId) });
     const halted = await untilRollout(planId, revision, ['halted']);
     // the canary failed (tolerated), then the first wave's two: three failures, over the limit of one
     expect(halted).toMatchObject({ failed: 3, done: 0, inFlight: 0 });
@@ -305,6 +319,36 @@ describe('plan changes reach running instances', () => {
     }
     // nothing more starts while it is halted
     expect(await updatesOf(planId)).toHaveLength(3);
+    await rollout(planId).signal(ROLLOUT_MESSAGES.abort);
+    expect(((await rollout(planId).result()) as RolloutProgress).state).toBe('aborted');
+  }, 300_000);
+
+  test('`rollout watch` on the command line follows a rollout that halts, names the failed instance and exits 1', async () => {
+    // GIVEN a rollout that tolerates no failure, of a change that makes updates fail
+    const planId = await autoUpdatingPlan('watched', {
+      canary: 0,
+      maxConcurrency: 1,
+      soakSeconds: 0,
+      maxFailures: 0,
+    });
+    const instances = await provisionMany(planId, 2);
+    const revision = await changePlan(planId, { templates: await failingTemplates(planId) });
+    await eventually('the rollout of the change', async () => {
+      const p = await progressOf(planId).catch(() => undefined);
+      return p?.revision === revision ? p : undefined;
+    });
+    // WHEN an operator watches it from the command line, through the admin API
+    const watched = await runCli(landscape.url, ADMIN, 'rollout', 'watch', planId, '--interval', '0.2');
+    // THEN the command ends once the rollout halted, with status 1, naming the instance and why
+    const halted = await progressOf(planId);
+    expect(halted).toMatchObject({ revision, state: 'halted', total: 2, done: 0, failed: 1, inFlight: 0 });
+    const failed = Object.keys(halted.results).filter((id) => halted.results[id]!.state === 'failed');
+    expect(failed).toHaveLength(1);
+    expect(instances).toContain(failed[0]);
+    expect(watched).toMatchObject({ status: 1, stderr: '' });
+    expect(watched.stdout).toMatch(/^halted \(wave 1\): 0\/2 done, 1 failed, 0 in flight$/m);
+    expect(watched.stdout).toMatch(new RegExp(`^failed: ${failed[0]}: .*told to fail`, 'm'));
+    expect(watched.stdout).not.toContain(instances.find((id) => id !== failed[0])!);
     await rollout(planId).signal(ROLLOUT_MESSAGES.abort);
     expect(((await rollout(planId).result()) as RolloutProgress).state).toBe('aborted');
   }, 300_000);
