@@ -5,7 +5,6 @@
  * record holds; a forced removal releases a record whose deletion cannot finish and leaves an
  * Event and an audit line; the command line lists and updates through the same API.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRecord, getRecord, jsonPatchRecord } from '../../src/kube/custom-objects.js';
@@ -23,6 +22,7 @@ import {
   type SFServiceBinding,
   type SFServiceInstance,
 } from '../../src/resources/types.js';
+import { ADMIN, callAdmin, runBuiltCli } from '../support/admin.js';
 import { clusters, eventually, temporalClient, unique } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import {
@@ -36,12 +36,6 @@ import {
 
 const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
 const PLAN_ID = '39d7d4c8-6fe2-4c2a-a5ca-b826937d5a88';
-const ADMIN = { username: 'ops', password: 'admin-password-not-secret' };
-
-interface AdminResponse {
-  readonly status: number;
-  readonly body: Record<string, unknown>;
-}
 
 describe('the admin API', () => {
   const [master] = clusters();
@@ -51,40 +45,10 @@ describe('the admin API', () => {
   const instances: string[] = [randomUUID(), randomUUID(), randomUUID()];
 
   /** Calls the admin API as `alice`, with the admin credentials (or `auth`). */
-  async function admin(
-    method: 'GET' | 'POST',
-    path: string,
-    auth: { username: string; password: string } = ADMIN,
-  ): Promise<AdminResponse> {
-    const response = await fetch(`${system.url}${path}`, {
-      method,
-      headers: {
-        Authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`,
-        'X-Requested-By': 'alice',
-      },
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-  }
-
+  const admin = (method: 'GET' | 'POST', path: string, auth?: { username: string; password: string }) =>
+    callAdmin(system.url, method, path, auth ? { auth } : {});
   /** Runs the built command line with the admin settings in its environment. */
-  function cli(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-    return new Promise((resolve) => {
-      const child = spawn(process.execPath, ['dist/src/cli/main.js', ...args], {
-        env: {
-          ...process.env,
-          INTEROP_ADMIN_URL: system.url,
-          INTEROP_ADMIN_USERNAME: ADMIN.username,
-          INTEROP_ADMIN_PASSWORD: ADMIN.password,
-        },
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('close', (status) => resolve({ status, stdout, stderr }));
-    });
-  }
+  const cli = (...args: string[]) => runBuiltCli(system.url, ...args);
 
   beforeAll(async () => {
     operator = await startOperator();
