@@ -12,16 +12,15 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { installCatalog } from '../../dev/catalog.js';
 import { comparable, fieldChanges } from '../../src/activities/object-diff.js';
 import type { ObjectChange, PlanDryRunReport } from '../../src/admin/dry-run.js';
-import { ensureNamespace, readObject } from '../../src/kube/objects.js';
+import { readObject } from '../../src/kube/objects.js';
 import { LABELS, planRevision } from '../../src/resources/names.js';
 import type { SFPlan } from '../../src/resources/types.js';
 import { ADMIN, callAdmin, runBuiltCli } from '../support/admin.js';
 import { clusters, eventually, temporalClient, unique } from '../support/env.js';
 import { osbClient, type OsbClient } from '../support/osb.js';
-import { planHelpers } from '../support/plans.js';
+import { installDesignPlan, planHelpers } from '../support/plans.js';
 import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
 
 /** What the new spec puts in the Secret it adds: never to be seen in a report or a log. */
@@ -43,9 +42,7 @@ describe('the dry run of a plan change', () => {
   });
 
   beforeAll(async () => {
-    await ensureNamespace(master!, registry);
-    const installed = await installCatalog(master!, registry, ['examples/postgresql']);
-    design = installed.find((o) => o.kind === 'SFPlan') as SFPlan;
+    design = await installDesignPlan(master!, registry);
     operator = await startOperator();
     system = await startProcess(
       'all',

@@ -10,18 +10,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { installCatalog } from '../../dev/catalog.js';
 import { ROLLOUT_MESSAGES, rolloutWorkflowId, type RolloutProgress } from '../../src/admin/contract.js';
 import { startRollout } from '../../src/broker/plan-revisions.js';
 import { patchRecordStatus } from '../../src/kube/custom-objects.js';
-import { ensureNamespace } from '../../src/kube/objects.js';
 import { LABELS, resourceName } from '../../src/resources/names.js';
 import { SFSERVICEBINDING, type SFPlan } from '../../src/resources/types.js';
 import { clusters, environment, eventually, unique } from '../support/env.js';
 import { payloadCodec } from '../../src/temporal/connection.js';
 import { parsePayloadKeys } from '../../src/temporal/codec.js';
 import { osbClient, type OsbClient } from '../support/osb.js';
-import { DESIGN_SERVICE_ID, planHelpers } from '../support/plans.js';
+import { DESIGN_SERVICE_ID, installDesignPlan, planHelpers } from '../support/plans.js';
 import {
   startOperator,
   startProcess,
@@ -41,9 +39,7 @@ describe('plan changes reach running instances', () => {
   let settings: SystemSettings;
 
   beforeAll(async () => {
-    await ensureNamespace(master!, registry);
-    const installed = await installCatalog(master!, registry, ['examples/postgresql']);
-    design = installed.find((o) => o.kind === 'SFPlan') as SFPlan;
+    design = await installDesignPlan(master!, registry);
     operator = await startOperator();
     settings = await systemSettings({ INTEROP_NAMESPACE: registry });
     landscape = await startProcess('all', settings);

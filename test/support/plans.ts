@@ -4,9 +4,10 @@
  * changes, and what the operator's resource says of `context.maxConnections`.
  */
 import { randomUUID } from 'node:crypto';
+import { installCatalog } from '../../dev/catalog.js';
 import type { ClusterClient } from '../../src/kube/clients.js';
 import { getRecord, patchRecord } from '../../src/kube/custom-objects.js';
-import { applyObject } from '../../src/kube/objects.js';
+import { applyObject, ensureNamespace } from '../../src/kube/objects.js';
 import { planRevision, resourceName } from '../../src/resources/names.js';
 import {
   SFPLAN,
@@ -20,6 +21,13 @@ import { provisionBody, untilSettled, type OsbClient } from './osb.js';
 
 /** The service of the design document's plan. */
 export const DESIGN_SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
+
+/** Makes the registry namespace and installs the example catalog there; resolves with the design document's plan. */
+export async function installDesignPlan(master: ClusterClient, registry: string): Promise<SFPlan> {
+  await ensureNamespace(master, registry);
+  const installed = await installCatalog(master, registry, ['examples/postgresql']);
+  return installed.find((o) => o.kind === 'SFPlan') as SFPlan;
+}
 
 /** What the helpers work on; read when called, so a test may set them in its `beforeAll`. */
 export interface PlanLandscape {
