@@ -15,10 +15,12 @@ import { stringify } from 'yaml';
 import { comparable, fieldChanges } from '../../src/activities/object-diff.js';
 import type { ObjectChange, PlanDryRunReport } from '../../src/admin/dry-run.js';
 import { readObject } from '../../src/kube/objects.js';
-import { LABELS, planRevision } from '../../src/resources/names.js';
-import type { SFPlan } from '../../src/resources/types.js';
+import { registerCluster } from '../../src/kube/cluster-registry.js';
+import { patchRecord, patchRecordStatus } from '../../src/kube/custom-objects.js';
+import { LABELS, planRevision, resourceName } from '../../src/resources/names.js';
+import { SFCLUSTER, type SFPlan } from '../../src/resources/types.js';
 import { ADMIN, callAdmin, runBuiltCli } from '../support/admin.js';
-import { clusters, eventually, temporalClient, unique } from '../support/env.js';
+import { clusters, environment, eventually, temporalClient, unique } from '../support/env.js';
 import { osbClient, type OsbClient } from '../support/osb.js';
 import { installDesignPlan, planHelpers } from '../support/plans.js';
 import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
@@ -269,5 +271,97 @@ describe('the dry run of a plan change', () => {
     expect(cli.status).toBe(3);
     for (const id of instances) expect(cli.stdout).toMatch(new RegExp(`instance ${id} \\(.*\\): FAILED: `));
     expect(await updatesOf(planId)).toBe(0);
+  }, 300_000);
+});
+
+describe('the dry run of a plan change on a sister cluster', () => {
+  const [master, ...sisters] = clusters();
+  const [, sisterId] = environment().clusters.map((c) => c.id) as [string, string];
+  const sister = sisters[0]!;
+  const registry = unique('dry-run-mc');
+  let design: SFPlan;
+  let system: SystemProcess;
+  let operator: { stop(): Promise<void> };
+  let osb: OsbClient;
+  const { readPlan, planCopy, provisionMany, recordOf, postgresqlOf } = planHelpers({
+    master: master!,
+    registry,
+    osb: () => osb,
+    design: () => design,
+  });
+
+  beforeAll(async () => {
+    design = await installDesignPlan(master!, registry);
+    for (const c of environment().clusters) {
+      await registerCluster(master!, registry, c.id, c.kubeconfigPath);
+      await patchRecordStatus(master!, SFCLUSTER, registry, c.id, { phase: 'running' });
+    }
+    await patchRecord(master!, SFCLUSTER, registry, sisterId, { spec: { labels: { dryrun: 'here' } } });
+    operator = await startOperator();
+    system = await startProcess(
+      'all',
+      await systemSettings({
+        INTEROP_NAMESPACE: registry,
+        INTEROP_SCHEDULER: 'label-selector',
+        INTEROP_ADMIN_USERNAME: ADMIN.username,
+        INTEROP_ADMIN_PASSWORD: ADMIN.password,
+      }),
+    );
+    osb = osbClient(system.url);
+  }, 120_000);
+
+  afterAll(async () => {
+    await system?.stop();
+    await operator?.stop();
+    await master!.core.deleteNamespace({ name: registry }).catch(() => undefined);
+  });
+
+  test('reads the objects on the sister and writes nothing there: not even the record’s copy', async () => {
+    // GIVEN an instance placed on the sister
+    const planId = await planCopy('dry-run-on-sister', {
+      templates: [
+        ...design.spec.templates,
+        { action: 'clusterSelector', type: 'gotemplate', content: 'dryrun=here' },
+      ],
+    });
+    const [id] = await provisionMany(planId, 1);
+    expect((await recordOf(id!))?.spec.clusterId).toBe(sisterId);
+    const copyRef = {
+      apiVersion: 'osb.servicefabrik.io/v1alpha1',
+      kind: 'SFServiceInstance',
+      name: resourceName(id!),
+      namespace: `sf-${id}`,
+    };
+    const before = { postgresql: await postgresqlOf(id!, sister), copy: await readObject(sister, copyRef) };
+    expect(before.copy).toBeDefined();
+    const plan = (await readPlan(planId))!;
+
+    // WHEN a new spec is dry run
+    const res = await callAdmin(system.url, 'POST', `/admin/plans/${planId}/dry-run`, {
+      body: { spec: { ...plan.spec, context: { ...plan.spec.context, maxConnections: 90 } } },
+    });
+
+    // THEN the sister's object is compared, and neither it nor the record's copy there changed
+    expect(res.status).toBe(200);
+    expect((res.body as unknown as PlanDryRunReport).instances).toEqual([
+      {
+        instanceId: id,
+        clusterId: sisterId,
+        revision: plan.status!.specHash,
+        objects: [
+          {
+            apiVersion: 'acid.zalan.do/v1',
+            kind: 'postgresql',
+            name: `sapcp-${id}`,
+            namespace: `sf-${id}`,
+            change: 'changed',
+            fields: [{ path: 'spec.postgresql.parameters.max_connections', old: '100', new: '90' }],
+          },
+        ],
+      },
+    ]);
+    expect({ postgresql: await postgresqlOf(id!, sister), copy: await readObject(sister, copyRef) }).toEqual(
+      before,
+    );
   }, 300_000);
 });

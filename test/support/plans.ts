@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { installCatalog } from '../../dev/catalog.js';
 import type { ClusterClient } from '../../src/kube/clients.js';
 import { getRecord, patchRecord } from '../../src/kube/custom-objects.js';
-import { applyObject, ensureNamespace } from '../../src/kube/objects.js';
+import { applyObject, ensureNamespace, readObject } from '../../src/kube/objects.js';
 import { planRevision, resourceName } from '../../src/resources/names.js';
 import {
   SFPLAN,
@@ -96,14 +96,13 @@ export function planHelpers({ master, registry, osb, design }: PlanLandscape) {
     recordOf: (instanceId: string) =>
       getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, `sf-${instanceId}`, resourceName(instanceId)),
 
-    /** The operator's resource of the instance (the design plan's `postgresql`), as the apiserver holds it. */
-    postgresqlOf: async (instanceId: string) =>
-      (await master.custom.getNamespacedCustomObject({
-        group: 'acid.zalan.do',
-        version: 'v1',
-        plural: 'postgresqls',
-        namespace: `sf-${instanceId}`,
+    /** The operator's resource of the instance (the design plan's `postgresql`), as its cluster (by default the master) holds it. */
+    postgresqlOf: async (instanceId: string, cluster: ClusterClient = master) =>
+      (await readObject(cluster, {
+        apiVersion: 'acid.zalan.do/v1',
+        kind: 'postgresql',
         name: `sapcp-${instanceId}`,
+        namespace: `sf-${instanceId}`,
       })) as KubeObject & { spec: { postgresql: { parameters: { max_connections: string } } } },
   };
 }
