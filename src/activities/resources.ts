@@ -54,7 +54,7 @@ import {
 const RECORD_KEYS = new Set(['instance', 'plan', 'service', 'binding']);
 
 /** The records an operation works on, and a client of the instance's cluster. */
-export interface Loaded {
+interface Loaded {
   readonly cluster: ClusterClient;
   readonly instance: SFServiceInstance;
   readonly binding?: SFServiceBinding;
