@@ -20,3 +20,4 @@ export type { ActivityDeps, Renderer } from './deps.js';
 export { FAILURE_TYPES } from './failures.js';
 export { clusterActivities, type ClusterActivities } from './clusters.js';
 export { rolloutActivities, type RolloutActivities } from './rollouts.js';
+export { dryRunActivities, type DryRunActivities } from './dry-run.js';

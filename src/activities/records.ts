@@ -61,6 +61,20 @@ const PROGRESS: Record<InstanceOperationType | BindingOperationType, string> = {
 const withoutNulls = (fields: Record<string, unknown>): Record<string, unknown> =>
   Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null));
 
+/** The spec an instance's record holds for a request: what it says; fields it leaves out are absent. */
+export const recordedInstanceSpec = (req: InstanceRequest): Record<string, unknown> =>
+  withoutNulls({
+    instanceId: req.instanceId,
+    serviceId: req.serviceId,
+    planId: req.planId,
+    organizationGuid: req.organizationGuid ?? null,
+    spaceGuid: req.spaceGuid ?? null,
+    context: req.context ?? null,
+    parameters: req.parameters ?? null,
+    previousValues: req.previousValues ?? null,
+    maintenanceInfo: req.maintenanceInfo ?? null,
+  });
+
 /** The status fields every record shows of its operation. */
 const operationFields = (status: OperationStatus) => ({
   state: status.state,
@@ -183,18 +197,7 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
     async recordInstance(req: InstanceRequest, operation: InstanceOperationType): Promise<InstanceRef> {
       const ref = instanceRefOf(req.instanceId);
       await namespaceReady(master, ref.namespace);
-      // What the request says; fields it leaves out are absent from the record.
-      const spec = withoutNulls({
-        instanceId: req.instanceId,
-        serviceId: req.serviceId,
-        planId: req.planId,
-        organizationGuid: req.organizationGuid ?? null,
-        spaceGuid: req.spaceGuid ?? null,
-        context: req.context ?? null,
-        parameters: req.parameters ?? null,
-        previousValues: req.previousValues ?? null,
-        maintenanceInfo: req.maintenanceInfo ?? null,
-      });
+      const spec = recordedInstanceSpec(req);
       // The plans the instance leaves (on a plan change), released once nothing else holds them.
       const left: string[] = [];
       const previous = req.previousValues?.plan_id;

@@ -34,6 +34,7 @@ import type { ActivityDeps } from './deps.js';
 import {
   desiredObject,
   instanceResourcesOf,
+  type DesiredObject,
   ownResourcesOf,
   recordedResources,
   responseSecret,
@@ -52,6 +53,7 @@ import {
 /** What template data holds besides the sources: the records themselves. */
 const RECORD_KEYS = new Set(['instance', 'plan', 'service', 'binding']);
 
+/** The records an operation works on, and a client of the instance's cluster. */
 interface Loaded {
   readonly cluster: ClusterClient;
   readonly instance: SFServiceInstance;
@@ -60,7 +62,7 @@ interface Loaded {
   readonly service: SFService;
 }
 
-const describe = (obj: AppliedResource, clusterId: string) =>
+export const describe = (obj: AppliedResource, clusterId: string) =>
   `${obj.kind} ${obj.namespace ? `${obj.namespace}/` : ''}${obj.name} in cluster ${clusterId}`;
 
 function templateFailure(err: unknown, action: string, plan: SFPlan): Error {
@@ -81,7 +83,7 @@ function templateFailure(err: unknown, action: string, plan: SFPlan): Error {
  * Runs a Kubernetes call; a failure says what it was doing and whether to retry. A sister cluster
  * (`sisterId`, undefined on the master) that does not answer is waited for.
  */
-async function kubeCall<T>(what: string, call: () => Promise<T>, sisterId?: string): Promise<T> {
+export async function kubeCall<T>(what: string, call: () => Promise<T>, sisterId?: string): Promise<T> {
   try {
     return await call();
   } catch (err) {
@@ -100,16 +102,30 @@ async function render<T>(action: string, plan: SFPlan, call: () => Promise<T>): 
   }
 }
 
-export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps) {
+/**
+ * Reading and rendering an instance's or binding's templates: what applying them and a dry run of
+ * a plan change (dry-run.ts) share, so that a dry run renders exactly what an update would apply.
+ */
+export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps) {
   /** The id of a sister cluster, for waiting on it; undefined for the master. */
   const sisterId = (cluster: ClusterClient) => (cluster === clusters.master ? undefined : cluster.id);
 
-  async function load(target: Target): Promise<Loaded> {
+  /**
+   * The records of the target, its plan and service, and a client of its cluster. `override`
+   * stands for the records as read (a dry run's plan with its new spec, the instance as the
+   * update would record it).
+   */
+  async function load(
+    target: Target,
+    override?: (loaded: { instance: SFServiceInstance }) => { instance?: SFServiceInstance; plan?: SFPlan },
+  ): Promise<Loaded> {
     const master = clusters.master;
     const { instance: ref } = target;
-    const instance = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
-    if (!instance) throw retryable(`instance ${ref.instanceId} has no record in ${ref.namespace}`);
-    const plan = catalog.plan(instance.spec.planId);
+    const read = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
+    if (!read) throw retryable(`instance ${ref.instanceId} has no record in ${ref.namespace}`);
+    const replaced = override?.({ instance: read });
+    const instance = replaced?.instance ?? read;
+    const plan = replaced?.plan ?? catalog.plan(instance.spec.planId);
     if (!plan) throw terminal(`plan ${instance.spec.planId} is not in the catalog`, FAILURE_TYPES.plan);
     const service = catalog.service(plan.spec.serviceId);
     if (!service) throw terminal(`service ${plan.spec.serviceId} is not in the catalog`, FAILURE_TYPES.plan);
@@ -139,18 +155,18 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
    * instance's (made again when missing), and for a binding the binding's, owned by the
    * instance's. Undefined on the master, which holds the records themselves.
    */
-  async function copyOnCluster(loaded: Loaded): Promise<KubeObject | undefined> {
+  async function copyOnCluster(loaded: Loaded, dryRun = false): Promise<KubeObject | undefined> {
     const { cluster, instance, binding } = loaded;
     if (cluster === clusters.master) return undefined;
     const copy = await kubeCall(
       `copying instance ${instance.metadata.name} to cluster ${cluster.id}`,
-      () => applyObject(cluster, instanceCopy(instance, cluster.id), FIELD_MANAGER),
+      () => applyObject(cluster, instanceCopy(instance, cluster.id), FIELD_MANAGER, { dryRun }),
       sisterId(cluster),
     );
     if (!binding) return copy;
     return kubeCall(
       `copying binding ${binding.metadata.name} to cluster ${cluster.id}`,
-      () => applyObject(cluster, bindingCopy(binding, copy), FIELD_MANAGER),
+      () => applyObject(cluster, bindingCopy(binding, copy), FIELD_MANAGER, { dryRun }),
       sisterId(cluster),
     );
   }
@@ -179,6 +195,53 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
     }
     return data as RenderData;
   }
+
+  /**
+   * Renders the action's template over the target's data and gives the objects to apply, each as
+   * desired-objects.ts makes it (namespace, labels, owner); undefined when the plan has no such
+   * template. `copyOf` gives the record's copy on a sister cluster (copyOnCluster), once the
+   * template rendered.
+   */
+  async function desiredObjects(
+    loaded: Loaded,
+    target: Target,
+    action: 'provision' | 'bind' | 'unbind',
+    copyOf: () => Promise<KubeObject | undefined>,
+  ): Promise<DesiredObject[] | undefined> {
+    const template = findTemplate(loaded.plan, action);
+    if (!template) return undefined;
+    const data = await templateData(loaded, action);
+    const objects = await render(action, loaded.plan, () => renderer.renderObjects(template, action, data));
+    const copy = await copyOf();
+    const { instance, binding, cluster } = loaded;
+    const record = binding ?? instance;
+    return objects.map((rendered) =>
+      desiredObject(rendered, {
+        namespace: instance.metadata.namespace!,
+        clusterId: cluster.id,
+        masterId: clusters.master.id,
+        instanceId: instance.spec.instanceId ?? target.instance.instanceId,
+        record,
+        ...(copy ? { copy } : {}),
+        ...(target.binding
+          ? {
+              binding: {
+                bindingId: target.binding.bindingId,
+                instanceResources: instance.status?.resources ?? [],
+              },
+            }
+          : {}),
+      }),
+    );
+  }
+
+  return { sisterId, load, copyOnCluster, templateData, desiredObjects };
+}
+
+export function resourceActivities(deps: ActivityDeps) {
+  const { clusters } = deps;
+  const { sisterId, load, copyOnCluster, templateData, desiredObjects } = resourceRendering(deps);
+  const { renderer } = deps;
 
   /** Applied objects of the target that still exist. */
   async function remainingResources(loaded: Loaded): Promise<AppliedResource[]> {
@@ -215,37 +278,18 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
      */
     async applyTemplate(target: Target, action: 'provision' | 'bind' | 'unbind'): Promise<number> {
       const loaded = await load(target);
-      const template = findTemplate(loaded.plan, action);
-      if (!template) {
+      if (!findTemplate(loaded.plan, action)) {
         if (action === 'provision') {
           throw terminal(`plan ${loaded.plan.spec.name} has no provision template`, FAILURE_TYPES.plan);
         }
         return 0;
       }
-      const data = await templateData(loaded, action);
-      const objects = await render(action, loaded.plan, () => renderer.renderObjects(template, action, data));
       const { instance, binding, cluster } = loaded;
       const record = binding ?? instance;
-      const copy = await copyOnCluster(loaded);
+      const desired = (await desiredObjects(loaded, target, action, () => copyOnCluster(loaded))) ?? [];
       const fieldManager = binding ? bindingFieldManager(binding.metadata.name) : FIELD_MANAGER;
       const applied: AppliedResource[] = [];
-      for (const rendered of objects) {
-        const { object, ref } = desiredObject(rendered, {
-          namespace: instance.metadata.namespace!,
-          clusterId: cluster.id,
-          masterId: clusters.master.id,
-          instanceId: instance.spec.instanceId ?? target.instance.instanceId,
-          record,
-          ...(copy ? { copy } : {}),
-          ...(target.binding
-            ? {
-                binding: {
-                  bindingId: target.binding.bindingId,
-                  instanceResources: instance.status?.resources ?? [],
-                },
-              }
-            : {}),
-        });
+      for (const { object, ref } of desired) {
         await kubeCall(
           `applying ${describe(ref, cluster.id)}`,
           () => applyObject(cluster, object, fieldManager),

@@ -62,6 +62,45 @@ export function rolloutSettingsOf(
   };
 }
 
+/**
+ * The update request that brings an instance to `plan`'s spec, from what its record holds (the
+ * plan, parameters and context it has), as a rollout sends it; a dry run of a plan change renders
+ * the instance as recorded from it.
+ */
+export function rolloutRequest(
+  record: SFServiceInstance,
+  plan: SFPlan | undefined,
+  revision: string,
+  operationTimeoutSeconds: number | undefined,
+): InstanceRequest {
+  const { spec } = record;
+  const instanceId = spec.instanceId ?? record.metadata.name;
+  return {
+    instanceId,
+    serviceId: spec.serviceId,
+    planId: spec.planId,
+    ...(spec.organizationGuid ? { organizationGuid: spec.organizationGuid } : {}),
+    ...(spec.spaceGuid ? { spaceGuid: spec.spaceGuid } : {}),
+    ...(spec.context ? { context: spec.context } : {}),
+    ...(spec.parameters ? { parameters: spec.parameters } : {}),
+    ...(plan?.spec.maintenance_info
+      ? { maintenanceInfo: plan.spec.maintenance_info }
+      : spec.maintenanceInfo
+        ? { maintenanceInfo: spec.maintenanceInfo }
+        : {}),
+    previousValues: { serviceId: spec.serviceId, planId: spec.planId },
+    requestHash: rolloutRequestHash(revision),
+    deadlineSeconds: plan?.spec.maximum_polling_duration ?? operationTimeoutSeconds ?? 3600,
+    requestedBy: { platform: 'interoperator', identity: { rollout: revision } },
+  };
+}
+
+/** Whether a rollout updates the instance: not one being deleted, nor one whose provision failed. */
+export const rolledOut = (record: SFServiceInstance): boolean =>
+  !record.metadata.deletionTimestamp &&
+  !(record.status?.operation === 'provision' && record.status.state === 'failed') &&
+  !!record.spec.instanceId;
+
 export function rolloutActivities({
   clusters,
   catalog,
@@ -103,13 +142,7 @@ export function rolloutActivities({
         `${LABELS.planId}=${labelValue(planId)},${LABELS.planRevision}!=${revision}`,
       );
       return records
-        .filter(
-          (r) =>
-            !r.metadata.deletionTimestamp &&
-            !(r.status?.operation === 'provision' && r.status.state === 'failed') &&
-            r.spec.planId === planId &&
-            !!r.spec.instanceId,
-        )
+        .filter((r) => rolledOut(r) && r.spec.planId === planId)
         .sort(
           (a, b) =>
             (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
@@ -146,26 +179,12 @@ export function rolloutActivities({
         return {
           busy: `waiting for the ${binding.status?.operation ?? 'operation'} of binding ${binding.spec.id} to end`,
         };
-      const { spec } = record;
-      const plan = catalog.plan(spec.planId);
-      const request: InstanceRequest = {
-        instanceId,
-        serviceId: spec.serviceId,
-        planId: spec.planId,
-        ...(spec.organizationGuid ? { organizationGuid: spec.organizationGuid } : {}),
-        ...(spec.spaceGuid ? { spaceGuid: spec.spaceGuid } : {}),
-        ...(spec.context ? { context: spec.context } : {}),
-        ...(spec.parameters ? { parameters: spec.parameters } : {}),
-        ...(plan?.spec.maintenance_info
-          ? { maintenanceInfo: plan.spec.maintenance_info }
-          : spec.maintenanceInfo
-            ? { maintenanceInfo: spec.maintenanceInfo }
-            : {}),
-        previousValues: { serviceId: spec.serviceId, planId: spec.planId },
-        requestHash: rolloutRequestHash(revision),
-        deadlineSeconds: plan?.spec.maximum_polling_duration ?? operationTimeoutSeconds ?? 3600,
-        requestedBy: { platform: 'interoperator', identity: { rollout: revision } },
-      };
+      const request = rolloutRequest(
+        record,
+        catalog.plan(record.spec.planId),
+        revision,
+        operationTimeoutSeconds,
+      );
       return { request, workflowId: instanceWorkflowId(instanceId) };
     },
   };

@@ -5,7 +5,13 @@
  * Pure: no I/O.
  */
 import { badRequest } from '../osb/errors.js';
-import { RESOURCE_STATES, type ResourceState } from '../resources/types.js';
+import {
+  RESOURCE_STATES,
+  TEMPLATE_ACTIONS,
+  TEMPLATE_TYPES,
+  type ResourceState,
+  type SFPlanSpec,
+} from '../resources/types.js';
 import type { RolloutSettings } from './contract.js';
 import type { PageRequest, RecordFilter } from './service.js';
 
@@ -37,15 +43,15 @@ export function parseRecordFilter(query: Query): RecordFilter {
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as RecordFilter;
 }
 
-/** The page of a listing: `limit` (1 to {@link MAX_PAGE_LIMIT}) and `continue`. */
-export function parsePageRequest(query: Query): PageRequest {
+/** The page of a listing: `limit` (1 to `max`, by default {@link MAX_PAGE_LIMIT}) and `continue`. */
+export function parsePageRequest(query: Query, max: number = MAX_PAGE_LIMIT): PageRequest {
   const limit = single(query, 'limit');
   const next = single(query, 'continue');
   let parsed: number | undefined;
   if (limit !== undefined) {
     parsed = Number(limit);
-    if (!/^\d+$/.test(limit) || parsed < 1 || parsed > MAX_PAGE_LIMIT) {
-      throw badRequest(`limit must be a whole number from 1 to ${MAX_PAGE_LIMIT}, not "${limit}".`);
+    if (!/^\d+$/.test(limit) || parsed < 1 || parsed > max) {
+      throw badRequest(`limit must be a whole number from 1 to ${max}, not "${limit}".`);
     }
   }
   return { ...(parsed !== undefined ? { limit: parsed } : {}), ...(next ? { continue: next } : {}) };
@@ -79,4 +85,36 @@ export function parseRolloutSettings(body: Readonly<Record<string, unknown>>): P
     settings[name] = value;
   }
   return settings;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * The new spec of a plan's dry run, from the body `{"spec": {...}}`: an object with the plan's
+ * `id`, a `serviceId`, a `name` and `templates` (each with an `action` and a `type`). Other fields
+ * of the body are refused. The catalog's rules for a plan are checked against the catalog after.
+ */
+export function parseDryRunSpec(body: Readonly<Record<string, unknown>>, planId: string): SFPlanSpec {
+  const unknown = Object.keys(body).filter((key) => key !== 'spec');
+  if (unknown.length > 0)
+    throw badRequest(`Unknown field ${unknown[0]}; the body is {"spec": <the plan's new spec>}.`);
+  const { spec } = body;
+  if (!isObject(spec)) throw badRequest("spec must be an object: the plan's new spec.");
+  if (spec.id !== planId) throw badRequest(`spec.id must be the plan's id ${planId}.`);
+  for (const field of ['name', 'serviceId'] as const) {
+    if (typeof spec[field] !== 'string' || spec[field] === '')
+      throw badRequest(`spec.${field} must be a non-empty string.`);
+  }
+  const { templates } = spec;
+  if (!Array.isArray(templates)) throw badRequest('spec.templates must be a list of templates.');
+  templates.forEach((template: unknown, i) => {
+    if (!isObject(template) || typeof template.action !== 'string' || typeof template.type !== 'string')
+      throw badRequest(`spec.templates[${i}] must be an object with an action and a type.`);
+    if (!(TEMPLATE_ACTIONS as readonly string[]).includes(template.action))
+      throw badRequest(`spec.templates[${i}].action must be one of ${TEMPLATE_ACTIONS.join(', ')}.`);
+    if (!(TEMPLATE_TYPES as readonly string[]).includes(template.type))
+      throw badRequest(`spec.templates[${i}].type must be one of ${TEMPLATE_TYPES.join(', ')}.`);
+  });
+  return spec as unknown as SFPlanSpec;
 }

@@ -1,12 +1,13 @@
 /**
  * The admin service: what the admin API asks of the broker layer. Listings of the records in the
  * master, the update of one instance to its plan's current revision, the removal of a stuck record,
- * and the rollouts (contract.ts).
+ * the rollouts (contract.ts) and the dry runs of plan changes (dry-run.ts).
  *
  * Pure: types only.
  */
 import type { ResourceState } from '../resources/types.js';
 import type { RolloutControl } from './contract.js';
+import type { DryRunControl } from './dry-run.js';
 
 /**
  * Which records a listing returns; every field set must match. Service, plan, cluster and revision
@@ -130,4 +131,6 @@ export interface AdminService {
    */
   forceRemove(kind: RecordKind, id: string, requestedBy: string): Promise<ForcedRemoval>;
   readonly rollouts: RolloutControl;
+  /** Dry runs of plan changes (dry-run.ts). */
+  readonly dryRuns: DryRunControl;
 }

@@ -1,7 +1,8 @@
 /**
  * The admin service over the master's records and Temporal: listings by label selector with the
  * apiserver's paging, the update of one instance as an OSB update runs it, the forced removal of a
- * stuck record (audited in the log and as an Event on the record), and the plan rollouts.
+ * stuck record (audited in the log and as an Event on the record), the plan rollouts and the dry
+ * runs of plan changes.
  */
 import type {
   AdminService,
@@ -15,6 +16,7 @@ import type {
   RecordKind,
 } from '../admin/service.js';
 import type { RolloutControl } from '../admin/contract.js';
+import type { DryRunControl } from '../admin/dry-run.js';
 import { deleteRecord, getRecord, listRecordPage, patchRecord } from '../kube/custom-objects.js';
 import { statusCodeOf } from '../kube/errors.js';
 import { recordEvent } from '../kube/events.js';
@@ -31,6 +33,7 @@ import {
 } from '../resources/types.js';
 import type { BrokerDeps, BrokerParts } from './deps.js';
 import { instanceOperations } from './instances.js';
+import { TemporalDryRuns } from './dry-runs.js';
 import { TemporalRollouts, recordedRevision } from './rollouts.js';
 
 /** Where the admin service writes its audit lines: the broker's logger. */
@@ -62,6 +65,7 @@ const adminMeta = (requestedBy: string): RequestMeta => ({
 
 export class TemporalAdminService implements AdminService {
   readonly rollouts: RolloutControl;
+  readonly dryRuns: DryRunControl;
   private readonly deps: BrokerDeps;
   private readonly instances: ReturnType<typeof instanceOperations>;
 
@@ -72,6 +76,11 @@ export class TemporalAdminService implements AdminService {
     this.deps = parts.deps;
     this.instances = instanceOperations(parts);
     this.rollouts = new TemporalRollouts({ ...parts.deps, namespace: admin.namespace });
+    this.dryRuns = new TemporalDryRuns({
+      ...parts.deps,
+      namespace: admin.namespace,
+      instances: (planId, page) => this.listInstances({ planId }, page),
+    });
   }
 
   async listInstances(filter: RecordFilter, page: PageRequest): Promise<Page<InstanceSummary>> {

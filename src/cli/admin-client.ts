@@ -3,6 +3,7 @@
  * admin credentials, and the API's errors (`{error, description}`) as {@link AdminApiError}.
  */
 import type { RolloutProgress, RolloutSettings } from '../admin/contract.js';
+import type { PlanDryRunReport } from '../admin/dry-run.js';
 import type {
   BindingSummary,
   ForcedRemoval,
@@ -92,6 +93,13 @@ export class AdminClient {
       if (err instanceof AdminApiError && err.status === 404) return undefined;
       throw err;
     }
+  }
+
+  /** One page of the dry run of `spec` as the plan's new spec. */
+  dryRunPlan(planId: string, spec: unknown, page: PageRequest): Promise<PlanDryRunReport> {
+    return this.call('POST', `/admin/plans/${encodeURIComponent(planId)}/dry-run${listingQuery({}, page)}`, {
+      spec,
+    });
   }
 
   private async call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {

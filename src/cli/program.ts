@@ -4,17 +4,20 @@
  * commander's; each command is a small function over the AdminClient.
  *
  * Exit statuses: 0 done; 1 failed (the API refused, the render failed, the rollout watched halted,
- * was aborted or left instances failed); 2 the command line is wrong or incomplete.
+ * was aborted or left instances failed); 2 the command line is wrong or incomplete; 3 a dry run
+ * ran but some instances could not be dry run (each is printed with its error).
  */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { RolloutProgress, RolloutSettings } from '../admin/contract.js';
+import type { PlanDryRunReport } from '../admin/dry-run.js';
 import type { Page, PageRequest, RecordFilter } from '../admin/service.js';
 import type { AdminClientConfig, RendererConfig } from '../config.js';
 import { RESOURCE_STATES, type TemplateAction, type TemplateType } from '../resources/types.js';
 import { closeRenderer, configureRenderer, parseDataFile, renderTemplate } from '../templates/index.js';
 import { AdminApiError, AdminClient, type AdminEndpoint } from './admin-client.js';
+import { planSpecOf, reportText, summaryLine } from './dry-run-format.js';
 import {
   BINDING_COLUMNS,
   FINAL_STATES,
@@ -26,7 +29,7 @@ import {
   type Columns,
 } from './format.js';
 
-export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+export const EXIT = { ok: 0, failed: 1, usage: 2, incomplete: 3 } as const;
 export type Exit = (typeof EXIT)[keyof typeof EXIT];
 
 /** Where the command line reads its settings and writes its output. */
@@ -282,6 +285,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
       exit = await watch(client(), planId, opts.interval * 1000);
     });
 
+  planCommands(program, client, print, (status) => (exit = status));
+
   /** Follows the rollout: a bar redrawn in place on a terminal, else a line at each change. */
   async function watch(admin: AdminClient, planId: string, intervalMs: number): Promise<Exit> {
     const tty = Boolean(io.stdout.isTTY);
@@ -329,6 +334,62 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
     }
     throw err;
   }
+}
+
+/** `plan dry-run`: what a plan change would do to the plan's instances, page after page. */
+function planCommands(
+  program: Command,
+  client: () => AdminClient,
+  print: (text: string) => void,
+  setExit: (exit: Exit) => void,
+): void {
+  program
+    .command('plan')
+    .description('plans')
+    .command('dry-run')
+    .description(
+      "what a new spec of the plan would change in each of its instances' objects; nothing is applied " +
+        '(exit 3 when some instances could not be dry run)',
+    )
+    .argument('<PLAN_ID>')
+    .requiredOption(
+      '-f, --file <file>',
+      "the plan's new spec: an SFPlan or its spec, YAML or JSON ('-' for stdin)",
+    )
+    .option('--limit <n>', 'instances a page (at most 200)', wholeNumber(1))
+    .addOption(new Option('-o, --output <format>', 'text or json').choices(['text', 'json']).default('text'))
+    .action(async (planId: string, opts: { file: string; limit?: number; output: 'text' | 'json' }) => {
+      let spec: Record<string, unknown>;
+      try {
+        spec = planSpecOf(readInput(opts.file, 'spec file'));
+      } catch (err) {
+        throw new UsageError((err as Error).message);
+      }
+      const admin = client();
+      const pages: PlanDryRunReport[] = [];
+      let next: string | undefined;
+      do {
+        const page = await admin.dryRunPlan(planId, spec, {
+          ...(opts.limit ? { limit: opts.limit } : {}),
+          ...(next ? { continue: next } : {}),
+        });
+        pages.push(page);
+        if (opts.output === 'text') print(reportText(page));
+        next = page.continue;
+      } while (next);
+      const summary = {
+        changed: pages.reduce((n, p) => n + p.summary.changed, 0),
+        unchanged: pages.reduce((n, p) => n + p.summary.unchanged, 0),
+        failed: pages.reduce((n, p) => n + p.summary.failed, 0),
+      };
+      const last = pages[pages.length - 1]!;
+      if (opts.output === 'json')
+        print(
+          `${JSON.stringify({ ...last, instances: pages.flatMap((p) => p.instances), summary, continue: undefined }, null, 2)}\n`,
+        );
+      else print(summaryLine(planId, last.revision, summary, last.currentRevision));
+      setExit(summary.failed > 0 ? EXIT.incomplete : EXIT.ok);
+    });
 }
 
 /** The failed instances of a rollout, one line each with why. */

@@ -26,11 +26,13 @@ const specOf = (ref: AppliedResource) => ({
  * Server-side applies `obj` (creating or updating it) as `fieldManager` and returns what the
  * apiserver stored. A `resourceVersion` in `obj` is kept: the apply then fails with 409 when the
  * object changed since it was read (optimistic concurrency for templates that edit a fetched object).
+ * With `dryRun`, the apiserver only answers what it would store, and stores nothing.
  */
 export async function applyObject(
   cluster: ClusterClient,
   obj: KubeObject,
   fieldManager: string = FIELD_MANAGER,
+  options: { readonly dryRun?: boolean } = {},
 ): Promise<KubeObject> {
   // Server-set fields would make the apply conflict or fail; status belongs to the operator.
   const { name, namespace, labels, annotations, ownerReferences, finalizers, resourceVersion } = obj.metadata;
@@ -39,7 +41,7 @@ export async function applyObject(
   return (await cluster.objects.patch(
     { ...body, metadata } as KubernetesObject,
     undefined,
-    undefined,
+    options.dryRun ? 'All' : undefined,
     fieldManager,
     true,
     PatchStrategy.ServerSideApply,

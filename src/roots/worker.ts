@@ -6,7 +6,12 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { clusterActivities, createActivities, rolloutActivities } from '../activities/index.js';
+import {
+  clusterActivities,
+  createActivities,
+  dryRunActivities,
+  rolloutActivities,
+} from '../activities/index.js';
 import { operationSinks, stepRetries, timedRenderer } from '../activities/metrics.js';
 import { recordPlanRevision } from '../broker/plan-revisions.js';
 import type { Config } from '../config.js';
@@ -95,7 +100,7 @@ export async function startWorker(
     scheduling: config.scheduling,
     operationTimeoutSeconds: config.operationTimeoutSeconds,
   };
-  const activities = { ...createActivities(deps), ...rolloutActivities(deps) };
+  const activities = { ...createActivities(deps), ...rolloutActivities(deps), ...dryRunActivities(deps) };
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,

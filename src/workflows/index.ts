@@ -1,5 +1,9 @@
-/** The workflows the worker registers: one per OSB operation, the cluster health and the plan rollouts. */
+/**
+ * The workflows the worker registers: one per OSB operation, the cluster health, the plan rollouts
+ * and the dry runs of plan changes.
+ */
 export { provisionWorkflow, updateWorkflow, deprovisionWorkflow } from './instance.js';
 export { bindWorkflow, unbindWorkflow } from './binding.js';
 export { clusterHealthWorkflow } from './cluster-health.js';
 export { rolloutWorkflow } from './rollout.js';
+export { planDryRunWorkflow } from './dry-run.js';

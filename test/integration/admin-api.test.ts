@@ -22,7 +22,7 @@ import {
   type SFServiceBinding,
   type SFServiceInstance,
 } from '../../src/resources/types.js';
-import { runCli } from '../support/cli.js';
+import { ADMIN, callAdmin, runBuiltCli } from '../support/admin.js';
 import { clusters, eventually, temporalClient, unique } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import {
@@ -36,12 +36,6 @@ import {
 
 const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
 const PLAN_ID = '39d7d4c8-6fe2-4c2a-a5ca-b826937d5a88';
-const ADMIN = { username: 'ops', password: 'admin-password-not-secret' };
-
-interface AdminResponse {
-  readonly status: number;
-  readonly body: Record<string, unknown>;
-}
 
 describe('the admin API', () => {
   const [master] = clusters();
@@ -51,24 +45,10 @@ describe('the admin API', () => {
   const instances: string[] = [randomUUID(), randomUUID(), randomUUID()];
 
   /** Calls the admin API as `alice`, with the admin credentials (or `auth`). */
-  async function admin(
-    method: 'GET' | 'POST',
-    path: string,
-    auth: { username: string; password: string } = ADMIN,
-  ): Promise<AdminResponse> {
-    const response = await fetch(`${system.url}${path}`, {
-      method,
-      headers: {
-        Authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`,
-        'X-Requested-By': 'alice',
-      },
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-  }
-
+  const admin = (method: 'GET' | 'POST', path: string, auth?: { username: string; password: string }) =>
+    callAdmin(system.url, method, path, auth ? { auth } : {});
   /** Runs the built command line with the admin settings in its environment. */
-  const cli = (...args: string[]) => runCli(system.url, ADMIN, ...args);
+  const cli = (...args: string[]) => runBuiltCli(system.url, ...args);
 
   beforeAll(async () => {
     operator = await startOperator();

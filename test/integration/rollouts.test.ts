@@ -10,25 +10,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { installCatalog } from '../../dev/catalog.js';
 import { ROLLOUT_MESSAGES, rolloutWorkflowId, type RolloutProgress } from '../../src/admin/contract.js';
 import { startRollout } from '../../src/broker/plan-revisions.js';
-import { getRecord, patchRecord, patchRecordStatus } from '../../src/kube/custom-objects.js';
-import { applyObject, ensureNamespace } from '../../src/kube/objects.js';
-import { LABELS, planRevision, resourceName } from '../../src/resources/names.js';
-import {
-  SFPLAN,
-  SFSERVICEBINDING,
-  SFSERVICEINSTANCE,
-  type KubeObject,
-  type SFPlan,
-  type SFServiceInstance,
-} from '../../src/resources/types.js';
+import { patchRecordStatus } from '../../src/kube/custom-objects.js';
+import { LABELS, resourceName } from '../../src/resources/names.js';
+import { SFSERVICEBINDING, type SFPlan } from '../../src/resources/types.js';
 import { clusters, environment, eventually, unique } from '../support/env.js';
 import { payloadCodec } from '../../src/temporal/connection.js';
 import { parsePayloadKeys } from '../../src/temporal/codec.js';
-import { runCli } from '../support/cli.js';
-import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
+import { osbClient, type OsbClient } from '../support/osb.js';
+import { ADMIN, runBuiltCli } from '../support/admin.js';
+import { DESIGN_SERVICE_ID, installDesignPlan, planHelpers } from '../support/plans.js';
 import {
   startOperator,
   startProcess,
@@ -36,9 +28,6 @@ import {
   type SystemProcess,
   type SystemSettings,
 } from '../support/system.js';
-
-const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
-const ADMIN = { username: 'ops', password: 'admin-password-not-secret' };
 
 describe('plan changes reach running instances', () => {
   const [master] = clusters();
@@ -51,9 +40,7 @@ describe('plan changes reach running instances', () => {
   let settings: SystemSettings;
 
   beforeAll(async () => {
-    await ensureNamespace(master!, registry);
-    const installed = await installCatalog(master!, registry, ['examples/postgresql']);
-    design = installed.find((o) => o.kind === 'SFPlan') as SFPlan;
+    design = await installDesignPlan(master!, registry);
     operator = await startOperator();
     settings = await systemSettings({
       INTEROP_NAMESPACE: registry,
@@ -84,57 +71,18 @@ describe('plan changes reach running instances', () => {
     await master!.core.deleteNamespace({ name: registry }).catch(() => undefined);
   });
 
-  const readPlan = (planId: string) => getRecord<SFPlan>(master!, SFPLAN, registry, planId);
+  const { readPlan, planCopy, provisionMany, changePlan, recordOf, postgresqlOf } = planHelpers({
+    master: master!,
+    registry,
+    osb: () => osb,
+    design: () => design,
+  });
 
   /** A copy of the design document's plan, updating its instances itself, with these rollout settings. */
-  async function autoUpdatingPlan(name: string, rollout: SFPlan['spec']['rollout']): Promise<string> {
-    const planId = randomUUID();
-    await applyObject(master!, {
-      apiVersion: design.apiVersion,
-      kind: design.kind,
-      metadata: { name: planId, namespace: registry },
-      spec: { ...design.spec, id: planId, name, autoUpdateInstances: true, rollout },
-    } as KubeObject);
-    // The workers record its first revision (which starts no rollout).
-    await eventually('the plan’s first revision', async () => (await readPlan(planId))?.status?.specHash);
-    await eventually('the plan in the catalog', async () => {
-      const services = (await osb('GET', '/v2/catalog')).body.services as { plans: { id: string }[] }[];
-      return services?.some((s) => s.plans.some((p) => p.id === planId)) ? true : undefined;
-    });
-    return planId;
-  }
+  const autoUpdatingPlan = (name: string, rollout: SFPlan['spec']['rollout']) =>
+    planCopy(name, { autoUpdateInstances: true, rollout });
 
-  /** Provisions `count` instances of the plan at once; resolves with their ids once all succeeded. */
-  async function provisionMany(planId: string, count: number): Promise<string[]> {
-    return Promise.all(
-      Array.from({ length: count }, async () => {
-        const instanceId = randomUUID();
-        const path = `/v2/service_instances/${instanceId}`;
-        const accepted = await osb(
-          'PUT',
-          `${path}?accepts_incomplete=true`,
-          provisionBody(SERVICE_ID, planId, { foo: 'bar' }),
-        );
-        expect(accepted.status).toBe(202);
-        const done = await untilSettled(
-          osb,
-          `${path}/last_operation?operation=${encodeURIComponent(String(accepted.body.operation))}`,
-          120_000,
-        );
-        expect(done.body.state).toBe('succeeded');
-        return instanceId;
-      }),
-    );
-  }
-
-  /** Changes the plan's `context.maxConnections` (rendered into the postgresql); returns the new revision. */
-  async function changePlan(planId: string, change: Partial<SFPlan['spec']>): Promise<string> {
-    await patchRecord(master!, SFPLAN, registry, planId, { spec: change });
-    const plan = (await readPlan(planId))!;
-    return planRevision(plan.spec);
-  }
-
-  /** The plan's templates, changed so that the example operator fails every update (a team of that name). */
+  /** The plan's templates changed so that the example operator fails its update (a team named `fail`). */
   async function failingTemplates(planId: string): Promise<SFPlan['spec']['templates']> {
     const plan = (await readPlan(planId))!;
     return plan.spec.templates.map((t) =>
@@ -144,19 +92,8 @@ describe('plan changes reach running instances', () => {
     );
   }
 
-  const recordOf = (instanceId: string) =>
-    getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, `sf-${instanceId}`, resourceName(instanceId));
-
-  const maxConnectionsOf = async (instanceId: string): Promise<string | undefined> => {
-    const pg = (await master!.custom.getNamespacedCustomObject({
-      group: 'acid.zalan.do',
-      version: 'v1',
-      plural: 'postgresqls',
-      namespace: `sf-${instanceId}`,
-      name: `sapcp-${instanceId}`,
-    })) as { spec: { postgresql: { parameters: { max_connections: string } } } };
-    return pg.spec.postgresql.parameters.max_connections;
-  };
+  const maxConnectionsOf = async (instanceId: string): Promise<string | undefined> =>
+    (await postgresqlOf(instanceId)).spec.postgresql.parameters.max_connections;
 
   const rollout = (planId: string) => temporal.client.workflow.getHandle(rolloutWorkflowId(registry, planId));
   const progressOf = (planId: string) => rollout(planId).query<RolloutProgress>(ROLLOUT_MESSAGES.progress);
@@ -338,7 +275,7 @@ describe('plan changes reach running instances', () => {
       return p?.revision === revision ? p : undefined;
     });
     // WHEN an operator watches it from the command line, through the admin API
-    const watched = await runCli(landscape.url, ADMIN, 'rollout', 'watch', planId, '--interval', '0.2');
+    const watched = await runBuiltCli(landscape.url, 'rollout', 'watch', planId, '--interval', '0.2');
     // THEN the command ends once the rollout halted, with status 1, naming the instance and why
     const halted = await progressOf(planId);
     expect(halted).toMatchObject({ revision, state: 'halted', total: 2, done: 0, failed: 1, inFlight: 0 });
@@ -399,7 +336,7 @@ describe('plan changes reach running instances', () => {
     const [busy, free] = await provisionMany(planId, 2);
     const bindingId = randomUUID();
     const bound = await osb('PUT', `/v2/service_instances/${busy}/service_bindings/${bindingId}`, {
-      service_id: SERVICE_ID,
+      service_id: DESIGN_SERVICE_ID,
       plan_id: planId,
     });
     expect(bound.status).toBe(201);

@@ -1,7 +1,8 @@
 /**
  * An in-memory AdminService for the tests of the admin API's HTTP layer and of the command line:
  * listings over arrays with the real filter semantics and numbered continue tokens, updates and
- * removals recorded, and rollouts whose progress answers come from a list, one a call.
+ * removals recorded, rollouts whose progress answers come from a list, one a call, and dry runs
+ * whose reports come from a list, one a page.
  */
 import {
   DEFAULT_ROLLOUT_SETTINGS,
@@ -9,6 +10,7 @@ import {
   type RolloutProgress,
   type RolloutSettings,
 } from '../../src/admin/contract.js';
+import type { DryRunControl, PlanDryRunReport, PlanDryRunRequest } from '../../src/admin/dry-run.js';
 import type {
   AdminService,
   BindingSummary,
@@ -118,6 +120,18 @@ export class MemoryAdmin implements AdminService {
       this.calls.push({ method: 'rollouts.progress', args: [planId] });
       const next = this.progressAnswers.length > 1 ? this.progressAnswers.shift() : this.progressAnswers[0];
       return next && { ...next, planId };
+    },
+  };
+
+  /** What `dryRuns.planChange` answers, one a call; the last one stays. Empty: 404, no such plan. */
+  dryRunAnswers: PlanDryRunReport[] = [];
+
+  readonly dryRuns: DryRunControl = {
+    planChange: async (request: PlanDryRunRequest) => {
+      this.calls.push({ method: 'dryRuns.planChange', args: [request] });
+      const next = this.dryRunAnswers.length > 1 ? this.dryRunAnswers.shift() : this.dryRunAnswers[0];
+      if (!next) throw notFound(`There is no plan ${request.planId} in the catalog.`);
+      return next;
     },
   };
 

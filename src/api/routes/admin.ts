@@ -1,9 +1,16 @@
 /**
  * The admin API's routes, under `/admin`: listings of the records, the update of one instance, the
- * forced removal of a stuck record, and the rollout of a plan. Each reads its parameters, calls one
+ * forced removal of a stuck record, the rollout of a plan and the dry run of a plan change. Each
+ * reads its parameters, calls one
  * AdminService method and sets the answer; errors are the OSB API's (`{error, description}`).
  */
-import { parsePageRequest, parseRecordFilter, parseRolloutSettings } from '../../admin/requests.js';
+import { MAX_DRY_RUN_LIMIT } from '../../admin/dry-run.js';
+import {
+  parseDryRunSpec,
+  parsePageRequest,
+  parseRecordFilter,
+  parseRolloutSettings,
+} from '../../admin/requests.js';
 import type { AdminService, RecordKind } from '../../admin/service.js';
 import { notFound } from '../../osb/errors.js';
 import { readJsonBody } from '../body.js';
@@ -73,4 +80,19 @@ export function adminRoutes(router: RouteTable<AdminState>, { admin, maxBodyByte
       ctx.body = {};
     });
   }
+
+  dryRunRoutes(router, { admin, maxBodyBytes });
+}
+
+/**
+ * POST /admin/plans/:plan_id/dry-run?limit&continue with `{"spec": <the plan's new spec>}`: what
+ * applying the spec would change in each instance of one page of the plan's; nothing is applied.
+ */
+function dryRunRoutes(router: RouteTable<AdminState>, { admin, maxBodyBytes }: AdminRouteDeps): void {
+  router.post('/plans/:plan_id/dry-run', async (ctx) => {
+    const planId = param(ctx, 'plan_id');
+    const page = parsePageRequest(ctx.query, MAX_DRY_RUN_LIMIT);
+    const spec = parseDryRunSpec(await readJsonBody(ctx, maxBodyBytes), planId);
+    ctx.body = await admin.dryRuns.planChange({ planId, spec, ...page });
+  });
 }

@@ -65,6 +65,7 @@ test('GIVEN the admin routes and openapi.yaml WHEN their routes are listed THEN 
     'POST /admin/bindings/{binding_id}/force-remove',
     'POST /admin/instances/{instance_id}/force-remove',
     'POST /admin/instances/{instance_id}/update',
+    'POST /admin/plans/{plan_id}/dry-run',
     'POST /admin/plans/{plan_id}/rollout',
     'POST /admin/plans/{plan_id}/rollout/abort',
     'POST /admin/plans/{plan_id}/rollout/pause',

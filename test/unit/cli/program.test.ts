@@ -2,11 +2,15 @@
  * The operator's command line (runCli) against the admin API served over HTTP by the real Koa app
  * in this test, over an in-memory AdminService: credentials from flags or the environment, tables,
  * updates, removals, rollout commands, and `rollout watch` over sequences of progress answers
- * with the exit status each ending gives.
+ * with the exit status each ending gives; `plan dry-run` over pages of reports.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Server } from 'node:http';
 import { createApp } from '../../../src/api/app.js';
+import type { PlanDryRunReport } from '../../../src/admin/dry-run.js';
 import { EXIT, runCli, type CliIo } from '../../../src/cli/program.js';
 import type { AdminClientConfig } from '../../../src/config.js';
 import { MemoryAdmin, bindingSummary, instanceSummary, progressOf } from '../../support/memory-admin.js';
@@ -284,5 +288,93 @@ describe('rollout watch', () => {
       EXIT.failed,
       'interoperator: the plan p1 has no rollout (404)\n',
     ]);
+  });
+});
+
+describe('plan dry-run', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dry-run-'));
+  const specFile = join(dir, 'plan.yaml');
+  writeFileSync(
+    specFile,
+    'kind: SFPlan\nspec:\n  id: p1\n  name: small\n  serviceId: s1\n  templates:\n  - { action: provision, type: gotemplate }\n',
+  );
+  const changed = {
+    instanceId: 'i-1',
+    clusterId: '1',
+    revision: 'r1',
+    objects: [
+      {
+        apiVersion: 'acid.zalan.do/v1',
+        kind: 'postgresql',
+        name: 'db',
+        namespace: 'sf-i-1',
+        change: 'changed' as const,
+        fields: [{ path: 'spec.postgresql.parameters.max_connections', old: '100', new: '120' }],
+      },
+    ],
+  };
+  const page = (fields: Partial<PlanDryRunReport>): PlanDryRunReport => ({
+    planId: 'p1',
+    revision: 'r2',
+    currentRevision: 'r1',
+    instances: [],
+    summary: { changed: 0, unchanged: 0, failed: 0 },
+    ...fields,
+  });
+
+  test('GIVEN two pages WHEN dry run from an SFPlan file THEN every page is read, the spec sent, a diff printed, exit 0', async () => {
+    service.dryRunAnswers = [
+      page({ instances: [changed], summary: { changed: 1, unchanged: 0, failed: 0 }, continue: 'c1' }),
+      page({
+        instances: [{ instanceId: 'i-2', objects: [] }],
+        summary: { changed: 0, unchanged: 1, failed: 0 },
+      }),
+    ];
+    const res = await cli(['plan', 'dry-run', 'p1', '--file', specFile, '--limit', '1']);
+    expect([res.status, res.stdout]).toEqual([
+      EXIT.ok,
+      'instance i-1 (cluster 1, revision r1 → r2):\n' +
+        '  ~ postgresql sf-i-1/db\n' +
+        '      ~ spec.postgresql.parameters.max_connections: "100" → "120"\n' +
+        'instance i-2: no change (0 objects unchanged)\n' +
+        'plan p1: revision r1 → r2; 2 instances: 1 would change, 1 unchanged, 0 failed; nothing was applied\n',
+    ]);
+    expect(service.calls.map((c) => c.args[0])).toEqual([
+      expect.objectContaining({ planId: 'p1', limit: 1, spec: expect.objectContaining({ name: 'small' }) }),
+      expect.objectContaining({ continue: 'c1' }),
+    ]);
+  });
+
+  test('GIVEN an instance that could not be dry run THEN it is printed with its error, exit 3', async () => {
+    service.dryRunAnswers = [
+      page({
+        instances: [{ instanceId: 'i-3', objects: [], error: 'the provision template failed' }],
+        summary: { changed: 0, unchanged: 0, failed: 1 },
+      }),
+    ];
+    const res = await cli(['plan', 'dry-run', 'p1', '-f', specFile]);
+    expect(res.status).toBe(EXIT.incomplete);
+    expect(res.stdout).toContain('instance i-3: FAILED: the provision template failed\n');
+  });
+
+  test('GIVEN -o json THEN one JSON report of every page', async () => {
+    service.dryRunAnswers = [
+      page({ instances: [changed], summary: { changed: 1, unchanged: 0, failed: 0 } }),
+    ];
+    const res = await cli(['plan', 'dry-run', 'p1', '-f', specFile, '-o', 'json']);
+    expect(JSON.parse(res.stdout)).toEqual(
+      page({ instances: [changed], summary: { changed: 1, unchanged: 0, failed: 0 } }),
+    );
+  });
+
+  test('GIVEN a spec file that is not YAML THEN exit 2, and nothing is asked', async () => {
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, 'a: [\n');
+    const res = await cli(['plan', 'dry-run', 'p1', '-f', bad]);
+    expect([res.status, res.stderr]).toEqual([
+      EXIT.usage,
+      expect.stringMatching(/^interoperator: the spec file is not YAML/),
+    ]);
+    expect(service.calls).toEqual([]);
   });
 });
