@@ -1,6 +1,6 @@
 /**
  * Reading the admin API's requests: the filter and page of a listing from the query, the settings
- * of a rollout from the body. Bad input is an OsbError 400 naming the field.
+ * of a rollout and the parameters of a custom action from the body. Bad input is an OsbError 400 naming the field.
  *
  * Pure: no I/O.
  */
@@ -79,4 +79,23 @@ export function parseRolloutSettings(body: Readonly<Record<string, unknown>>): P
     settings[name] = value;
   }
   return settings;
+}
+
+/**
+ * The parameters of a custom action's request: the body `{}` or `{"parameters": {...}}`, an object
+ * the action's templates see as `.action.parameters`. Other fields are refused, so a misspelt one
+ * is not silently ignored.
+ */
+export function parseActionRequest(
+  body: Readonly<Record<string, unknown>>,
+): Readonly<Record<string, unknown>> | undefined {
+  for (const key of Object.keys(body)) {
+    if (key !== 'parameters')
+      throw badRequest(`Unknown field ${key} of an action request; known: parameters.`);
+  }
+  const parameters = body.parameters;
+  if (parameters === undefined || parameters === null) return undefined;
+  if (typeof parameters !== 'object' || Array.isArray(parameters))
+    throw badRequest('parameters must be an object.');
+  return parameters as Readonly<Record<string, unknown>>;
 }

@@ -1,9 +1,15 @@
 /**
  * The admin API's routes, under `/admin`: listings of the records, the update of one instance, the
- * forced removal of a stuck record, and the rollout of a plan. Each reads its parameters, calls one
+ * custom actions of an instance's plan, the forced removal of a stuck record, and the rollout of a
+ * plan. Each reads its parameters, calls one
  * AdminService method and sets the answer; errors are the OSB API's (`{error, description}`).
  */
-import { parsePageRequest, parseRecordFilter, parseRolloutSettings } from '../../admin/requests.js';
+import {
+  parseActionRequest,
+  parsePageRequest,
+  parseRecordFilter,
+  parseRolloutSettings,
+} from '../../admin/requests.js';
 import type { AdminService, RecordKind } from '../../admin/service.js';
 import { notFound } from '../../osb/errors.js';
 import { readJsonBody } from '../body.js';
@@ -18,7 +24,10 @@ export interface AdminRouteDeps {
 
 type AdminContext = RouteContext<AdminState>;
 
-function param(ctx: AdminContext, name: 'instance_id' | 'binding_id' | 'plan_id'): string {
+function param(
+  ctx: AdminContext,
+  name: 'instance_id' | 'binding_id' | 'plan_id' | 'action' | 'run_id',
+): string {
   const value = ctx.params[name];
   if (value === undefined) throw new Error(`The route has no :${name} parameter.`);
   return value;
@@ -49,6 +58,8 @@ export function adminRoutes(router: RouteTable<AdminState>, { admin, maxBodyByte
   /** POST /admin/bindings/:binding_id/force-remove */
   router.post('/bindings/:binding_id/force-remove', forceRemove('binding', 'binding_id'));
 
+  actionRoutes(router, { admin, maxBodyBytes });
+
   const ROLLOUT = '/plans/:plan_id/rollout';
   /** GET /admin/plans/:plan_id/rollout: its progress; 404 when the plan never had one. */
   router.get(ROLLOUT, async (ctx) => {
@@ -73,4 +84,25 @@ export function adminRoutes(router: RouteTable<AdminState>, { admin, maxBodyByte
       ctx.body = {};
     });
   }
+}
+
+/** The custom actions of an instance's plan (`x-<name>`): run one, and read where a run stands. */
+function actionRoutes(router: RouteTable<AdminState>, { admin, maxBodyBytes }: AdminRouteDeps): void {
+  const ACTION = '/instances/:instance_id/actions/:action';
+  /** POST /admin/instances/:instance_id/actions/:action, body `{parameters?}`: 202 with the run. */
+  router.post(ACTION, async (ctx) => {
+    const parameters = parseActionRequest(await readJsonBody(ctx, maxBodyBytes));
+    ctx.status = 202;
+    ctx.body = await admin.runAction(
+      param(ctx, 'instance_id'),
+      param(ctx, 'action'),
+      parameters,
+      ctx.state.requestedBy,
+    );
+  });
+
+  /** GET /admin/instances/:instance_id/actions/:action/:run_id: where the run stands. */
+  router.get(`${ACTION}/:run_id`, async (ctx) => {
+    ctx.body = await admin.actionState(param(ctx, 'instance_id'), param(ctx, 'action'), param(ctx, 'run_id'));
+  });
 }
