@@ -1,7 +1,7 @@
 /**
  * The names of a plan's template actions: the OSB ones the inter-operator drives itself
  * (`provision`, `bind`, `status`, ...) and the plan's own custom actions, `x-<name>`, which an admin
- * runs on an instance (a backup, a restart). The rule is the same in the SFPlan CRD (a CEL rule),
+ * runs on an instance (a backup, a restart). The rule is the same in the SFPlan CRD (a pattern),
  * in the admin API and in the workflows.
  *
  * Pure: no I/O, safe to import from workflows.
