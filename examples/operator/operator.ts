@@ -14,6 +14,13 @@
  * - a postgresql with `spec.teamId: fail` or the annotation `example-operator/fail: "true"` ends in
  *   `CreateFailed` (`UpdateFailed` after a change) with `status.reason` instead, for tests.
  *
+ * A backup, as the plan's custom action `x-backup` asks for it: the annotation
+ * `example-operator/backup` on a Running postgresql holds a request (JSON: `id`, and optionally
+ * `label` and `delayMs`). After `delayMs` (else `readyAfterMs`) the operator writes a ConfigMap
+ * `<cluster>-backup-<id>` with what it "backed up" (the users and the spec), owned by the
+ * postgresql, and sets `status.backup` (`request`: the annotation as it was, `state`: `InProgress`,
+ * `Succeeded` or `Failed`, `configMap`, `reason`). A request labelled `fail` fails, for tests.
+ *
  * Deletion needs no finalizer: every Secret and Service carries an ownerReference to its postgresql,
  * so the garbage collector (kube-controller-manager) removes them with it. For tests that want to see
  * a postgresql "being deleted", the annotation `example-operator/slow-delete: "<ms>"` ("true" means
@@ -28,7 +35,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { PatchStrategy, setHeaderOptions, type V1Secret, type V1Service } from '@kubernetes/client-node';
+import {
+  PatchStrategy,
+  setHeaderOptions,
+  type V1ConfigMap,
+  type V1Secret,
+  type V1Service,
+} from '@kubernetes/client-node';
 import type { ClusterClient } from '../../src/kube/clients.js';
 import { apiMessageOf, isAlreadyExists, isNotFound, statusCodeOf } from '../../src/kube/errors.js';
 import { Reflector, type ReflectorList } from './reflector.js';
@@ -64,6 +77,15 @@ export const POSTGRESQL = {
 
 /** Annotation that makes the operator fail the postgresql (as does `spec.teamId: fail`). */
 export const FAIL_ANNOTATION = 'example-operator/fail';
+/** Annotation holding a backup request: JSON with `id`, and optionally `label` and `delayMs`. */
+export const BACKUP_ANNOTATION = 'example-operator/backup';
+/** The label of a backup request that makes the operator fail the backup. */
+export const FAILING_BACKUP_LABEL = 'fail';
+
+/** Name of the ConfigMap a backup writes, for the request `id` of the postgresql `cluster`. */
+export const backupConfigMapName = (cluster: string, id: string): string =>
+  `${cluster}-backup-${id.toLowerCase().replace(/[^a-z0-9-]/g, '-')}`.slice(0, 253).replace(/-+$/, '');
+
 /** Annotation whose value (milliseconds, or "true") makes deletion wait that long. */
 export const SLOW_DELETE_ANNOTATION = 'example-operator/slow-delete';
 /** The finalizer held for slow deletes. */
@@ -90,7 +112,30 @@ interface Postgresql {
     finalizers?: string[];
   };
   spec?: { teamId?: unknown; users?: unknown };
-  status?: { PostgresClusterStatus?: string; observedGeneration?: number; reason?: string };
+  status?: {
+    PostgresClusterStatus?: string;
+    observedGeneration?: number;
+    reason?: string;
+    backup?: BackupStatus;
+  };
+}
+
+/** What the operator says of the last backup request of a postgresql. */
+export interface BackupStatus {
+  /** The request, the annotation's value as it was when the operator took it up. */
+  request?: string;
+  state?: 'InProgress' | 'Succeeded' | 'Failed';
+  /** The ConfigMap holding the backup, once it succeeded. */
+  configMap?: string;
+  reason?: string;
+  takenAt?: string;
+}
+
+/** A backup request, as the annotation holds it. */
+interface BackupRequest {
+  readonly id: string;
+  readonly label?: string;
+  readonly delayMs?: number;
 }
 
 interface Owned {
@@ -155,6 +200,8 @@ class ClusterController {
   private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
   /** When the current generation (and the deletion) of each postgresql was first seen, by key. */
   private readonly seen = new Map<string, Seen>();
+  /** When each postgresql's current backup request was first seen, by key. */
+  private readonly backupsSeen = new Map<string, { request: string; since: number }>();
   private readonly failures = new Map<string, number>();
 
   constructor(
@@ -288,6 +335,7 @@ class ClusterController {
     if (!pg) {
       // Gone: the garbage collector removes what it owned. Forget our bookkeeping.
       this.seen.delete(key);
+      this.backupsSeen.delete(key);
       const timer = this.timers.get(key);
       if (timer) clearTimeout(timer.timer);
       this.timers.delete(key);
@@ -303,7 +351,10 @@ class ClusterController {
     const status = pg.status ?? {};
     if (status.observedGeneration === generation) {
       // Settled for this generation; keep a Running postgresql's objects in place (level-based).
-      if (status.PostgresClusterStatus === 'Running') await this.ensureObjects(pg);
+      if (status.PostgresClusterStatus === 'Running') {
+        await this.ensureObjects(pg);
+        await this.reconcileBackup(key, pg);
+      }
       return;
     }
 
@@ -464,6 +515,74 @@ class ClusterController {
     return problems.length > 0 ? `waiting: ${problems.join('; ')}` : undefined;
   }
 
+  /**
+   * Takes the backup the annotation asks for, once per request: in progress for its delay, then a
+   * ConfigMap with the backup and `status.backup` Succeeded (or Failed, for a request labelled
+   * `fail` or one that is not JSON with an id).
+   */
+  private async reconcileBackup(key: string, pg: Postgresql): Promise<void> {
+    const request = pg.metadata.annotations?.[BACKUP_ANNOTATION];
+    const current = pg.status?.backup;
+    if (!request || (current?.request === request && current.state !== 'InProgress')) return;
+    const where = `postgresql ${key} in cluster ${this.cluster.id}`;
+    const parsed = backupRequestOf(request);
+    if (typeof parsed === 'string') {
+      await this.patchStatus(pg, { backup: { request, state: 'Failed', reason: parsed, configMap: null } });
+      this.settings.log(`${where}: backup failed: ${parsed}`);
+      return;
+    }
+    let seen = this.backupsSeen.get(key);
+    if (seen?.request !== request) {
+      seen = { request, since: Date.now() };
+      this.backupsSeen.set(key, seen);
+    }
+    const wait = seen.since + (parsed.delayMs ?? this.settings.readyAfterMs) - Date.now();
+    if (wait > 0) {
+      if (current?.request !== request) {
+        await this.patchStatus(pg, {
+          backup: { request, state: 'InProgress', reason: null, configMap: null, takenAt: null },
+        });
+        this.settings.log(`${where}: backup ${parsed.id} in progress`);
+      }
+      this.requeueAfter(key, wait);
+      return;
+    }
+    if (parsed.label === FAILING_BACKUP_LABEL) {
+      const reason = plainReason(
+        `the example operator was told to fail this backup (label ${FAILING_BACKUP_LABEL})`,
+      );
+      await this.patchStatus(pg, { backup: { request, state: 'Failed', reason, configMap: null } });
+      this.settings.log(`${where}: backup ${parsed.id} failed: ${reason}`);
+      return;
+    }
+    const takenAt = new Date().toISOString();
+    const { name, namespace, uid } = pg.metadata;
+    const configMap = backupConfigMapName(name, parsed.id);
+    const body: V1ConfigMap = {
+      metadata: {
+        name: configMap,
+        namespace,
+        labels: { application: 'spilo-backup', 'cluster-name': name },
+        ownerReferences: [{ apiVersion: POSTGRESQL.apiVersion, kind: POSTGRESQL.kind, name, uid }],
+      },
+      data: {
+        request,
+        takenAt,
+        ...(parsed.label ? { label: parsed.label } : {}),
+        users: JSON.stringify(usersOf(pg)),
+        spec: JSON.stringify(pg.spec ?? {}),
+      },
+    };
+    try {
+      await this.cluster.core.createNamespacedConfigMap({ namespace, body });
+    } catch (err) {
+      // Taken before (the status patch after it was lost): the backup is there.
+      if (!isAlreadyExists(err)) throw err;
+    }
+    await this.patchStatus(pg, { backup: { request, state: 'Succeeded', reason: null, configMap, takenAt } });
+    this.settings.log(`${where}: backup ${parsed.id} taken in ConfigMap ${configMap}`);
+  }
+
   /** Holds the slow-delete finalizer for its time, then lets the deletion finish. */
   private async reconcileDeletion(key: string, pg: Postgresql): Promise<void> {
     if (!pg.metadata.finalizers?.includes(SLOW_DELETE_FINALIZER)) return;
@@ -526,6 +645,24 @@ function usersOf(pg: Postgresql): string[] {
   const users = pg.spec?.users;
   if (typeof users !== 'object' || users === null || Array.isArray(users)) return [];
   return Object.keys(users).sort();
+}
+
+/** The backup request an annotation holds, or why it is none. */
+function backupRequestOf(text: string): BackupRequest | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return `the backup request is not JSON`;
+  }
+  const { id, label, delayMs } = (value ?? {}) as Record<string, unknown>;
+  if (typeof id !== 'string' || id === '') return 'the backup request has no id';
+  const delay = typeof delayMs === 'string' ? Number(delayMs) : delayMs;
+  return {
+    id,
+    ...(typeof label === 'string' && label !== '' ? { label } : {}),
+    ...(typeof delay === 'number' && Number.isFinite(delay) && delay >= 0 ? { delayMs: delay } : {}),
+  };
 }
 
 /** Why the test hooks want this postgresql to fail, or undefined. */

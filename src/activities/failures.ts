@@ -12,6 +12,8 @@ export const FAILURE_TYPES = {
   template: 'TemplateError',
   invalidObject: 'InvalidObject',
   plan: 'PlanError',
+  /** A custom action the instance cannot run now (being deleted, never provisioned). */
+  instance: 'InstanceError',
 } as const;
 
 /** A failure that is retried (the activity's retry policy applies). */

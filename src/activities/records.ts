@@ -33,6 +33,7 @@ import {
   type SFServiceInstance,
 } from '../resources/types.js';
 import type {
+  ActionRequest,
   BindingOperationType,
   BindingRef,
   BindingRequest,
@@ -42,11 +43,12 @@ import type {
   OperationStatus,
   RequestedBy,
 } from '../workflows/messages.js';
+import { actionRefusal } from '../resources/actions.js';
 import { holdCatalogEntries, releaseCatalogEntries } from './catalog-entries.js';
 import type { ActivityDeps } from './deps.js';
 import { ownerReferenceTo } from './desired-objects.js';
 import { namespaceReady } from './namespaces.js';
-import { retryable } from './failures.js';
+import { FAILURE_TYPES, retryable, terminal } from './failures.js';
 import { clusterFailure, deleteCopy, releasePlacement } from './placement.js';
 
 const PROGRESS: Record<InstanceOperationType | BindingOperationType, string> = {
@@ -278,6 +280,50 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
           instanceUsable: status.instanceUsable ?? null,
           updateRepeatable: status.updateRepeatable ?? null,
           ...(status.dashboardUrl ? { dashboardUrl: status.dashboardUrl } : {}),
+        });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    },
+
+    /**
+     * Marks a custom action as running in the instance record's `status.lastAction` (apart from
+     * the fields of the last OSB operation) and returns where the instance is. An instance being
+     * deleted, or whose provision never succeeded, has nothing to run an action on: that fails the
+     * action at once.
+     */
+    async startAction(req: ActionRequest, runId: string): Promise<InstanceRef> {
+      const ref = instanceRefOf(req.instanceId);
+      const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
+      const refusal = actionRefusal(record);
+      if (refusal) throw terminal(`${req.action} cannot run: ${refusal}`, FAILURE_TYPES.instance);
+      const who = (req.requestedBy?.identity as { user?: unknown } | undefined)?.user;
+      await patchRecordStatus(master, SFSERVICEINSTANCE, ref.namespace, ref.name, {
+        lastAction: {
+          operation: req.action,
+          state: 'in progress',
+          description: `Running ${req.action}`,
+          runId,
+          requestedBy: typeof who === 'string' ? who : null,
+          startedAt: new Date().toISOString(),
+          finishedAt: null,
+        },
+      });
+      return placedRefOf(req.instanceId, record!);
+    },
+
+    /** Writes how a custom action's run ended to the instance record's `status.lastAction`. */
+    async recordActionStatus(ref: InstanceRef, status: OperationStatus, runId: string): Promise<void> {
+      const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
+      // Only this run's entry: a record that tells of another run (or none) is left as it is.
+      if (record?.status?.lastAction?.runId !== runId) return;
+      try {
+        await patchRecordStatus(master, SFSERVICEINSTANCE, ref.namespace, ref.name, {
+          lastAction: {
+            state: status.state,
+            description: status.description ?? null,
+            finishedAt: status.state === 'in progress' ? null : new Date().toISOString(),
+          },
         });
       } catch (err) {
         if (!isNotFound(err)) throw err;

@@ -10,9 +10,11 @@ import type { ClusterClient } from '../kube/clients.js';
 import { getRecord, patchRecord, patchRecordStatus } from '../kube/custom-objects.js';
 import { statusCodeOf } from '../kube/errors.js';
 import { applyObject, deleteObject, readObject, releaseFields } from '../kube/objects.js';
+import { isCustomAction, type CustomAction } from '../resources/actions.js';
 import {
   FIELD_MANAGER,
   LABELS,
+  actionFieldManager,
   bindingFieldManager,
   bindingSecretName,
   planRevision,
@@ -29,7 +31,7 @@ import {
   type TemplateAction,
 } from '../resources/types.js';
 import { findTemplate, type RenderData } from '../templates/index.js';
-import type { OperationType, StatusReport, Target } from '../workflows/messages.js';
+import type { ActionRun, OperationName, StatusReport, Target } from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
 import {
   desiredObject,
@@ -45,13 +47,14 @@ import { bindingCopy, clusterFailure, instanceCopy } from './placement.js';
 import {
   bindResponseText,
   forTemplate,
+  hasStatusSection,
   readStatusSection,
   sourceReferences,
   unobservedSource,
 } from './template-values.js';
 
-/** What template data holds besides the sources: the records themselves. */
-const RECORD_KEYS = new Set(['instance', 'plan', 'service', 'binding']);
+/** What template data holds besides the sources: the records themselves, and a custom action's run. */
+const RECORD_KEYS = new Set(['instance', 'plan', 'service', 'binding', 'action']);
 
 /** The records an operation works on, and a client of the instance's cluster. */
 interface Loaded {
@@ -171,13 +174,17 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
     );
   }
 
-  /** The data templates see: the records, the plan and service, and the fetched sources. */
-  async function templateData(loaded: Loaded, action: TemplateAction): Promise<RenderData> {
+  /**
+   * The data templates see: the records, the plan and service, and the fetched sources; while a
+   * custom action runs, its run as `action` (name, id, parameters) too.
+   */
+  async function templateData(loaded: Loaded, action: TemplateAction, run?: ActionRun): Promise<RenderData> {
     const base: RenderData = {
       instance: forTemplate(loaded.instance),
       plan: forTemplate(loaded.plan),
       service: forTemplate(loaded.service),
       ...(loaded.binding ? { binding: forTemplate(loaded.binding) } : {}),
+      ...(run ? { action: run } : {}),
     };
     const sourcesTemplate = findTemplate(loaded.plan, 'sources');
     if (!sourcesTemplate) return base;
@@ -270,19 +277,67 @@ export function resourceActivities(deps: ActivityDeps) {
     );
   }
 
+  /**
+   * Applies the objects a custom action's template rendered, on the instance's cluster, owned by
+   * the instance's record (its copy on a sister), with the action's own field manager.
+   */
+  async function applyAction(
+    loaded: Loaded,
+    target: Target,
+    action: CustomAction,
+    objects: readonly KubeObject[],
+  ): Promise<number> {
+    const { instance, cluster } = loaded;
+    const copy = await copyOnCluster(loaded);
+    for (const rendered of objects) {
+      const { object, ref } = desiredObject(rendered, {
+        namespace: instance.metadata.namespace!,
+        clusterId: cluster.id,
+        masterId: clusters.master.id,
+        instanceId: instance.spec.instanceId ?? target.instance.instanceId,
+        record: instance,
+        ...(copy ? { copy } : {}),
+      });
+      await kubeCall(
+        `applying ${describe(ref, cluster.id)} for ${action}`,
+        () => applyObject(cluster, object, actionFieldManager(action)),
+        sisterId(cluster),
+      );
+    }
+    return objects.length;
+  }
+
   return {
     /**
      * Renders the action's template (provision, bind, unbind) and applies every object it
      * describes; records them in the record's status and, for the instance, prunes objects the
      * template no longer renders. Returns how many objects were applied.
+     *
+     * A custom action's template (`run` says which run) is applied the same way, on the instance's
+     * cluster and owned by its record, with a field manager of the action's own, so that it
+     * neither takes nor drops the fields the provision template wrote; what it applies is not
+     * listed in `status.resources`, so an update does not prune it (its owner reference removes it
+     * with the instance).
      */
-    async applyTemplate(target: Target, action: 'provision' | 'bind' | 'unbind'): Promise<number> {
+    async applyTemplate(
+      target: Target,
+      action: 'provision' | 'bind' | 'unbind' | CustomAction,
+      run?: ActionRun,
+    ): Promise<number> {
       const loaded = await load(target);
-      if (!findTemplate(loaded.plan, action)) {
-        if (action === 'provision') {
-          throw terminal(`plan ${loaded.plan.spec.name} has no provision template`, FAILURE_TYPES.plan);
+      const template = findTemplate(loaded.plan, action);
+      if (!template) {
+        if (action === 'provision' || isCustomAction(action)) {
+          throw terminal(`plan ${loaded.plan.spec.name} has no ${action} template`, FAILURE_TYPES.plan);
         }
         return 0;
+      }
+      if (isCustomAction(action)) {
+        const data = await templateData(loaded, action, run);
+        const objects = await render(action, loaded.plan, () =>
+          renderer.renderObjects(template, action, data),
+        );
+        return applyAction(loaded, target, action, objects);
       }
       const { instance, binding, cluster } = loaded;
       const record = binding ?? instance;
@@ -338,20 +393,29 @@ export function resourceActivities(deps: ActivityDeps) {
      * never leaves this activity. For deprovision and unbind, the operation has also succeeded only
      * once no applied object remains.
      */
-    async checkStatus(target: Target, operation: OperationType): Promise<StatusReport> {
+    async checkStatus(target: Target, operation: OperationName, run?: ActionRun): Promise<StatusReport> {
       const loaded = await load(target);
       const template = findTemplate(loaded.plan, 'status');
       if (!template)
         throw terminal(`plan ${loaded.plan.spec.name} has no status template`, FAILURE_TYPES.plan);
-      const data = await templateData(loaded, 'status');
+      const data = await templateData(loaded, 'status', run);
       const values = await render('status', loaded.plan, () =>
         renderer.renderValues(template, 'status', data),
       );
+      // A custom action has no default: a status template that says nothing of it never will.
+      if (isCustomAction(operation) && !hasStatusSection(values, operation))
+        throw terminal(
+          `The status template of plan ${loaded.plan.spec.name} has no section ${operation}; add one with the action's state and description`,
+          FAILURE_TYPES.plan,
+        );
       const section = readStatusSection(values, operation);
       const { description, dashboardUrl } = section;
       let state = section.state;
-      // A provision or update is not settled while the operator has not seen what was applied.
-      if ((operation === 'provision' || operation === 'update') && state !== 'in progress') {
+      // A provision, update or custom action is not settled while the operator has not seen what was applied.
+      if (
+        (operation === 'provision' || operation === 'update' || isCustomAction(operation)) &&
+        state !== 'in progress'
+      ) {
         const sourceKeys = Object.keys(data).filter((key) => !RECORD_KEYS.has(key));
         const behind = unobservedSource(data as Record<string, unknown>, sourceKeys);
         if (behind)

@@ -7,10 +7,10 @@
  */
 import { bindingResponseProblem } from '../osb/responses.js';
 import type { AppliedResource, KubeObject } from '../resources/types.js';
-import type { OperationState, OperationType } from '../workflows/messages.js';
+import type { OperationName, OperationState } from '../workflows/messages.js';
 
-/** Top-level template keys that sources may not shadow. */
-const RESERVED = new Set(['instance', 'binding', 'plan', 'service']);
+/** Top-level template keys that sources may not shadow (`action`: a custom action's run). */
+const RESERVED = new Set(['instance', 'binding', 'plan', 'service', 'action']);
 
 /** What the `status` template says of one operation. */
 export interface StatusSection {
@@ -54,7 +54,7 @@ export function sourceReferences(sources: unknown, namespace: string): [string, 
  * which the caller checks) and anything else is in progress. The description is the `error`, else
  * the `description`.
  */
-export function readStatusSection(values: unknown, operation: OperationType): StatusSection {
+export function readStatusSection(values: unknown, operation: OperationName): StatusSection {
   const sections = isRecord(values) ? values : {};
   const key = operation === 'update' && !sections.update ? 'provision' : operation;
   const section = (sections[key] ?? {}) as Record<string, unknown>;
@@ -74,6 +74,11 @@ export function readStatusSection(values: unknown, operation: OperationType): St
     ...(dashboardUrl ? { dashboardUrl } : {}),
     ...(section.response !== undefined ? { response: section.response } : {}),
   };
+}
+
+/** Whether the `status` template's values have a section named `operation` (a custom action's, `x-<name>`). */
+export function hasStatusSection(values: unknown, operation: OperationName): boolean {
+  return isRecord(values) && Object.hasOwn(values, operation) && isRecord(values[operation]);
 }
 
 /**

@@ -1,17 +1,12 @@
 /**
  * Reading the admin API's requests: the filter and page of a listing from the query, the settings
- * of a rollout from the body. Bad input is an OsbError 400 naming the field.
+ * of a rollout and the parameters of a custom action from the body. Bad input is an OsbError 400 naming the field.
  *
  * Pure: no I/O.
  */
 import { badRequest } from '../osb/errors.js';
-import {
-  RESOURCE_STATES,
-  TEMPLATE_ACTIONS,
-  TEMPLATE_TYPES,
-  type ResourceState,
-  type SFPlanSpec,
-} from '../resources/types.js';
+import { OSB_TEMPLATE_ACTIONS, isTemplateActionName } from '../resources/actions.js';
+import { RESOURCE_STATES, TEMPLATE_TYPES, type ResourceState, type SFPlanSpec } from '../resources/types.js';
 import type { RolloutSettings } from './contract.js';
 import type { PageRequest, RecordFilter } from './service.js';
 
@@ -111,10 +106,31 @@ export function parseDryRunSpec(body: Readonly<Record<string, unknown>>, planId:
   templates.forEach((template: unknown, i) => {
     if (!isObject(template) || typeof template.action !== 'string' || typeof template.type !== 'string')
       throw badRequest(`spec.templates[${i}] must be an object with an action and a type.`);
-    if (!(TEMPLATE_ACTIONS as readonly string[]).includes(template.action))
-      throw badRequest(`spec.templates[${i}].action must be one of ${TEMPLATE_ACTIONS.join(', ')}.`);
+    if (!isTemplateActionName(template.action))
+      throw badRequest(
+        `spec.templates[${i}].action must be one of ${OSB_TEMPLATE_ACTIONS.join(', ')}, or x-<name> for a custom action.`,
+      );
     if (!(TEMPLATE_TYPES as readonly string[]).includes(template.type))
       throw badRequest(`spec.templates[${i}].type must be one of ${TEMPLATE_TYPES.join(', ')}.`);
   });
   return spec as unknown as SFPlanSpec;
+}
+
+/**
+ * The parameters of a custom action's request: the body `{}` or `{"parameters": {...}}`, an object
+ * the action's templates see as `.action.parameters`. Other fields are refused, so a misspelt one
+ * is not silently ignored.
+ */
+export function parseActionRequest(
+  body: Readonly<Record<string, unknown>>,
+): Readonly<Record<string, unknown>> | undefined {
+  for (const key of Object.keys(body)) {
+    if (key !== 'parameters')
+      throw badRequest(`Unknown field ${key} of an action request; known: parameters.`);
+  }
+  const parameters = body.parameters;
+  if (parameters === undefined || parameters === null) return undefined;
+  if (typeof parameters !== 'object' || Array.isArray(parameters))
+    throw badRequest('parameters must be an object.');
+  return parameters as Readonly<Record<string, unknown>>;
 }

@@ -60,6 +60,13 @@ export interface InstanceSummary {
   readonly createdAt?: string;
   /** When its deletion was requested: it is deleting, or stuck. */
   readonly deletionRequestedAt?: string;
+  /** The last custom action run on it (`status.lastAction` of its record), when there was one. */
+  readonly lastAction?: {
+    readonly action: string;
+    readonly state: string;
+    readonly description?: string;
+    readonly runId?: string;
+  };
 }
 
 /** A binding as the admin listing shows it, from its record. */
@@ -85,6 +92,28 @@ export interface InstanceUpdateStarted {
   readonly operation: string;
   /** The plan revision the update brings the instance to, when the plan has one. */
   readonly revision?: string;
+}
+
+/** A custom action an admin started on an instance. */
+export interface ActionStarted {
+  readonly instanceId: string;
+  /** The action, `x-<name>`. */
+  readonly action: string;
+  /** The instance's workflow, which runs the action as it runs the OSB operations. */
+  readonly workflowId: string;
+  /** The run of that workflow that runs this action: what its state is asked by. */
+  readonly runId: string;
+  /** `<action>:<runId>`, as OSB operation strings are written (the OSB `last_operation` knows only those). */
+  readonly operation: string;
+}
+
+/** Where one run of a custom action stands. */
+export interface ActionState {
+  readonly instanceId: string;
+  readonly action: string;
+  readonly runId: string;
+  readonly state: 'in progress' | 'succeeded' | 'failed';
+  readonly description?: string;
 }
 
 /** The records an admin may force-remove. */
@@ -130,6 +159,27 @@ export interface AdminService {
    * @throws OsbError 404 without such a record.
    */
   forceRemove(kind: RecordKind, id: string, requestedBy: string): Promise<ForcedRemoval>;
+  /**
+   * Starts a custom action of the instance's plan (its `x-<name>` template) on the instance, with
+   * the action's own parameters, as a run of the instance's workflow.
+   *
+   * @throws OsbError 400 for a name that is no custom action; 404 without the instance, or when its
+   *   plan has no such action; 422 `ConcurrencyError` while another operation runs on the instance
+   *   or one of its bindings; 409 while the same action runs, or when the instance cannot run one
+   *   (being deleted, its provision failed, its plan left the catalog).
+   */
+  runAction(
+    instanceId: string,
+    action: string,
+    parameters: Readonly<Record<string, unknown>> | undefined,
+    requestedBy: string,
+  ): Promise<ActionStarted>;
+  /**
+   * Where the run `runId` of the custom action `action` on the instance stands.
+   *
+   * @throws OsbError 404 when no such run of that action is known.
+   */
+  actionState(instanceId: string, action: string, runId: string): Promise<ActionState>;
   readonly rollouts: RolloutControl;
   /** Dry runs of plan changes (dry-run.ts). */
   readonly dryRuns: DryRunControl;

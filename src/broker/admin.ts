@@ -5,6 +5,8 @@
  * runs of plan changes.
  */
 import type {
+  ActionStarted,
+  ActionState,
   AdminService,
   BindingSummary,
   ForcedRemoval,
@@ -31,6 +33,7 @@ import {
   type SFServiceBinding,
   type SFServiceInstance,
 } from '../resources/types.js';
+import { actionOperations } from './actions.js';
 import type { BrokerDeps, BrokerParts } from './deps.js';
 import { instanceOperations } from './instances.js';
 import { TemporalDryRuns } from './dry-runs.js';
@@ -68,6 +71,7 @@ export class TemporalAdminService implements AdminService {
   readonly dryRuns: DryRunControl;
   private readonly deps: BrokerDeps;
   private readonly instances: ReturnType<typeof instanceOperations>;
+  private readonly actions: ReturnType<typeof actionOperations>;
 
   constructor(
     private readonly parts: BrokerParts,
@@ -75,6 +79,7 @@ export class TemporalAdminService implements AdminService {
   ) {
     this.deps = parts.deps;
     this.instances = instanceOperations(parts);
+    this.actions = actionOperations(parts);
     this.rollouts = new TemporalRollouts({ ...parts.deps, namespace: admin.namespace });
     this.dryRuns = new TemporalDryRuns({
       ...parts.deps,
@@ -162,6 +167,27 @@ export class TemporalAdminService implements AdminService {
     };
     this.admin.log.warn('record force-removed', { audit: true, ...removal, clusterId: clusterOf(record) });
     return removal;
+  }
+
+  async runAction(
+    instanceId: string,
+    action: string,
+    parameters: Readonly<Record<string, unknown>> | undefined,
+    requestedBy: string,
+  ): Promise<ActionStarted> {
+    const started = await this.actions.start(instanceId, action, parameters, adminMeta(requestedBy));
+    // The parameters stay out of the log: they may name what only the instance's users should see.
+    this.admin.log.info('instance action requested', {
+      instanceId,
+      action: started.action,
+      requestedBy,
+      runId: started.runId,
+    });
+    return started;
+  }
+
+  actionState(instanceId: string, action: string, runId: string): Promise<ActionState> {
+    return this.actions.state(instanceId, action, runId);
   }
 
   /** A page of the records of `kind`, in the shared instance namespace or in all namespaces. */
@@ -265,6 +291,16 @@ function instanceSummary(record: SFServiceInstance): InstanceSummary {
     name: metadata.name,
     ...(metadata.creationTimestamp ? { createdAt: metadata.creationTimestamp } : {}),
     ...(metadata.deletionTimestamp ? { deletionRequestedAt: metadata.deletionTimestamp } : {}),
+    ...(status?.lastAction
+      ? {
+          lastAction: {
+            action: status.lastAction.operation,
+            state: status.lastAction.state,
+            ...(status.lastAction.description ? { description: status.lastAction.description } : {}),
+            ...(status.lastAction.runId ? { runId: status.lastAction.runId } : {}),
+          },
+        }
+      : {}),
   };
 }
 

@@ -17,7 +17,9 @@ import type {
   UnbindRequest,
 } from '../osb/service-broker.js';
 import { parseApiVersion } from '../osb/version.js';
-import { bindingWorkflowId } from '../resources/names.js';
+import { isCustomAction } from '../resources/actions.js';
+import { bindingWorkflowId, instanceWorkflowId } from '../resources/names.js';
+import type { SFServiceInstance } from '../resources/types.js';
 import { operationString, type BindingRequest } from '../workflows/messages.js';
 import { catalogPlan, type BrokerParts } from './deps.js';
 import type { RunState } from './workflow-runs.js';
@@ -63,6 +65,23 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
     };
   }
 
+  /**
+   * A new bind waits for a custom action running on the instance (a backup, a restart) to end. The
+   * record says when one may run; the instance's workflow says whether it still does.
+   *
+   * @throws OsbError 422 `ConcurrencyError` while one runs.
+   */
+  async function refuseWhileActionRuns(instance: SFServiceInstance): Promise<void> {
+    if (instance.status?.lastAction?.state !== 'in progress') return;
+    const instanceId = instance.spec.instanceId ?? instance.metadata.name;
+    const running = await runs.running(instanceWorkflowId(instanceId));
+    const action = running?.memo?.operation;
+    if (action && isCustomAction(action))
+      throw concurrencyError(
+        `The action ${action} is in progress on the service instance; bind when it has finished.`,
+      );
+  }
+
   return {
     async bind(req: BindRequest, meta: RequestMeta): Promise<BindOutcome> {
       const instance = await records.instance(req.instanceId);
@@ -91,6 +110,7 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
           return { kind: 'done', created: false, response: await records.bindingResponse(record) };
         }
       }
+      await refuseWhileActionRuns(instance);
       const { acceptsIncomplete: _, ...request } = req;
       const input: BindingRequest = { ...request, ...runs.envelope(meta, requestHash, plan) };
       const started = await runs.start('bind', workflowId, input);

@@ -7,6 +7,7 @@ import type { LastOperation } from '../osb/service-broker.js';
 import {
   isWaitingForCluster,
   parseOperationString,
+  type OperationName,
   type OperationStatus,
   type OperationType,
 } from '../workflows/messages.js';
@@ -15,7 +16,7 @@ import {
 export const RETRY_AFTER_SECONDS = 2;
 
 /** Deprovision and unbind: given up on, they stop where they are rather than roll back. */
-export const isDeletion = (type: OperationType): boolean => type === 'deprovision' || type === 'unbind';
+export const isDeletion = (type: OperationName): boolean => type === 'deprovision' || type === 'unbind';
 
 /**
  * An operation's state as `last_operation` reports it: `instance_usable` only for a failed update

@@ -30,7 +30,6 @@ import {
   type OperationClaims,
 } from '../resources/operation-claims.js';
 import { SFSERVICEINSTANCE, type SFServiceInstance } from '../resources/types.js';
-import type { OperationType } from '../workflows/messages.js';
 
 /** Writes lost to another writer of the record before the claim gives up (the request is retried). */
 const MAX_ATTEMPTS = 8;
@@ -71,7 +70,7 @@ export function holds(claim: OperationClaim, run: ClaimedRun | undefined, now: n
 export type ReleaseClaim = () => Promise<void>;
 
 /** The side of the rule an operation of `type` is on; none for a provision (nothing to bind yet). */
-export function claimSideOf(type: OperationType, bindingId: string | undefined): ClaimSide | undefined {
+export function claimSideOf(type: string, bindingId: string | undefined): ClaimSide | undefined {
   if (type === 'update' || type === 'deprovision') return { kind: 'instance', operation: type };
   if ((type === 'bind' || type === 'unbind') && bindingId !== undefined)
     return { kind: 'binding', bindingId, operation: type };

@@ -37,6 +37,8 @@ export interface RequestDigests {
   deprovision(instanceId: string): string;
   bind(attributes: BindingAttributes): string;
   unbind(bindingId: string): string;
+  /** A custom action on an instance, with its parameters. */
+  action(instanceId: string, action: string, parameters?: Record<string, unknown>): string;
 }
 
 /** HMAC-SHA-256 (hex) of the canonical JSON of what identifies each request. */
@@ -57,5 +59,6 @@ export function requestDigests(key: Buffer): RequestDigests {
     bind: ({ serviceId, planId, appGuid, bindResource, parameters }) =>
       digest({ serviceId, planId, appGuid, bindResource, parameters }),
     unbind: (bindingId) => digest({ unbind: bindingId }),
+    action: (instanceId, action, parameters) => digest({ action, instanceId, parameters }),
   };
 }

@@ -19,15 +19,19 @@ import type { ClusterClient } from '../kube/clients.js';
 import type { OperationStartRecorder } from '../metrics/recorders.js';
 import { concurrencyError, conflict, gone, notFound, OsbError } from '../osb/errors.js';
 import type { LastOperation, OperationOutcome, RequestMeta } from '../osb/service-broker.js';
+import { isCustomAction } from '../resources/actions.js';
 import type { SFPlan } from '../resources/types.js';
 import {
+  ACTION_WORKFLOW_TYPE,
   MEMO_KEY,
   WORKFLOW_TYPES,
+  type ActionRequest,
   operationString,
   startingStatus,
   type BindingRequest,
   type InstanceRequest,
   type OperationEnvelope,
+  type OperationName,
   type OperationStatus,
   type OperationType,
 } from '../workflows/messages.js';
@@ -129,7 +133,8 @@ export class WorkflowRuns {
   /**
    * `last_operation` of an instance or a binding: its operation's state as the run's memo keeps it
    * (the run `operation` names, else the latest), or, once Temporal has no run, as its record's
-   * status keeps it.
+   * status keeps it. When the latest run is a custom action an admin ran, the record's status
+   * answers too: it still tells of the last OSB operation, which is what a platform asks about.
    *
    * @throws OsbError 400 for an operation string this broker does not hand out; without a run
    *   or a record, 410 when the operation asked about is the deletion, else 404.
@@ -142,7 +147,9 @@ export class WorkflowRuns {
   ): Promise<LastOperation> {
     const asked = parseOperationQuery(operation);
     const run = await this.describe(workflowId, asked?.runId);
-    if (run?.memo) return lastOperationOf(settledStatus(run.memo, run));
+    // A custom action (an admin's) is no OSB operation: the record's status still tells of the last one.
+    if (run?.memo && !isCustomAction(run.memo.operation))
+      return lastOperationOf(settledStatus(run.memo, run));
     const recorded = await record();
     if (!recorded) {
       const deletion = kind === 'instance' ? 'deprovision' : 'unbind';
@@ -162,20 +169,21 @@ export class WorkflowRuns {
    * attributes the ids of the input. An update or deprovision first claims the instance against
    * its bindings' operations, a bind or unbind against the instance's (src/broker/operation-claims.ts).
    * When another broker started an operation under the same id a moment ago, that one is returned
-   * as running.
+   * as running. A custom action (`x-<name>`) runs the action workflow.
    *
    * @throws OsbError 422 `ConcurrencyError` when that operation has already finished again, or
    *   while an operation of the other side of the instance runs.
    */
   async start(
-    type: OperationType,
+    type: OperationName,
     workflowId: string,
-    input: InstanceRequest | BindingRequest,
+    input: InstanceRequest | BindingRequest | ActionRequest,
   ): Promise<Started> {
     const side = claimSideOf(type, 'bindingId' in input ? input.bindingId : undefined);
     const release = side ? await this.claims.claim(input.instanceId, side) : undefined;
     try {
-      const handle = await this.deps.client.workflow.start(WORKFLOW_TYPES[type], {
+      const workflowType = isCustomAction(type) ? ACTION_WORKFLOW_TYPE : WORKFLOW_TYPES[type];
+      const handle = await this.deps.client.workflow.start(workflowType, {
         workflowId,
         taskQueue: this.deps.taskQueue,
         args: [input],
@@ -184,7 +192,7 @@ export class WorkflowRuns {
         memo: { [MEMO_KEY]: startingStatus(type, input) },
         typedSearchAttributes: operationSearchAttributes(type, input),
       });
-      this.deps.metrics?.operationStarted(type, input.serviceId, input.planId);
+      if (!isCustomAction(type)) this.deps.metrics?.operationStarted(type, input.serviceId, input.planId);
       return { handle };
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {

@@ -5,6 +5,8 @@
 import type { RolloutProgress, RolloutSettings } from '../admin/contract.js';
 import type { PlanDryRunReport } from '../admin/dry-run.js';
 import type {
+  ActionStarted,
+  ActionState,
   BindingSummary,
   ForcedRemoval,
   InstanceSummary,
@@ -77,6 +79,18 @@ export class AdminClient {
     return this.call('POST', `/admin/${path}/${encodeURIComponent(id)}/force-remove`);
   }
 
+  runAction(
+    instanceId: string,
+    action: string,
+    parameters: Readonly<Record<string, unknown>> | undefined,
+  ): Promise<ActionStarted> {
+    return this.call('POST', actionPath(instanceId, action), parameters ? { parameters } : {});
+  }
+
+  actionState(instanceId: string, action: string, runId: string): Promise<ActionState> {
+    return this.call('GET', `${actionPath(instanceId, action)}/${encodeURIComponent(runId)}`);
+  }
+
   startRollout(planId: string, settings: Partial<RolloutSettings>): Promise<RolloutProgress> {
     return this.call('POST', rolloutPath(planId), settings);
   }
@@ -142,3 +156,6 @@ export class AdminClient {
 }
 
 const rolloutPath = (planId: string) => `/admin/plans/${encodeURIComponent(planId)}/rollout`;
+
+const actionPath = (instanceId: string, action: string) =>
+  `/admin/instances/${encodeURIComponent(instanceId)}/actions/${encodeURIComponent(action)}`;

@@ -4,11 +4,13 @@
  * commander's; each command is a small function over the AdminClient.
  *
  * Exit statuses: 0 done; 1 failed (the API refused, the render failed, the rollout watched halted,
- * was aborted or left instances failed); 2 the command line is wrong or incomplete; 3 a dry run
- * ran but some instances could not be dry run (each is printed with its error).
+ * was aborted or left instances failed, the action waited for failed); 2 the command line is wrong
+ * or incomplete; 3 a dry run ran but some instances could not be dry run (each is printed with its
+ * error).
  */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import { parse as parseYaml } from 'yaml';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { RolloutProgress, RolloutSettings } from '../admin/contract.js';
 import type { PlanDryRunReport } from '../admin/dry-run.js';
@@ -203,7 +205,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
     );
   };
 
-  const instances = program.command('instances').description('service instances');
+  const instances = program.command('instances').alias('instance').description('service instances');
   listing(instances, 'instance records')
     .option('--revision <revision>', 'last updated to this plan revision')
     .action((opts: ListOptions) => list(opts, (f, p) => client().listInstances(f, p), INSTANCE_COLUMNS));
@@ -223,6 +225,24 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
     .description('remove the record of an instance whose deletion cannot finish (its cluster is gone)')
     .argument('<INSTANCE_ID>')
     .action(async (id: string) => forceRemove('instance', id));
+  instances
+    .command('action')
+    .description("run a custom action of the instance's plan (x-<name>, e.g. x-backup) on the instance")
+    .argument('<INSTANCE_ID>')
+    .argument('<ACTION>', 'the action, x-<name>')
+    .option('--param <key=value>', 'a parameter of the action (a string; repeat for more)', collectParam, {})
+    .option('--parameters <file>', "the action's parameters: a JSON or YAML object ('-' for stdin)")
+    .option('--wait', 'wait until the action ends; exit 0 when it succeeded, 1 when it failed')
+    .option('--interval <seconds>', 'between two reads while waiting', positiveSeconds, 2)
+    .action(
+      async (
+        id: string,
+        action: string,
+        opts: { param: Record<string, string>; parameters?: string; wait?: boolean; interval: number },
+      ) => {
+        exit = await runAction(client(), id, action, opts);
+      },
+    );
 
   const bindings = program.command('bindings').description('service bindings');
   listing(bindings, 'binding records').action((opts: ListOptions) =>
@@ -317,6 +337,44 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
     }
   }
 
+  /** `instances action`: starts the action, and with `--wait` follows it to its end. */
+  async function runAction(
+    admin: AdminClient,
+    instanceId: string,
+    action: string,
+    opts: { param: Record<string, string>; parameters?: string; wait?: boolean; interval: number },
+  ): Promise<Exit> {
+    const parameters = {
+      ...(opts.parameters ? parametersFile(opts.parameters) : {}),
+      ...opts.param,
+    };
+    const started = await admin.runAction(
+      instanceId,
+      action,
+      Object.keys(parameters).length > 0 ? parameters : undefined,
+    );
+    print(`${action} on ${instanceId} started: run ${started.runId} of workflow ${started.workflowId}\n`);
+    if (!opts.wait) return EXIT.ok;
+    let failedReads = 0;
+    for (;;) {
+      await sleep(opts.interval * 1000);
+      let state;
+      try {
+        state = await admin.actionState(instanceId, action, started.runId);
+        failedReads = 0;
+      } catch (err) {
+        const transient = err instanceof AdminApiError && (err.status === 0 || err.status >= 500);
+        if (!transient || ++failedReads >= WATCH_READ_ATTEMPTS) throw err;
+        continue;
+      }
+      if (state.state === 'in progress') continue;
+      print(
+        `${action} on ${instanceId} ${state.state}${state.description ? `: ${state.description}` : ''}\n`,
+      );
+      return state.state === 'succeeded' ? EXIT.ok : EXIT.failed;
+    }
+  }
+
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return exit;
@@ -398,6 +456,32 @@ function failures(progress: RolloutProgress): string {
     .filter(([, r]) => r.state === 'failed')
     .map(([id, r]) => `failed: ${id}${r.description ? `: ${r.description}` : ''}\n`)
     .join('');
+}
+
+/** Adds one `--param key=value` to those given before. */
+function collectParam(value: string, previous: Record<string, string>): Record<string, string> {
+  const at = value.indexOf('=');
+  if (at < 1) throw new InvalidArgumentError('key=value, with a key');
+  return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
+}
+
+/** The parameters file of an action: one JSON or YAML object. */
+function parametersFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readInput(file, 'parameters file');
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  let value: unknown;
+  try {
+    value = parseYaml(text, { maxAliasCount: 100 }) as unknown;
+  } catch (err) {
+    throw new UsageError(`the parameters file ${file} is not JSON or YAML: ${(err as Error).message}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new UsageError(`the parameters file ${file} must hold an object`);
+  return value as Record<string, unknown>;
 }
 
 function readInput(file: string, what: string): string {

@@ -49,6 +49,13 @@ export const FIELD_MANAGER = 'interoperator';
  */
 export const bindingFieldManager = (bindingName: string): string => `${FIELD_MANAGER}/binding/${bindingName}`;
 
+/**
+ * The field manager of what a custom action (`x-<name>`) applies: the action's own, so that what it
+ * sets (an annotation asking for a backup) is neither taken from nor dropped by the provision
+ * template's apply, and each run of the action replaces what its previous run set.
+ */
+export const actionFieldManager = (action: string): string => `${FIELD_MANAGER}/action/${action}`;
+
 /** Labels on every record and applied object, for selection with kubectl. */
 export const LABELS = {
   instanceId: 'interoperator.servicefabrik.io/instance-id',

@@ -5,6 +5,7 @@
  *
  * Pure types and constants: no I/O, safe to import from workflows.
  */
+import { OSB_TEMPLATE_ACTIONS, type CustomAction, type OsbTemplateAction } from './actions.js';
 
 /** Group/version of the OSB-facing resources. */
 export const OSB_GROUP = 'osb.servicefabrik.io';
@@ -96,16 +97,9 @@ export interface KubeObject {
 // ---------------------------------------------------------------------------------------------
 // SFService and SFPlan: the catalog, written by the service owner.
 
-/** OSB actions a plan template can serve. */
-export const TEMPLATE_ACTIONS = [
-  'provision',
-  'bind',
-  'unbind',
-  'sources',
-  'status',
-  'clusterSelector',
-] as const;
-export type TemplateAction = (typeof TEMPLATE_ACTIONS)[number];
+/** Actions a plan template can serve: the OSB ones, and the plan's custom actions (`x-<name>`, actions.ts). */
+export const TEMPLATE_ACTIONS = OSB_TEMPLATE_ACTIONS;
+export type TemplateAction = OsbTemplateAction | CustomAction;
 
 /** Template languages a plan template can be written in. */
 export const TEMPLATE_TYPES = ['gotemplate', 'mustache', 'helm'] as const;
@@ -292,6 +286,26 @@ export interface SFServiceInstanceStatus {
   observedGeneration?: number;
   /** The revision of its plan (`status.specHash`) its resources were last rendered with. */
   planRevision?: string;
+  /**
+   * The last custom action an admin ran on the instance. Kept apart from `state`, `operation` and
+   * `description`, which tell of the last OSB operation only (what `last_operation` and the OSB
+   * rules read).
+   */
+  lastAction?: InstanceActionStatus;
+}
+
+/** A custom action's run, as the instance's record shows it. */
+export interface InstanceActionStatus {
+  /** The action, `x-<name>`. */
+  operation: string;
+  state: 'in progress' | 'succeeded' | 'failed';
+  description?: string;
+  /** The run of the instance's workflow (`instance/<id>`) that ran it. */
+  runId?: string;
+  /** Who asked, as the admin API recorded it. */
+  requestedBy?: string;
+  startedAt?: string;
+  finishedAt?: string;
 }
 
 export interface SFServiceInstance extends KubeObject {

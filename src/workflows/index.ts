@@ -1,9 +1,10 @@
 /**
- * The workflows the worker registers: one per OSB operation, the cluster health, the plan rollouts
- * and the dry runs of plan changes.
+ * The workflows the worker registers: one per OSB operation, the custom actions, the cluster
+ * health, the plan rollouts and the dry runs of plan changes.
  */
 export { provisionWorkflow, updateWorkflow, deprovisionWorkflow } from './instance.js';
 export { bindWorkflow, unbindWorkflow } from './binding.js';
 export { clusterHealthWorkflow } from './cluster-health.js';
 export { rolloutWorkflow } from './rollout.js';
 export { planDryRunWorkflow } from './dry-run.js';
+export { actionWorkflow } from './action.js';

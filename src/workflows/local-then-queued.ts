@@ -88,6 +88,8 @@ export const STEP_POLICIES = {
   removeBindingRecord: WORK_ON_THE_CLUSTER,
   recordInstanceStatus: RECORDING_THE_END,
   recordBindingStatus: RECORDING_THE_END,
+  startAction: WORK,
+  recordActionStatus: RECORDING_THE_END,
 } as const satisfies Record<StepName, StepPolicy>;
 
 /** Until when an operation's steps may keep trying, and how long that is, for the message. */

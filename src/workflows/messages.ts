@@ -7,12 +7,15 @@
  * Pure: imported by workflows, activities and the broker.
  */
 import type { BindRequest, ProvisionRequest, UpdateRequest } from '../osb/service-broker.js';
+import type { CustomAction } from '../resources/actions.js';
 import type { ClusterPhase } from '../resources/types.js';
 
 export type InstanceOperationType = 'provision' | 'update' | 'deprovision';
 export type BindingOperationType = 'bind' | 'unbind';
 export type OperationType = InstanceOperationType | BindingOperationType;
 export type OperationState = 'in progress' | 'succeeded' | 'failed';
+/** What an instance's workflow runs: an OSB operation, or a custom action of the plan (`x-<name>`). */
+export type OperationName = OperationType | CustomAction;
 
 /** Who asked, from `X-Broker-API-Originating-Identity`, kept for audit. */
 export interface RequestedBy {
@@ -46,9 +49,34 @@ export type InstanceRequest = Omit<ProvisionRequest, 'acceptsIncomplete'> &
 /** A binding request, as the bind and unbind workflows receive it (an unbind's only the ids). */
 export type BindingRequest = Omit<BindRequest, 'acceptsIncomplete'> & OperationEnvelope;
 
+/**
+ * A custom action of the instance's plan (its `x-<name>` template), run by an admin: the action
+ * workflow receives the instance's ids as its record holds them, the action's own parameters, and
+ * the envelope. Like an update, it runs under the instance's workflow id.
+ */
+export interface ActionRequest extends OperationEnvelope {
+  readonly instanceId: string;
+  readonly serviceId: string;
+  readonly planId: string;
+  readonly action: CustomAction;
+  /** The action's parameters from the admin's request: templates see them as `.action.parameters`. */
+  readonly parameters?: Record<string, unknown>;
+}
+
+/**
+ * One run of a custom action, as its templates see it (`.action`): the action, the run's id (the
+ * workflow's run id, fresh for every run, so a template can name what this run asks for) and the
+ * action's parameters.
+ */
+export interface ActionRun {
+  readonly name: CustomAction;
+  readonly id: string;
+  readonly parameters: Record<string, unknown>;
+}
+
 /** The state of one operation: kept in the workflow's memo under MEMO_KEY, and its result. */
 export interface OperationStatus {
-  readonly operation: OperationType;
+  readonly operation: OperationName;
   readonly requestHash: string;
   readonly state: OperationState;
   readonly description?: string;
@@ -66,7 +94,7 @@ export const MEMO_KEY = 'osb';
  * workflow takes it up from there (it writes the memo again only when the state changes).
  */
 export const startingStatus = (
-  operation: OperationType,
+  operation: OperationName,
   request: { readonly requestHash: string; readonly dashboardUrl?: string },
 ): OperationStatus => ({
   operation,
@@ -75,8 +103,11 @@ export const startingStatus = (
   ...(operation === 'provision' && request.dashboardUrl ? { dashboardUrl: request.dashboardUrl } : {}),
 });
 
-/** The `operation` string of a 202 response: the operation type and the run that carries it. */
-export const operationString = (type: OperationType, runId: string): string => `${type}:${runId}`;
+/**
+ * The `operation` string of a 202 response: the operation type and the run that carries it. A
+ * custom action's is handed to admins only; `last_operation` knows the OSB ones alone.
+ */
+export const operationString = (type: OperationName, runId: string): string => `${type}:${runId}`;
 
 export function parseOperationString(operation: string): { type: OperationType; runId: string } | undefined {
   const match = /^(provision|update|deprovision|bind|unbind):([0-9a-f-]{1,64})$/.exec(operation);
@@ -91,6 +122,9 @@ export const WORKFLOW_TYPES = {
   bind: 'bindWorkflow',
   unbind: 'unbindWorkflow',
 } as const satisfies Record<OperationType, string>;
+
+/** Workflow type name of every custom action. */
+export const ACTION_WORKFLOW_TYPE = 'actionWorkflow';
 
 /** Where an instance's record is, and which cluster it is placed on once scheduled. */
 export interface InstanceRef {

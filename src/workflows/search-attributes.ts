@@ -5,7 +5,7 @@
  * a production namespace registers them once (see the README).
  */
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
-import type { OperationType } from './messages.js';
+import type { OperationName } from './messages.js';
 
 export const OsbInstanceId = defineSearchAttributeKey('OsbInstanceId', SearchAttributeType.KEYWORD);
 export const OsbBindingId = defineSearchAttributeKey('OsbBindingId', SearchAttributeType.KEYWORD);
@@ -26,9 +26,12 @@ export const SEARCH_ATTRIBUTE_NAMES = [
   OsbState.name,
 ] as const;
 
-/** The search attributes an operation's workflow starts with: the ids it works on, the operation and its state. */
+/**
+ * The search attributes an operation's workflow starts with: the ids it works on, the operation (a
+ * custom action by its name, `x-<name>`) and its state.
+ */
 export function operationSearchAttributes(
-  type: OperationType,
+  type: OperationName,
   input: {
     readonly instanceId: string;
     readonly bindingId?: string;

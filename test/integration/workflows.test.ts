@@ -22,8 +22,10 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import {
+  ACTION_WORKFLOW_TYPE,
   MEMO_KEY,
   startingStatus,
+  type ActionRequest,
   WORKFLOW_TYPES,
   type BindingRequest,
   type InstanceRequest,
@@ -378,6 +380,70 @@ describe('bind and unbind', () => {
     expect(memo).toEqual(result);
     expect(world.attemptsOf(id, 'applyTemplate')).toBe(1);
     expect(world.instance(id).bindings.get('binding-1')?.status).toEqual(result);
+  });
+});
+
+describe('custom action', () => {
+  const actionRequest = (instanceId: string): ActionRequest => ({
+    instanceId,
+    serviceId: 'postgresql',
+    planId: 'small',
+    action: 'x-backup',
+    parameters: { label: 'nightly' },
+    requestHash: 'hash-of-backup',
+    deadlineSeconds: 60,
+  });
+
+  /** Runs the action as the broker starts it; returns its result, its memo and its run id. */
+  const runAction = (request: ActionRequest) =>
+    withWorker(async (taskQueue) => {
+      const handle = await temporal.client.workflow.start(ACTION_WORKFLOW_TYPE, {
+        taskQueue,
+        workflowId: unique('action'),
+        args: [request],
+        memo: { [MEMO_KEY]: startingStatus(request.action, request) },
+      });
+      const result = (await handle.result()) as OperationStatus;
+      return { result, memo: await memoOf(handle), runId: handle.firstExecutionRunId };
+    });
+
+  test('GIVEN a provisioned instance WHEN x-backup runs THEN its template sees the run, and the outcome is recorded apart', async () => {
+    const id = unique('instance');
+    world.seed(instanceRequest(id));
+    const { result, memo, runId } = await runAction(actionRequest(id));
+    expect(result).toEqual({
+      operation: 'x-backup',
+      requestHash: 'hash-of-backup',
+      state: 'succeeded',
+      description: 'x-backup succeeded',
+      instanceUsable: true,
+    });
+    expect(memo).toEqual(result);
+    expect(world.instance(id).actionRuns).toEqual([
+      { name: 'x-backup', id: runId, parameters: { label: 'nightly' } },
+    ]);
+    expect(world.instance(id).lastAction).toEqual(result);
+    // The OSB operation's status and objects are as the provision left them.
+    expect(world.instance(id).status).toBeUndefined();
+    expect(world.instance(id).objects).toEqual(['database-small']);
+  });
+
+  test('GIVEN an operator that fails the action THEN it fails with the operator’s words, and nothing is undone', async () => {
+    const id = unique('instance');
+    world.seed(instanceRequest(id));
+    world.script(id, { reports: { 'x-backup': { state: 'failed', description: 'disk full' } } });
+    const { result } = await runAction(actionRequest(id));
+    expect(result).toMatchObject({ operation: 'x-backup', state: 'failed', description: 'disk full' });
+    expect(world.instance(id).lastAction).toEqual(result);
+    expect(world.instance(id).objects).toEqual(['database-small']);
+  });
+
+  test('GIVEN no instance THEN the action fails at once saying why, and nothing is applied or recorded', async () => {
+    const id = unique('instance');
+    const { result } = await runAction(actionRequest(id));
+    expect(result).toMatchObject({ state: 'failed', description: 'x-backup cannot run: no instance' });
+    expect(world.attemptsOf(id, 'applyTemplate')).toBe(0);
+    expect(world.attemptsOf(id, 'recordActionStatus')).toBe(0);
   });
 });
 

@@ -12,6 +12,8 @@ import {
 } from '../../src/admin/contract.js';
 import type { DryRunControl, PlanDryRunReport, PlanDryRunRequest } from '../../src/admin/dry-run.js';
 import type {
+  ActionStarted,
+  ActionState,
   AdminService,
   BindingSummary,
   ForcedRemoval,
@@ -100,6 +102,10 @@ export class MemoryAdmin implements AdminService {
   bindings: BindingSummary[] = [];
   /** Instance ids with an operation running: their update is a ConcurrencyError. */
   readonly busy = new Set<string>();
+  /** What `actionState` answers, one a call; the last one stays. */
+  actionStates: ActionState['state'][] = ['succeeded'];
+  /** Custom actions each instance's plan has. */
+  readonly actionsOf = new Map<string, readonly string[]>();
   /** What `rollouts.progress` answers, one a call; the last one stays. Empty: no rollout. */
   progressAnswers: RolloutProgress[] = [];
 
@@ -175,6 +181,40 @@ export class MemoryAdmin implements AdminService {
       operationStopped: false,
       requestedBy,
       at: '2026-01-01T00:00:00.000Z',
+    };
+  }
+
+  async runAction(
+    instanceId: string,
+    action: string,
+    parameters: Readonly<Record<string, unknown>> | undefined,
+    requestedBy: string,
+  ): Promise<ActionStarted> {
+    this.calls.push({ method: 'runAction', args: [instanceId, action, parameters, requestedBy] });
+    if (!this.instances.some((i) => i.instanceId === instanceId))
+      throw notFound('The service instance does not exist.');
+    if (!(this.actionsOf.get(instanceId) ?? []).includes(action))
+      throw notFound(`Plan plan has no action ${action}; it has no custom actions.`);
+    if (this.busy.has(instanceId)) throw concurrencyError('Another operation (update) is in progress.');
+    return {
+      instanceId,
+      action,
+      workflowId: `instance/${instanceId}`,
+      runId: 'run-1',
+      operation: `${action}:run-1`,
+    };
+  }
+
+  async actionState(instanceId: string, action: string, runId: string): Promise<ActionState> {
+    this.calls.push({ method: 'actionState', args: [instanceId, action, runId] });
+    const state =
+      this.actionStates.length > 1 ? this.actionStates.shift()! : (this.actionStates[0] ?? 'succeeded');
+    return {
+      instanceId,
+      action,
+      runId,
+      state,
+      ...(state === 'failed' ? { description: `${action} failed: the operator said no` } : {}),
     };
   }
 }

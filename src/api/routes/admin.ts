@@ -1,11 +1,12 @@
 /**
  * The admin API's routes, under `/admin`: listings of the records, the update of one instance, the
- * forced removal of a stuck record, the rollout of a plan and the dry run of a plan change. Each
- * reads its parameters, calls one
+ * forced removal of a stuck record, the custom actions of an instance's plan, the rollout of a plan
+ * and the dry run of a plan change. Each reads its parameters, calls one
  * AdminService method and sets the answer; errors are the OSB API's (`{error, description}`).
  */
 import { MAX_DRY_RUN_LIMIT } from '../../admin/dry-run.js';
 import {
+  parseActionRequest,
   parseDryRunSpec,
   parsePageRequest,
   parseRecordFilter,
@@ -25,7 +26,10 @@ export interface AdminRouteDeps {
 
 type AdminContext = RouteContext<AdminState>;
 
-function param(ctx: AdminContext, name: 'instance_id' | 'binding_id' | 'plan_id'): string {
+function param(
+  ctx: AdminContext,
+  name: 'instance_id' | 'binding_id' | 'plan_id' | 'action' | 'run_id',
+): string {
   const value = ctx.params[name];
   if (value === undefined) throw new Error(`The route has no :${name} parameter.`);
   return value;
@@ -55,6 +59,8 @@ export function adminRoutes(router: RouteTable<AdminState>, { admin, maxBodyByte
   router.post('/instances/:instance_id/force-remove', forceRemove('instance', 'instance_id'));
   /** POST /admin/bindings/:binding_id/force-remove */
   router.post('/bindings/:binding_id/force-remove', forceRemove('binding', 'binding_id'));
+
+  actionRoutes(router, { admin, maxBodyBytes });
 
   const ROLLOUT = '/plans/:plan_id/rollout';
   /** GET /admin/plans/:plan_id/rollout: its progress; 404 when the plan never had one. */
@@ -94,5 +100,26 @@ function dryRunRoutes(router: RouteTable<AdminState>, { admin, maxBodyBytes }: A
     const page = parsePageRequest(ctx.query, MAX_DRY_RUN_LIMIT);
     const spec = parseDryRunSpec(await readJsonBody(ctx, maxBodyBytes), planId);
     ctx.body = await admin.dryRuns.planChange({ planId, spec, ...page });
+  });
+}
+
+/** The custom actions of an instance's plan (`x-<name>`): run one, and read where a run stands. */
+function actionRoutes(router: RouteTable<AdminState>, { admin, maxBodyBytes }: AdminRouteDeps): void {
+  const ACTION = '/instances/:instance_id/actions/:action';
+  /** POST /admin/instances/:instance_id/actions/:action, body `{parameters?}`: 202 with the run. */
+  router.post(ACTION, async (ctx) => {
+    const parameters = parseActionRequest(await readJsonBody(ctx, maxBodyBytes));
+    ctx.status = 202;
+    ctx.body = await admin.runAction(
+      param(ctx, 'instance_id'),
+      param(ctx, 'action'),
+      parameters,
+      ctx.state.requestedBy,
+    );
+  });
+
+  /** GET /admin/instances/:instance_id/actions/:action/:run_id: where the run stands. */
+  router.get(`${ACTION}/:run_id`, async (ctx) => {
+    ctx.body = await admin.actionState(param(ctx, 'instance_id'), param(ctx, 'action'), param(ctx, 'run_id'));
   });
 }

@@ -2,6 +2,7 @@
 import {
   bindResponseText,
   forTemplate,
+  hasStatusSection,
   readStatusSection,
   sourceReferences,
   type StatusSection,
@@ -28,7 +29,7 @@ describe('the objects the sources template names', () => {
     ],
     [
       'reserved keys are passed over',
-      { instance: secret, binding: secret, plan: secret, service: secret, admin: secret },
+      { instance: secret, binding: secret, plan: secret, service: secret, action: secret, admin: secret },
       [['admin', { ...secret, namespace: 'sf-i-1' }]],
     ],
     [
@@ -102,6 +103,29 @@ describe('what the status template says of an operation', () => {
     ],
   ])('%s', (_name, values, operation, expected) => {
     expect(readStatusSection(values, operation)).toEqual(expected);
+  });
+});
+
+describe('whether the status template has a section of a custom action', () => {
+  test.each<[string, unknown, boolean]>([
+    ['a section', { 'x-backup': { state: 'succeeded' } }, true],
+    ['an empty section', { 'x-backup': {} }, true],
+    ['no section', { provision: { state: 'succeeded' } }, false],
+    ['a section that is no map', { 'x-backup': 'succeeded' }, false],
+    ['nothing rendered', undefined, false],
+    ['a section inherited, not its own', Object.create({ 'x-backup': { state: 'succeeded' } }), false],
+  ])('%s: %s', (_, values, expected) => {
+    expect(hasStatusSection(values, 'x-backup')).toBe(expected);
+  });
+
+  test('an action reads its section as a provision does', () => {
+    expect(readStatusSection({ 'x-backup': { state: 'failed', error: 'disk full' } }, 'x-backup')).toEqual({
+      state: 'failed',
+      description: 'disk full',
+    });
+    expect(readStatusSection({ 'x-backup': { state: 'Running' } }, 'x-backup')).toEqual({
+      state: 'in progress',
+    });
   });
 });
 

@@ -1,5 +1,10 @@
-/** Reading the admin API's requests: listing filters and pages, rollout settings. */
-import { parsePageRequest, parseRecordFilter, parseRolloutSettings } from '../../../src/admin/requests.js';
+/** Reading the admin API's requests: listing filters and pages, rollout settings, action parameters. */
+import {
+  parseActionRequest,
+  parsePageRequest,
+  parseRecordFilter,
+  parseRolloutSettings,
+} from '../../../src/admin/requests.js';
 import { isOsbError } from '../../../src/osb/errors.js';
 
 /** The 400's description of `fn`, or what it returned. */
@@ -69,4 +74,22 @@ test.each([
   ],
 ])('parseRolloutSettings: %s', (_, body, expected) => {
   expect(outcome(() => parseRolloutSettings(body))).toEqual(expected);
+});
+
+describe('parseActionRequest', () => {
+  test.each([
+    [{}, undefined],
+    [{ parameters: null }, undefined],
+    [{ parameters: { label: 'x', n: 1 } }, { label: 'x', n: 1 }],
+  ])('%j is %j', (body, expected) => {
+    expect(parseActionRequest(body)).toEqual(expected);
+  });
+
+  test.each([
+    [{ label: 'x' }, 'Unknown field label of an action request; known: parameters.'],
+    [{ parameters: [] }, 'parameters must be an object.'],
+    [{ parameters: 5 }, 'parameters must be an object.'],
+  ])('%j is a 400: %s', (body, description) => {
+    expect(outcome(() => parseActionRequest(body))).toBe(`400 ${description}`);
+  });
 });

@@ -209,3 +209,70 @@ describe('rollouts', () => {
     expect((await admin.post('/admin/plans/p1/rollout/pause')).status).toBe(404);
   });
 });
+
+describe('custom actions: POST /admin/instances/:id/actions/:action and GET …/:run_id', () => {
+  test('GIVEN parameters WHEN an admin runs an action THEN 202 with the run, the parameters and who asked passed through', async () => {
+    const { admin, service } = adminApi();
+    service.instances = [instanceSummary('i-1')];
+    service.actionsOf.set('i-1', ['x-backup']);
+    const res = await admin
+      .post('/admin/instances/i-1/actions/x-backup', { parameters: { label: 'nightly' } })
+      .set('X-Requested-By', 'alice');
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({
+      instanceId: 'i-1',
+      action: 'x-backup',
+      workflowId: 'instance/i-1',
+      runId: 'run-1',
+      operation: 'x-backup:run-1',
+    });
+    expect(service.calls).toEqual([
+      { method: 'runAction', args: ['i-1', 'x-backup', { label: 'nightly' }, 'alice (ops)'] },
+    ]);
+  });
+
+  test('GIVEN no body THEN the action runs without parameters', async () => {
+    const { admin, service } = adminApi();
+    service.instances = [instanceSummary('i-1')];
+    service.actionsOf.set('i-1', ['x-backup']);
+    expect((await admin.post('/admin/instances/i-1/actions/x-backup')).status).toBe(202);
+    expect(service.calls[0]?.args[2]).toBeUndefined();
+  });
+
+  test.each([
+    [{ label: 'x' }, 'Unknown field label of an action request; known: parameters.'],
+    [{ parameters: ['a'] }, 'parameters must be an object.'],
+    [{ parameters: 'a' }, 'parameters must be an object.'],
+  ])('GIVEN the body %j THEN 400 and the service is not called', async (body, description) => {
+    const { admin, service } = adminApi();
+    const res = await admin.post('/admin/instances/i-1/actions/x-backup', body);
+    expect([res.status, res.body]).toEqual([400, { error: 'BadRequest', description }]);
+    expect(service.calls).toEqual([]);
+  });
+
+  test('GIVEN an action the plan lacks, or a busy instance THEN the service’s 404 and 422 in the OSB shape', async () => {
+    const { admin, service } = adminApi();
+    service.instances = [instanceSummary('i-1')];
+    const lacking = await admin.post('/admin/instances/i-1/actions/x-restart');
+    expect([lacking.status, lacking.body.error]).toEqual([404, 'NotFound']);
+    service.actionsOf.set('i-1', ['x-restart']);
+    service.busy.add('i-1');
+    const busy = await admin.post('/admin/instances/i-1/actions/x-restart');
+    expect([busy.status, busy.body.error]).toEqual([422, 'ConcurrencyError']);
+  });
+
+  test('GIVEN a run WHEN its state is read THEN 200 with it', async () => {
+    const { admin, service } = adminApi();
+    service.actionStates = ['failed'];
+    const res = await admin.get('/admin/instances/i-1/actions/x-backup/run-1');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      instanceId: 'i-1',
+      action: 'x-backup',
+      runId: 'run-1',
+      state: 'failed',
+      description: 'x-backup failed: the operator said no',
+    });
+    expect(service.calls).toEqual([{ method: 'actionState', args: ['i-1', 'x-backup', 'run-1'] }]);
+  });
+});

@@ -61,8 +61,10 @@ test('GIVEN the admin routes and openapi.yaml WHEN their routes are listed THEN 
   expect(servedRoutes('admin')).toEqual([
     'GET /admin/bindings',
     'GET /admin/instances',
+    'GET /admin/instances/{instance_id}/actions/{action}/{run_id}',
     'GET /admin/plans/{plan_id}/rollout',
     'POST /admin/bindings/{binding_id}/force-remove',
+    'POST /admin/instances/{instance_id}/actions/{action}',
     'POST /admin/instances/{instance_id}/force-remove',
     'POST /admin/instances/{instance_id}/update',
     'POST /admin/plans/{plan_id}/dry-run',

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { Server } from 'node:http';
 import { createApp } from '../../../src/api/app.js';
 import type { PlanDryRunReport } from '../../../src/admin/dry-run.js';
+import type { ActionState } from '../../../src/admin/service.js';
 import { EXIT, runCli, type CliIo } from '../../../src/cli/program.js';
 import type { AdminClientConfig } from '../../../src/config.js';
 import { MemoryAdmin, bindingSummary, instanceSummary, progressOf } from '../../support/memory-admin.js';
@@ -376,5 +377,87 @@ describe('plan dry-run', () => {
       expect.stringMatching(/^interoperator: the spec file is not YAML/),
     ]);
     expect(service.calls).toEqual([]);
+  });
+});
+
+describe('instance action', () => {
+  const ran = () => service.calls.find((c) => c.method === 'runAction')?.args;
+
+  beforeEach(() => {
+    service.instances = [instanceSummary('i-1')];
+    service.actionsOf.set('i-1', ['x-backup']);
+  });
+
+  test('GIVEN --param flags WHEN an action runs without --wait THEN the run is printed, exit 0, parameters as strings', async () => {
+    const res = await cli([
+      'instance',
+      'action',
+      'i-1',
+      'x-backup',
+      '--param',
+      'label=nightly',
+      '--param',
+      'note=a=b',
+    ]);
+    expect([res.status, res.stdout]).toEqual([
+      EXIT.ok,
+      'x-backup on i-1 started: run run-1 of workflow instance/i-1\n',
+    ]);
+    expect(ran()).toEqual(['i-1', 'x-backup', { label: 'nightly', note: 'a=b' }, expect.any(String)]);
+    expect(service.calls.some((c) => c.method === 'actionState')).toBe(false);
+  });
+
+  test('GIVEN a parameters file and a --param WHEN run THEN the flag overrides the file', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const file = `${mkdtempSync(`${tmpdir()}/action-`)}/params.yaml`;
+    writeFileSync(file, 'label: from-file\nkeep: 3\n');
+    const res = await cli([
+      'instances',
+      'action',
+      'i-1',
+      'x-backup',
+      '--parameters',
+      file,
+      '--param',
+      'label=flag',
+    ]);
+    expect(res.status).toBe(EXIT.ok);
+    expect(ran()?.[2]).toEqual({ label: 'flag', keep: 3 });
+  });
+
+  test.each([
+    [['--param', 'novalue'], /--param.*key=value/],
+    [['--parameters', '/nonexistent/params.json'], /cannot read the parameters file/],
+  ])('GIVEN %j THEN exit 2', async (flags, message) => {
+    const res = await cli(['instance', 'action', 'i-1', 'x-backup', ...flags]);
+    expect(res.status).toBe(EXIT.usage);
+    expect(res.stderr).toMatch(message);
+  });
+
+  test.each<[ActionState['state'][], number, string]>([
+    [['in progress', 'in progress', 'succeeded'], EXIT.ok, 'x-backup on i-1 succeeded\n'],
+    [
+      ['in progress', 'failed'],
+      EXIT.failed,
+      'x-backup on i-1 failed: x-backup failed: the operator said no\n',
+    ],
+  ])(
+    'GIVEN the states %j WHEN waited for THEN the end is printed and the exit is %s',
+    async (states, exit, last) => {
+      service.actionStates = [...states];
+      const res = await cli(['instance', 'action', 'i-1', 'x-backup', '--wait']);
+      expect(res.status).toBe(exit);
+      expect(res.stdout.split('\n').at(-2)! + '\n').toBe(last);
+      expect(service.calls.filter((c) => c.method === 'actionState')).toHaveLength(states.length);
+    },
+  );
+
+  test('GIVEN an action the plan lacks THEN exit 1 with the API’s description', async () => {
+    const res = await cli(['instance', 'action', 'i-1', 'x-restart']);
+    expect(res.status).toBe(EXIT.failed);
+    expect(res.stderr).toBe(
+      'interoperator: Plan plan has no action x-restart; it has no custom actions. (404 NotFound)\n',
+    );
   });
 });

@@ -7,7 +7,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
-import { credentialsSecretName, plainReason, roleName } from '../../../examples/operator/operator.js';
+import {
+  backupConfigMapName,
+  credentialsSecretName,
+  plainReason,
+  roleName,
+} from '../../../examples/operator/operator.js';
 import { Reflector, type Reflectable } from '../../../examples/operator/reflector.js';
 
 describe('names', () => {
@@ -23,6 +28,21 @@ describe('names', () => {
   ])('user %s of %s: Secret %s, role %s', (user, cluster, secret, role) => {
     expect(credentialsSecretName(user, cluster)).toBe(secret);
     expect(roleName(user)).toBe(role);
+  });
+});
+
+describe('backupConfigMapName', () => {
+  test.each([
+    [
+      'sapcp-abc',
+      '3f1c2a9e-4d3b-4a51-9a8e-0c2b7d4e5f60',
+      'sapcp-abc-backup-3f1c2a9e-4d3b-4a51-9a8e-0c2b7d4e5f60',
+    ],
+    ['sapcp-abc', 'Run_1', 'sapcp-abc-backup-run-1'],
+    ['sapcp-abc', `${'a'.repeat(300)}`, `sapcp-abc-backup-${'a'.repeat(236)}`],
+  ])('of %s for request %s is %s', (cluster, id, name) => {
+    expect(backupConfigMapName(cluster, id)).toBe(name);
+    expect(name.length).toBeLessThanOrEqual(253);
   });
 });
 

@@ -1,0 +1,156 @@
+/**
+ * Custom actions of a plan (`x-<name>` templates), run by an admin on an instance: the checks before
+ * the run starts (the name, the instance, its plan's template, no other operation on the instance
+ * or its bindings), the start of the action workflow under the instance's own workflow id, and the
+ * state of a run, from its workflow's memo or, once Temporal has no history of it, from the
+ * record's `status.lastAction`.
+ */
+import { listRecords } from '../kube/custom-objects.js';
+import { badRequest, concurrencyError, conflict, notFound } from '../osb/errors.js';
+import type { RequestMeta } from '../osb/service-broker.js';
+import type { ActionStarted, ActionState } from '../admin/service.js';
+import {
+  actionRefusal,
+  customActionProblem,
+  customActionsOf,
+  isCustomAction,
+  type CustomAction,
+} from '../resources/actions.js';
+import { LABELS, instanceWorkflowId, labelValue } from '../resources/names.js';
+import { SFSERVICEBINDING, type SFServiceBinding, type SFServiceInstance } from '../resources/types.js';
+import { findTemplate } from '../templates/index.js';
+import { operationString, type ActionRequest } from '../workflows/messages.js';
+import type { BrokerParts } from './deps.js';
+import { settledStatus } from './last-operation.js';
+
+/** Binding states that mean an operation of the binding is under way. */
+const BUSY_BINDING_STATES = new Set(['in_queue', 'in progress', 'delete']);
+
+/** What a run id looks like (Temporal's are UUIDs). */
+const RUN_ID = /^[0-9a-f-]{1,64}$/;
+
+/**
+ * The action named in a request.
+ *
+ * @throws OsbError 400 when it is an OSB action or no well-formed custom action name.
+ */
+export function requestedAction(action: string): CustomAction {
+  const problem = customActionProblem(action);
+  if (problem) throw badRequest(problem);
+  return action as CustomAction;
+}
+
+/** The custom actions of the broker. */
+export function actionOperations({ deps, runs, records, digests }: BrokerParts) {
+  /** The binding of the instance whose operation is under way, if one is. */
+  async function busyBinding(record: SFServiceInstance): Promise<SFServiceBinding | undefined> {
+    const bindings = await listRecords<SFServiceBinding>(
+      deps.master,
+      SFSERVICEBINDING,
+      record.metadata.namespace!,
+      `${LABELS.instanceId}=${labelValue(record.spec.instanceId ?? record.metadata.name)}`,
+    );
+    return bindings.find((b) => b.status?.state && BUSY_BINDING_STATES.has(b.status.state));
+  }
+
+  return {
+    /**
+     * Starts the custom action `action` on the instance, with its parameters: a run of the
+     * instance's workflow, which renders and applies the plan's `x-<name>` template and waits for
+     * the status template's section of the same name.
+     *
+     * @throws OsbError as {@link AdminService.runAction} says.
+     */
+    async start(
+      instanceId: string,
+      name: string,
+      parameters: Readonly<Record<string, unknown>> | undefined,
+      meta: RequestMeta,
+    ): Promise<ActionStarted> {
+      const action = requestedAction(name);
+      const workflowId = instanceWorkflowId(instanceId);
+      const [record, running] = await Promise.all([records.instance(instanceId), runs.running(workflowId)]);
+      if (!record) throw notFound('The service instance does not exist.');
+      if (running) {
+        const other = running.memo?.operation ?? 'unknown';
+        if (other === action)
+          throw conflict(`${action} is already running on the instance (run ${running.runId}).`);
+        throw concurrencyError(
+          `Another operation (${other}) is in progress on the instance; run ${action} when it has finished.`,
+        );
+      }
+      const refusal = actionRefusal(record);
+      if (refusal) throw conflict(`${action} cannot run: ${refusal}.`);
+      const plan = deps.catalog.plan(record.spec.planId);
+      if (!plan)
+        throw conflict(
+          `${action} cannot run: the plan ${record.spec.planId} of the instance is not in the catalog.`,
+        );
+      if (!findTemplate(plan, action)) {
+        const offered = customActionsOf(plan.spec.templates);
+        throw notFound(
+          `Plan ${plan.spec.name} has no action ${action}; ${offered.length > 0 ? `its actions are ${offered.join(', ')}` : 'it has no custom actions'}.`,
+        );
+      }
+      const binding = await busyBinding(record);
+      if (binding)
+        throw concurrencyError(
+          `The ${binding.status?.operation ?? 'operation'} of binding ${binding.spec.id} is in progress; run ${action} when it has finished.`,
+        );
+      const input: ActionRequest = {
+        instanceId,
+        serviceId: record.spec.serviceId,
+        planId: record.spec.planId,
+        action,
+        ...(parameters ? { parameters: { ...parameters } } : {}),
+        ...runs.envelope(
+          meta,
+          digests.action(instanceId, action, parameters ? { ...parameters } : undefined),
+          plan,
+        ),
+      };
+      const started = await runs.start(action, workflowId, input);
+      if (!started.handle)
+        throw concurrencyError(
+          `Another operation (${started.running.memo?.operation ?? 'unknown'}) started on the instance just now; run ${action} when it has finished.`,
+        );
+      const runId = started.handle.firstExecutionRunId;
+      return { instanceId, action, workflowId, runId, operation: operationString(action, runId) };
+    },
+
+    /**
+     * Where the run `runId` of `action` on the instance stands: its workflow's memo (a run that
+     * stopped without recording its end failed), else the record's `status.lastAction` when it is
+     * that run.
+     *
+     * @throws OsbError 400 for a malformed action or run id; 404 when no such run is known.
+     */
+    async state(instanceId: string, name: string, runId: string): Promise<ActionState> {
+      const action = requestedAction(name);
+      if (!RUN_ID.test(runId)) throw badRequest(`"${runId.slice(0, 80)}" is not a run id.`);
+      const unknown = () => notFound(`No run ${runId} of ${action} on the service instance is known.`);
+      const run = await runs.describe(instanceWorkflowId(instanceId), runId);
+      if (run?.memo) {
+        if (run.memo.operation !== action) throw unknown();
+        const status = settledStatus(run.memo, run);
+        return {
+          instanceId,
+          action,
+          runId,
+          state: status.state,
+          ...(status.description ? { description: status.description } : {}),
+        };
+      }
+      const last = (await records.instance(instanceId))?.status?.lastAction;
+      if (!last || last.runId !== runId || last.operation !== action || !isCustomAction(last.operation))
+        throw unknown();
+      return {
+        instanceId,
+        action,
+        runId,
+        state: last.state,
+        ...(last.description ? { description: last.description } : {}),
+      };
+    },
+  };
+}
