@@ -39,6 +39,7 @@ import {
   settledStatus,
   type RecordStatus,
 } from './last-operation.js';
+import { isTemporalUnreachable } from './temporal-errors.js';
 
 /** What a describe call tells of the latest (or a given) run of an operation workflow. */
 export interface RunState {
@@ -115,7 +116,7 @@ export class WorkflowRuns {
   /**
    * `last_operation` of an instance or a binding: its operation's state as the run's memo keeps it
    * (the run `operation` names, else the latest), or, once Temporal has no run, as its record's
-   * status keeps it.
+   * status keeps it, as it does while Temporal cannot be reached.
    *
    * @throws OsbError 400 for an operation string this broker does not hand out; without a run
    *   or a record, 410 when the operation asked about is the deletion, else 404.
@@ -127,7 +128,16 @@ export class WorkflowRuns {
     record: () => Promise<{ readonly status?: RecordStatus } | undefined>,
   ): Promise<LastOperation> {
     const asked = parseOperationQuery(operation);
-    const run = await this.describe(workflowId, asked?.runId);
+    let run: RunState | undefined;
+    try {
+      run = await this.describe(workflowId, asked?.runId);
+    } catch (err) {
+      // Temporal cannot be reached: the record's status is the best answer there is, if any.
+      if (!isTemporalUnreachable(err)) throw err;
+      const recorded = await record();
+      if (!recorded) throw err;
+      return lastOperationOfRecord(recorded.status);
+    }
     if (run?.memo) return lastOperationOf(settledStatus(run.memo, run));
     const recorded = await record();
     if (!recorded) {
