@@ -109,6 +109,13 @@ export const PLAN_KINDS: readonly PlanKind[] = [
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** An operation on an instance, or on one of its bindings. */
+export interface Operation {
+  readonly instanceId: string;
+  readonly bindingId?: string;
+  readonly type: string;
+}
+
 /**
  * A platform: sends OSB requests to whichever broker is current, retries a request it got no
  * answer to (connection refused or reset, 5xx) as a platform does, and keeps every accepted
@@ -152,27 +159,46 @@ export class Platform {
     }
   }
 
-  /**
-   * Sends an operation's request and polls its last_operation until it settles; returns the settled
-   * state. An answer other than 202 (or `accept`able) is a surprise and ends the operation.
-   */
-  async operate(
-    what: { instanceId: string; bindingId?: string; type: string },
+  /** The path (with its query) and body of an operation's request. */
+  static request(
+    what: Operation,
     method: string,
     body: unknown,
-    expected: 'succeeded' | 'failed' = 'succeeded',
-  ): Promise<string> {
+  ): { path: string; base: string; body: unknown } {
     const base = `/v2/service_instances/${what.instanceId}${what.bindingId ? `/service_bindings/${what.bindingId}` : ''}`;
     const query =
       method === 'DELETE'
         ? `?accepts_incomplete=true&service_id=${SERVICE_ID}&plan_id=${(body as { plan_id: string }).plan_id}`
         : '?accepts_incomplete=true';
-    const res = await this.send(method, `${base}${query}`, method === 'DELETE' ? undefined : body);
+    return { path: `${base}${query}`, base, body: method === 'DELETE' ? undefined : body };
+  }
+
+  /**
+   * Sends an operation's request and polls its last_operation until it settles; returns the settled
+   * state. An answer other than 202 is a surprise and ends the operation (`refused`).
+   */
+  async operate(
+    what: Operation,
+    method: string,
+    body: unknown,
+    expected: 'succeeded' | 'failed' = 'succeeded',
+  ): Promise<string> {
+    const request = Platform.request(what, method, body);
+    const res = await this.send(method, request.path, request.body);
     if (res.status !== 202 || typeof res.body.operation !== 'string') {
-      this.surprises.push(`${what.type} ${base}: ${res.status} ${JSON.stringify(res.body)}`);
+      this.surprises.push(`${what.type} ${request.base}: ${res.status} ${JSON.stringify(res.body)}`);
       return 'refused';
     }
-    const operation = res.body.operation;
+    return this.follow(what, res.body.operation, expected);
+  }
+
+  /** Records `operation` as accepted and polls its last_operation until it settles; returns the state. */
+  async follow(
+    what: Operation,
+    operation: string,
+    expected: 'succeeded' | 'failed' = 'succeeded',
+  ): Promise<string> {
+    const { base } = Platform.request(what, 'GET', undefined);
     this.operations.push({
       instanceId: what.instanceId,
       ...(what.bindingId ? { bindingId: what.bindingId } : {}),
