@@ -1,7 +1,7 @@
 /**
  * Servers of a fault test's own, which it may kill and start again without disturbing the shared
  * servers of the integration run: a Temporal dev server on a SQLite file (history survives its
- * restart), one etcd, the master apiserver and a sister apiserver that can be stopped and started
+ * restart), one etcd (its data survives its restart), the master apiserver and a sister apiserver that can be stopped and started
  * on the same address, with our CRDs installed and both clusters registered.
  *
  * Once started, `environment()` and everything built on it (test/support/env.ts, system.ts) points
@@ -39,6 +39,10 @@ export interface FaultEnvironment {
   stopSister(): Promise<void>;
   /** Starts the sister's apiserver again on the same address. */
   startSister(): Promise<void>;
+  /** SIGKILLs etcd, under every apiserver; its data stays. */
+  killEtcd(): Promise<void>;
+  /** Starts etcd again on the same ports and data. */
+  startEtcd(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -110,6 +114,8 @@ export async function startFaultEnvironment(name: string): Promise<FaultEnvironm
       },
       stopSister: () => sister.stop(),
       startSister: () => sister.start(),
+      killEtcd: () => controlPlane.killEtcd(),
+      startEtcd: () => controlPlane.startEtcd(),
       stop,
     };
   } catch (err) {
