@@ -53,6 +53,8 @@ export async function installFaultPlans(url: string): Promise<void> {
       id,
       name,
       manager: { ...mustache.spec.manager, async: true, asyncBinding: true },
+      // An instance of the silent plan can move to the plan that answers.
+      planUpdatable: true,
       ...spec,
     },
   });
