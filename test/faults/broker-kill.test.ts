@@ -146,5 +146,5 @@ describe('fault: the broker is killed between accepting a request and answering 
     expect(verdict.findings).toEqual([]);
     const n = platform.operations.length;
     expect(verdict.line).toBe(`${n} operations, ${n} ended, 0 lost, 0 duplicated, 0 orphaned`);
-  });
+  }, 300_000);
 });

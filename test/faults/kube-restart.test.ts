@@ -69,17 +69,25 @@ describe('fault: an apiserver or etcd restarts while operations run', () => {
     }
   }
 
-  test('the sister apiserver restarts: operations wait and complete', () =>
-    underOutage(
-      'sister apiserver restarted',
-      () => env.stopSister(),
-      () => env.startSister(),
-    ));
+  test(
+    'the sister apiserver restarts: operations wait and complete',
+    () =>
+      underOutage(
+        'sister apiserver restarted',
+        () => env.stopSister(),
+        () => env.startSister(),
+      ),
+    300_000,
+  );
 
-  test('etcd restarts under every apiserver: operations wait and complete', () =>
-    underOutage(
-      'etcd restarted',
-      () => env.killEtcd(),
-      () => env.startEtcd(),
-    ));
+  test(
+    'etcd restarts under every apiserver: operations wait and complete',
+    () =>
+      underOutage(
+        'etcd restarted',
+        () => env.killEtcd(),
+        () => env.startEtcd(),
+      ),
+    300_000,
+  );
 });

@@ -87,5 +87,5 @@ describe('fault: the operator never reports', () => {
     } finally {
       await temporal.close();
     }
-  });
+  }, 300_000);
 });

@@ -116,5 +116,5 @@ describe('fault: the Temporal server restarts while operations run', () => {
     } finally {
       await temporal.close();
     }
-  });
+  }, 300_000);
 });
