@@ -7,10 +7,19 @@
 import { auditUntilSettled } from '../support/audit.js';
 import { eventually, temporalClient } from '../support/env.js';
 import { startFaultEnvironment, type FaultEnvironment } from '../support/fault-environment.js';
-import { installFaultPlans, LIFECYCLE_OPERATIONS, PLAN_KINDS, Platform } from '../support/fault-run.js';
+import {
+  faultSizes,
+  installFaultPlans,
+  LIFECYCLE_OPERATIONS,
+  PLAN_KINDS,
+  Platform,
+} from '../support/fault-run.js';
 import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
 
-const LIVES = 4;
+/** INTEROP_FAULT_OPERATIONS sizes each run (default 20); each server restarts once. */
+const LIVES = Math.ceil(faultSizes({ operations: 20, kills: 1 }).operations / LIFECYCLE_OPERATIONS);
+/** Time for the run: it grows with the size (the assertions are on outcomes, never on time). */
+const TIMEOUT_MS = 300_000 + LIVES * 15_000;
 /** How long Kubernetes stays away. */
 const OUTAGE_MS = 8000;
 
@@ -77,7 +86,7 @@ describe('fault: an apiserver or etcd restarts while operations run', () => {
         () => env.stopSister(),
         () => env.startSister(),
       ),
-    300_000,
+    TIMEOUT_MS,
   );
 
   test(
@@ -88,6 +97,6 @@ describe('fault: an apiserver or etcd restarts while operations run', () => {
         () => env.killEtcd(),
         () => env.startEtcd(),
       ),
-    300_000,
+    TIMEOUT_MS,
   );
 });
