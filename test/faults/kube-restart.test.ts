@@ -28,6 +28,8 @@ describe('fault: an apiserver or etcd restarts while operations run', () => {
   let operator: { stop(): Promise<void> } | undefined;
   let system: SystemProcess | undefined;
   let settings: Awaited<ReturnType<typeof systemSettings>>;
+  /** Instances of the tests before, on the same servers. */
+  const earlierInstances: string[] = [];
 
   beforeAll(async () => {
     env = await startFaultEnvironment('kube-restart');
@@ -67,6 +69,7 @@ describe('fault: an apiserver or etcd restarts while operations run', () => {
           operations: platform.operations,
           instances: platform.expected(),
           kinds: PLAN_KINDS,
+          earlierInstances: [...earlierInstances],
         },
         label,
       );
@@ -75,6 +78,7 @@ describe('fault: an apiserver or etcd restarts while operations run', () => {
       expect(verdict.line).toBe(`${n} operations, ${n} ended, 0 lost, 0 duplicated, 0 orphaned`);
     } finally {
       await temporal.close();
+      earlierInstances.push(...platform.instances.keys());
     }
   }
 

@@ -76,6 +76,10 @@ describe('fault: the Temporal server restarts while operations run', () => {
       );
       await eventually('operations in flight', async () => (platform.inFlight > 0 ? true : undefined));
 
+      // (the refused request's instance: nothing of it may exist at the end)
+      const refusedId = randomUUID();
+      platform.instances.set(refusedId, { id: refusedId, live: false, bindings: new Map() });
+
       // WHEN the Temporal server is killed
       await env.killTemporal();
       try {
@@ -85,7 +89,7 @@ describe('fault: the Temporal server restarts while operations run', () => {
         const [refused, fromRecord, unknown] = await Promise.all([
           osb(
             'PUT',
-            `/v2/service_instances/${randomUUID()}?accepts_incomplete=true`,
+            `/v2/service_instances/${refusedId}?accepts_incomplete=true`,
             provisionBody(SERVICE_ID, PLAN_ID),
           ),
           osb('GET', `/v2/service_instances/${recorded}/last_operation`),

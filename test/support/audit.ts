@@ -10,7 +10,8 @@
  * - duplicated: a run that no accepted operation names (a second operation for one request), or
  *   a second object where the plan renders one;
  * - orphaned: anything of a deprovisioned instance, an unbound binding or a refused request that
- *   is still there (an object, a namespace, a record, a credentials Secret).
+ *   is still there (an object, a namespace, a record, a credentials Secret), and any object of the
+ *   plan's kinds in a namespace of no instance.
  */
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { ClusterClient } from '../../src/kube/clients.js';
@@ -74,6 +75,12 @@ export interface AuditInput {
   readonly operations: readonly AcceptedOperation[];
   readonly instances: readonly ExpectedInstance[];
   readonly kinds: readonly PlanKind[];
+  /**
+   * Instances of earlier runs on the same servers: their objects are theirs, not strays of this
+   * run. Any other object of the plan's kinds outside this run's instances' namespaces is orphaned.
+   * @default none
+   */
+  readonly earlierInstances?: readonly string[];
 }
 
 export interface Verdict {
@@ -179,6 +186,7 @@ export async function audit(input: AuditInput): Promise<Verdict> {
   if (!master) throw new Error('the audit needs the master cluster');
   const byNamespace = new Map<string, ExpectedInstance>();
   for (const instance of input.instances) byNamespace.set(instanceNamespace(instance.id), instance);
+  const earlier = new Set((input.earlierInstances ?? []).map((id) => instanceNamespace(id)));
   const bindingNames = new Map<string, { instance: ExpectedInstance; live: boolean }>();
   for (const instance of input.instances)
     for (const b of instance.bindings)
@@ -236,9 +244,14 @@ export async function audit(input: AuditInput): Promise<Verdict> {
       const objects = (await listAll(cluster, kind)).filter((o) => !kind.select || kind.select(o));
       const counts = new Map<string, number>();
       for (const object of objects) {
-        const instance = byNamespace.get(object.metadata.namespace ?? '');
-        if (!instance) continue;
-        counts.set(instance.id, (counts.get(instance.id) ?? 0) + 1);
+        const namespace = object.metadata.namespace ?? '';
+        const instance = byNamespace.get(namespace);
+        if (instance) counts.set(instance.id, (counts.get(instance.id) ?? 0) + 1);
+        else if (!earlier.has(namespace))
+          find(
+            'orphaned',
+            `${kind.label} ${namespace}/${object.metadata.name} on cluster ${cluster.id}: of no instance`,
+          );
       }
       for (const instance of input.instances) {
         const have = counts.get(instance.id) ?? 0;
