@@ -4,6 +4,8 @@
 //                (dist/src/cli); `npm run test:built` builds first.
 //   integration  the real Temporal dev server and real kube-apiservers, started once for the run
 //                by test/integration/global-setup.mjs from the build.
+//   faults       the fault-injection suite: each file starts real servers of its own (it kills and
+//                restarts them) from the build; see docs/reliability.md.
 // The npm scripts end `--selectProjects <name>` with `--no-watchman`: otherwise jest would read
 // the file arguments given after `npm run test:unit --` as more project names, and run them all.
 const transform = {
@@ -31,6 +33,7 @@ export default {
       globalSetup: '<rootDir>/test/integration/global-setup.mjs',
       globalTeardown: '<rootDir>/test/integration/global-teardown.mjs',
     },
+    { ...common, displayName: 'faults', testMatch: ['<rootDir>/test/faults/**/*.test.ts'] },
   ],
   testTimeout: 120000,
 };

@@ -37,6 +37,10 @@ export interface ControlPlane {
   /** The admin token file and the service-account keys every apiserver shares. */
   readonly pkiDir: string;
   stop(): Promise<void>;
+  /** SIGKILLs etcd, as in a crash; its data directory stays. */
+  killEtcd(): Promise<void>;
+  /** Starts etcd again on the same ports and data; resolves once it is healthy. */
+  startEtcd(): Promise<void>;
 }
 
 /** The credentials every apiserver of the control plane shares, as files. */
@@ -270,9 +274,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
 
   try {
     // ---- etcd
-    const { etcd, etcdUrl } = await withFreshPorts(async () => {
-      const etcdPort = await freePort();
-      const peerPort = await freePort();
+    const startEtcd = (etcdPort: number, peerPort: number) => {
       const etcdUrl = `http://127.0.0.1:${etcdPort}`;
       const etcd = startProcess({
         name: 'etcd',
@@ -290,10 +292,47 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
         ],
         logFile: path.join(workDir, 'etcd.log'),
       });
-      await readyOrStopped(etcd, async () => (await httpGet(`${etcdUrl}/health`)) === 200, timeout);
       return { etcd, etcdUrl };
+    };
+    const etcdReady = (etcd: ManagedProcess, etcdUrl: string) =>
+      readyOrStopped(etcd, async () => (await httpGet(`${etcdUrl}/health`)) === 200, timeout);
+    const {
+      etcd: firstEtcd,
+      etcdUrl,
+      etcdPorts,
+    } = await withFreshPorts(async () => {
+      const etcdPorts = [await freePort(), await freePort()] as const;
+      const started = startEtcd(...etcdPorts);
+      await etcdReady(started.etcd, started.etcdUrl);
+      return { ...started, etcdPorts };
     });
-    processes.push(etcd);
+    let etcd: ManagedProcess | undefined = firstEtcd;
+    processes.push({
+      name: 'etcd',
+      get logFile() {
+        return firstEtcd.logFile;
+      },
+      get pid() {
+        return etcd?.pid;
+      },
+      get exited() {
+        return etcd?.exited ?? Promise.resolve(null);
+      },
+      stop: async () => etcd?.stop(),
+      kill: async () => etcd?.kill(),
+      tail: (lines?: number) => firstEtcd.tail(lines),
+    });
+    const killEtcd = async () => {
+      const running = etcd;
+      etcd = undefined;
+      await running?.kill();
+    };
+    const restartEtcd = async () => {
+      if (etcd) return;
+      const started = startEtcd(...etcdPorts);
+      await etcdReady(started.etcd, started.etcdUrl);
+      etcd = started.etcd;
+    };
 
     // ---- shared credentials: the service-account signing key and the admin token
     const pkiDir = path.join(workDir, 'pki');
@@ -350,7 +389,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     );
     const [master, ...sisters] = clusters;
     if (!master) throw new Error('no master cluster');
-    return { master, sisters, clusters, workDir, etcdUrl, pkiDir, stop };
+    return { master, sisters, clusters, workDir, etcdUrl, pkiDir, stop, killEtcd, startEtcd: restartEtcd };
   } catch (err) {
     await stop();
     throw err;

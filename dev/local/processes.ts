@@ -4,7 +4,7 @@
  * awaited with a clear error that quotes the log's last lines.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { repoRoot } from './paths.js';
@@ -17,6 +17,8 @@ export interface ManagedProcess {
   readonly exited: Promise<number | null>;
   /** Stops the process (SIGTERM, then SIGKILL after 5 s). Safe to call twice. */
   stop(): Promise<void>;
+  /** SIGKILLs the server (no shutdown of its own, as in a crash) and waits until it is gone. */
+  kill(): Promise<void>;
   /** The last lines of its log, for error messages. */
   tail(lines?: number): string;
 }
@@ -78,6 +80,24 @@ export function startProcess(options: StartOptions): ManagedProcess {
         const timer = setTimeout(() => child.kill('SIGKILL'), 8000);
         await exited;
         clearTimeout(timer);
+        log.end();
+      })();
+      return stopping;
+    },
+    kill() {
+      stopping ??= (async () => {
+        // The server is the guard's child: kill it, and the guard ends with it.
+        const children = `/proc/${child.pid}/task/${child.pid}/children`;
+        const pids = existsSync(children) ? readFileSync(children, 'utf8').trim().split(/\s+/) : [];
+        for (const pid of pids.filter(Boolean)) {
+          try {
+            process.kill(Number(pid), 'SIGKILL');
+          } catch {
+            // already gone
+          }
+        }
+        if (pids.length === 0) child.kill('SIGKILL');
+        await exited;
         log.end();
       })();
       return stopping;

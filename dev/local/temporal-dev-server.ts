@@ -17,6 +17,8 @@ export interface TemporalDevServer {
   readonly uiUrl?: string;
   readonly logFile: string;
   stop(): Promise<void>;
+  /** SIGKILLs the server, as in a crash; what its SQLite file holds stays. */
+  kill(): Promise<void>;
 }
 
 export interface TemporalDevServerOptions {
@@ -92,5 +94,6 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     uiUrl: options.uiPort ? `http://127.0.0.1:${options.uiPort}` : undefined,
     logFile: proc.logFile,
     stop: () => proc.stop(),
+    kill: () => proc.kill(),
   };
 }

@@ -85,7 +85,8 @@ function routerError(ctx: Context): OsbError | undefined {
 
 /**
  * The one error handler. OsbErrors become their status and
- * `{error?, description}` body (410 is `{}`, as the spec expects); errors safe to show (4xx with
+ * `{error?, description}` body (410 is `{}`, as the spec expects), with `Retry-After` when they
+ * carry one; errors safe to show (4xx with
  * `expose`) keep their status and message; anything else is a 500 with a generic description.
  * Unknown errors and every 5xx but 501 are emitted as the app's `error` event, which logs them
  * with their stack: the client never sees a stack. A client's mistake (a 4xx, or a 501 for a
@@ -109,6 +110,7 @@ export function errorHandler(log: Logger) {
       ctx.body = failure.status === 410 ? {} : body;
       code = body.error;
       if (failure.status === 401) ctx.set('WWW-Authenticate', 'Basic realm="interoperator", charset="UTF-8"');
+      if (failure.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(failure.retryAfterSeconds));
       if (isServerFailure(failure.status)) ctx.app.emit('error', err, ctx);
     }
     if (isOsbPath(ctx.path)) {

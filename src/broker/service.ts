@@ -7,7 +7,8 @@
  * - workflow-runs.ts: starting, describing and waiting for operation workflows;
  * - records.ts: reading the records;
  * - last-operation.ts, request-digest.ts: what `last_operation` answers, and what tells a repeated
- *   request from a conflicting one (pure).
+ *   request from a conflicting one (pure);
+ * - temporal-errors.ts: a Temporal that cannot be reached is 503 with `Retry-After`, never 500.
  */
 import type {
   BindOutcome,
@@ -28,9 +29,16 @@ import type { BrokerDeps, BrokerParts } from './deps.js';
 import { instanceOperations } from './instances.js';
 import { Records } from './records.js';
 import { requestDigests } from './request-digest.js';
+import { asPlatformError } from './temporal-errors.js';
 import { WorkflowRuns } from './workflow-runs.js';
 
 export type { BrokerDeps } from './deps.js';
+
+/** The operation's promise, with a Temporal that cannot be reached answered as 503 (temporal-errors.ts). */
+const platformErrors = <T>(operation: Promise<T>): Promise<T> =>
+  operation.catch((err: unknown) => {
+    throw asPlatformError(err);
+  });
 
 /** What the operations work with, built from the broker's dependencies. */
 export function brokerParts(deps: BrokerDeps): BrokerParts {
@@ -53,38 +61,38 @@ export class TemporalServiceBroker implements ServiceBroker {
   }
 
   provision(req: ProvisionRequest, meta: RequestMeta): Promise<OperationOutcome> {
-    return this.instances.provision(req, meta);
+    return platformErrors(this.instances.provision(req, meta));
   }
 
   update(req: UpdateRequest, meta: RequestMeta): Promise<OperationOutcome> {
-    return this.instances.update(req, meta);
+    return platformErrors(this.instances.update(req, meta));
   }
 
   deprovision(req: DeprovisionRequest, meta: RequestMeta): Promise<OperationOutcome> {
-    return this.instances.deprovision(req, meta);
+    return platformErrors(this.instances.deprovision(req, meta));
   }
 
   getInstance(instanceId: string): Promise<InstanceView | undefined> {
-    return this.instances.getInstance(instanceId);
+    return platformErrors(this.instances.getInstance(instanceId));
   }
 
   instanceLastOperation(instanceId: string, operation?: string): Promise<LastOperation> {
-    return this.instances.instanceLastOperation(instanceId, operation);
+    return platformErrors(this.instances.instanceLastOperation(instanceId, operation));
   }
 
   bind(req: BindRequest, meta: RequestMeta): Promise<BindOutcome> {
-    return this.bindings.bind(req, meta);
+    return platformErrors(this.bindings.bind(req, meta));
   }
 
   unbind(req: UnbindRequest, meta: RequestMeta): Promise<OperationOutcome> {
-    return this.bindings.unbind(req, meta);
+    return platformErrors(this.bindings.unbind(req, meta));
   }
 
   getBinding(instanceId: string, bindingId: string): Promise<BindingView | undefined> {
-    return this.bindings.getBinding(instanceId, bindingId);
+    return platformErrors(this.bindings.getBinding(instanceId, bindingId));
   }
 
   bindingLastOperation(instanceId: string, bindingId: string, operation?: string): Promise<LastOperation> {
-    return this.bindings.bindingLastOperation(instanceId, bindingId, operation);
+    return platformErrors(this.bindings.bindingLastOperation(instanceId, bindingId, operation));
   }
 }

@@ -45,6 +45,7 @@ import {
   type RecordStatus,
 } from './last-operation.js';
 import { InstanceClaims, claimSideOf } from './operation-claims.js';
+import { isTemporalUnreachable } from './temporal-errors.js';
 
 /** What a describe call tells of the latest (or a given) run of an operation workflow. */
 export interface RunState {
@@ -133,8 +134,9 @@ export class WorkflowRuns {
   /**
    * `last_operation` of an instance or a binding: its operation's state as the run's memo keeps it
    * (the run `operation` names, else the latest), or, once Temporal has no run, as its record's
-   * status keeps it. When the latest run is a custom action an admin ran, the record's status
-   * answers too: it still tells of the last OSB operation, which is what a platform asks about.
+   * status keeps it, as it does while Temporal cannot be reached. When the latest run is a custom
+   * action an admin ran, the record's status answers too: it still tells of the last OSB
+   * operation, which is what a platform asks about.
    *
    * @throws OsbError 400 for an operation string this broker does not hand out; without a run
    *   or a record, 410 when the operation asked about is the deletion, else 404.
@@ -146,7 +148,16 @@ export class WorkflowRuns {
     record: () => Promise<{ readonly status?: RecordStatus } | undefined>,
   ): Promise<LastOperation> {
     const asked = parseOperationQuery(operation);
-    const run = await this.describe(workflowId, asked?.runId);
+    let run: RunState | undefined;
+    try {
+      run = await this.describe(workflowId, asked?.runId);
+    } catch (err) {
+      // Temporal cannot be reached: the record's status is the best answer there is, if any.
+      if (!isTemporalUnreachable(err)) throw err;
+      const recorded = await record();
+      if (!recorded) throw err;
+      return lastOperationOfRecord(recorded.status);
+    }
     // A custom action (an admin's) is no OSB operation: the record's status still tells of the last one.
     if (run?.memo && !isCustomAction(run.memo.operation))
       return lastOperationOf(settledStatus(run.memo, run));

@@ -23,6 +23,8 @@ export class OsbError extends Error {
     readonly description: string,
     /** OSB `error` code, when the spec defines one for this case. */
     readonly code?: OsbErrorCode | string,
+    /** Seconds after which the same request may succeed, sent as `Retry-After`. @default none */
+    readonly retryAfterSeconds?: number,
   ) {
     super(description);
     this.name = 'OsbError';
@@ -79,8 +81,9 @@ export const invalidParameters = (description: string): OsbError =>
 export const internalError = (
   description = 'The broker failed to process the request; the operator of this broker can find the cause in its logs.',
 ): OsbError => new OsbError(500, description, 'InternalError');
-export const unavailable = (description: string): OsbError =>
-  new OsbError(503, description, 'ServiceUnavailable');
+/** 503: the broker cannot serve the request now; `retryAfterSeconds` says when to try again. */
+export const unavailable = (description: string, retryAfterSeconds?: number): OsbError =>
+  new OsbError(503, description, 'ServiceUnavailable', retryAfterSeconds);
 
 export const notImplemented = (description: string): OsbError =>
   new OsbError(501, description, 'NotImplemented');

@@ -2,7 +2,7 @@
  * Rules every route follows: authentication, the version header, the identity headers, the error
  * format, unknown routes and methods, and what a failure shows (checklist rows 1–6, 9, 10).
  */
-import { OsbError } from '../../../src/osb/errors.js';
+import { OsbError, unavailable } from '../../../src/osb/errors.js';
 import { PLANS, SERVICE_ID, basic, provisionBody, testApi, PASSWORD, USERNAME } from './support.js';
 
 const INSTANCE = '/v2/service_instances/i-1';
@@ -418,6 +418,19 @@ describe('failures (rows 9–10, no stack traces)', () => {
           stack: expect.stringContaining('Error: connect ECONNREFUSED'),
         }),
       },
+    ]);
+  });
+
+  test('GIVEN the broker throws a 503 with a retry time WHEN provisioning THEN 503 with Retry-After', async () => {
+    const { osb, broker } = testApi();
+    broker.respond.provision = async () => {
+      throw unavailable('Try later.', 15);
+    };
+    const res = await osb.put(INSTANCE, provisionBody());
+    expect([res.status, res.headers['retry-after'], res.body]).toEqual([
+      503,
+      '15',
+      { error: 'ServiceUnavailable', description: 'Try later.' },
     ]);
   });
 
