@@ -5,6 +5,8 @@ import { Client, Connection } from '@temporalio/client';
 import type { EnvironmentInfo } from '../../dev/local/environment.js';
 import { clusterClientFromFile, type ClusterClient } from '../../src/kube/clients.js';
 import { isNotFound } from '../../src/kube/errors.js';
+import { parsePayloadKeys } from '../../src/temporal/codec.js';
+import { payloadCodec } from '../../src/temporal/connection.js';
 
 export function environment(): EnvironmentInfo {
   const file = process.env.INTEROP_TEST_ENV;
@@ -18,11 +20,23 @@ export function clusters(): ClusterClient[] {
   return environment().clusters.map((c) => clusterClientFromFile(c.id, c.kubeconfigPath));
 }
 
-export async function temporalClient(): Promise<{ client: Client; close(): Promise<void> }> {
+/**
+ * A client of the run's Temporal; with a landscape's `payloadKeys` (`INTEROP_PAYLOAD_KEYS`) it
+ * decodes what that landscape's workflows stored (memos, results), as the landscape's own does.
+ */
+export async function temporalClient(
+  payloadKeys?: string,
+): Promise<{ client: Client; close(): Promise<void> }> {
   const { temporal } = environment();
   const connection = await Connection.connect({ address: temporal.address });
   return {
-    client: new Client({ connection, namespace: temporal.namespace }),
+    client: new Client({
+      connection,
+      namespace: temporal.namespace,
+      ...(payloadKeys
+        ? { dataConverter: { payloadCodecs: [payloadCodec({ payloadKeys: parsePayloadKeys(payloadKeys) })] } }
+        : {}),
+    }),
     close: () => connection.close(),
   };
 }

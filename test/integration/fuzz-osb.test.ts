@@ -1,0 +1,439 @@
+/**
+ * Hostile input at volume, against a broker and worker (`main.js all`) of a landscape of its own
+ * (its own registry namespace, service and plans, task queue) on the real servers, with the
+ * example operator reconciling:
+ *
+ * - generated OSB requests (test/support/fuzz-requests.ts): no answer is a 5xx (501 for a method
+ *   no route has is HTTP's answer to an unknown method, and counted apart), none hangs, the
+ *   process stays up and logs no error, every 4xx has a JSON `error` and `description`, and no 4xx
+ *   changes anything: the records, the workflows of the task queue and the objects in the
+ *   instances' namespaces are the same before and after, but for the instances a request was
+ *   accepted for (2xx);
+ * - generated plans with hostile templates (endless loops, huge outputs, deep recursion, unbounded
+ *   allocation, prototype keys, YAML bombs in sources): each provision fails with a description
+ *   in bounded time, and a normal provision succeeds afterwards;
+ * - after both, the secrets sweep (test/support/secrets-sweep.ts) finds no credential of the run
+ *   in the decoded histories, search attributes, logs, records and descriptions.
+ *
+ * Sized by INTEROP_FUZZ_REQUESTS (default 2000) and INTEROP_FUZZ_PLANS (default 6);
+ * INTEROP_FUZZ_SEED replays a run (the seed is printed with every verdict and failure).
+ */
+import { randomUUID } from 'node:crypto';
+import { request, type IncomingHttpHeaders } from 'node:http';
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { parse, parseAllDocuments } from 'yaml';
+import { registerCluster } from '../../src/kube/cluster-registry.js';
+import { listRecordsAnywhere, patchRecordStatus } from '../../src/kube/custom-objects.js';
+import { applyObject } from '../../src/kube/objects.js';
+import { instanceNamespace, LABELS, labelValue } from '../../src/resources/names.js';
+import {
+  SFCLUSTER,
+  SFSERVICEBINDING,
+  SFSERVICEINSTANCE,
+  type KubeObject,
+  type SFPlan,
+  type SFService,
+} from '../../src/resources/types.js';
+import { removeRegistry } from '../support/clusters.js';
+import { clusters, environment, eventually, temporalClient, unique } from '../support/env.js';
+import { fuzzRequests, type FuzzRequest, type FuzzTargets } from '../support/fuzz-requests.js';
+import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
+import { sweepForSecrets, type Credential } from '../support/secrets-sweep.js';
+import {
+  CREDENTIALS,
+  startOperator,
+  startProcess,
+  systemSettings,
+  type SystemProcess,
+  type SystemSettings,
+} from '../support/system.js';
+
+const REQUESTS = Number(process.env.INTEROP_FUZZ_REQUESTS || 2000);
+const HOSTILE_PLANS = Number(process.env.INTEROP_FUZZ_PLANS || 6);
+const SEED = process.env.INTEROP_FUZZ_SEED
+  ? Number(process.env.INTEROP_FUZZ_SEED)
+  : Math.floor(Math.random() * 2 ** 31);
+/** Past this, a request counts as hung. The broker answers every request of this run within it. */
+const REQUEST_TIMEOUT_MS = 30_000;
+/** Node's limit of a request's headers (`--max-http-header-size`), which the broker keeps. */
+const HEADER_LIMIT_BYTES = 16 * 1024;
+/** Methods some route has: 501 is right for the others only. */
+const ROUTED_METHODS = new Set(['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'POST', 'OPTIONS']);
+
+const env = environment();
+const [master] = clusters();
+const registry = unique('fuzz');
+const SERVICE_ID = randomUUID();
+const PLAN_ID = randomUUID();
+const SCHEMA_PLAN_ID = randomUUID();
+const ADMIN = { username: 'fuzz-admin', password: `admin-${randomUUID()}` };
+const METRICS_TOKEN = `metrics-${randomUUID()}`;
+
+let operator: { stop(): Promise<void> };
+let settings: SystemSettings;
+let system: SystemProcess;
+let osb: OsbClient;
+let basePlan: SFPlan;
+const knownInstances = [randomUUID(), randomUUID()];
+const knownBindings = [randomUUID()];
+/** Credentials the landscape handed out (bindings'), for the sweep. */
+const handedOut: Credential[] = [];
+/** Wrong passwords the fuzz sent, for the sweep. */
+const wrongPasswords = new Set<string>();
+
+console.log(`fuzz seed ${SEED} (INTEROP_FUZZ_SEED=${SEED} replays it)`);
+
+/** The example mustache service and plan under this landscape's ids. */
+function catalogObjects(): { service: SFService; plan: SFPlan } {
+  const read = (file: string) =>
+    parseAllDocuments(readFileSync(`examples/mustache/${file}`, 'utf8'))[0]!.toJS() as KubeObject;
+  const service = read('sfservice.yaml') as SFService;
+  const plan = read('sfplan.yaml') as SFPlan;
+  return {
+    service: {
+      ...service,
+      metadata: { name: SERVICE_ID, namespace: registry },
+      spec: { ...service.spec, id: SERVICE_ID, name: `fuzz-${SERVICE_ID}` },
+    },
+    plan: {
+      ...plan,
+      metadata: { name: PLAN_ID, namespace: registry, labels: { serviceId: SERVICE_ID, planId: PLAN_ID } },
+      spec: { ...plan.spec, id: PLAN_ID, serviceId: SERVICE_ID, name: 'fuzz' },
+    },
+  };
+}
+
+/** A plan of this landscape: the base plan under another id, with its spec changed. */
+async function installPlan(id: string, name: string, spec: Partial<SFPlan['spec']>): Promise<void> {
+  await applyObject(master!, {
+    ...basePlan,
+    metadata: { name: id, namespace: registry, labels: { serviceId: SERVICE_ID, planId: id } },
+    spec: { ...basePlan.spec, ...spec, id, name },
+  } as KubeObject);
+}
+
+async function untilInCatalog(planIds: readonly string[]): Promise<void> {
+  await eventually(
+    'the plans in the catalog',
+    async () => {
+      const services = (await osb('GET', '/v2/catalog')).body.services as { plans: { id: string }[] }[];
+      const offered = new Set(services?.flatMap((s) => s.plans.map((p) => p.id)));
+      return planIds.every((id) => offered.has(id)) ? true : undefined;
+    },
+    60_000,
+  );
+}
+
+async function provision(instanceId: string, planId: string, parameters: Record<string, unknown> = {}) {
+  const path = `/v2/service_instances/${instanceId}`;
+  const accepted = await osb(
+    'PUT',
+    `${path}?accepts_incomplete=true`,
+    provisionBody(SERVICE_ID, planId, parameters),
+  );
+  expect([accepted.status, accepted.body]).toEqual([
+    202,
+    expect.objectContaining({ operation: expect.any(String) }),
+  ]);
+  return untilSettled(
+    osb,
+    `${path}/last_operation?operation=${encodeURIComponent(String(accepted.body.operation))}`,
+    120_000,
+  );
+}
+
+beforeAll(async () => {
+  await registerCluster(master!, registry, env.clusters[0]!.id, env.clusters[0]!.kubeconfigPath);
+  await patchRecordStatus(master!, SFCLUSTER, registry, env.clusters[0]!.id, { phase: 'running' });
+  const { service, plan } = catalogObjects();
+  await applyObject(master!, service);
+  basePlan = (await applyObject(master!, plan)) as SFPlan;
+  await installPlan(SCHEMA_PLAN_ID, 'fuzz-schema', {
+    schemas: {
+      service_instance: {
+        create: {
+          parameters: {
+            $schema: 'http://json-schema.org/draft-06/schema#',
+            type: 'object',
+            additionalProperties: false,
+            properties: { foo: { type: 'string', maxLength: 100 } },
+            required: ['foo'],
+          },
+        },
+      },
+    },
+  } as Partial<SFPlan['spec']>);
+  operator = await startOperator();
+  settings = await systemSettings({
+    INTEROP_NAMESPACE: registry,
+    INTEROP_ADMIN_USERNAME: ADMIN.username,
+    INTEROP_ADMIN_PASSWORD: ADMIN.password,
+    INTEROP_METRICS_TOKEN: METRICS_TOKEN,
+  });
+  system = await startProcess('all', settings);
+  osb = osbClient(system.url);
+  await untilInCatalog([PLAN_ID, SCHEMA_PLAN_ID]);
+  for (const id of knownInstances) expect((await provision(id, PLAN_ID)).body.state).toBe('succeeded');
+  const bound = await osb(
+    'PUT',
+    `/v2/service_instances/${knownInstances[0]}/service_bindings/${knownBindings[0]}`,
+    {
+      service_id: SERVICE_ID,
+      plan_id: PLAN_ID,
+    },
+  );
+  expect(bound.status).toBe(201);
+  const credentials = bound.body.credentials as Record<string, string>;
+  handedOut.push(
+    ["a binding's password", credentials.password!],
+    ["a binding's username", credentials.username!],
+  );
+});
+
+afterAll(async () => {
+  await system?.stop();
+  await operator?.stop();
+  await removeRegistry(master!, registry).catch(() => undefined);
+});
+
+interface Answer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+}
+
+/** Sends one request on a connection of its own; rejects when no answer came within the timeout. */
+function send(r: FuzzRequest): Promise<Answer> {
+  const { port } = new URL(system.url);
+  return new Promise((resolve, reject) => {
+    // Headers over the server's limit are refused before any body is read, and the connection
+    // closed at once: a body sent after them would only meet a closed socket (EPIPE), not an answer.
+    const headerBytes = Object.entries(r.headers).reduce((n, [k, v]) => n + k.length + v.length + 4, 0);
+    const body = headerBytes > HEADER_LIMIT_BYTES ? undefined : r.body;
+    // A body always has its length (or is chunked): requests the HTTP parser refuses are tested apart.
+    const headers =
+      body && !r.headers['Transfer-Encoding']
+        ? { ...r.headers, 'Content-Length': String(body.length) }
+        : r.headers;
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      method: r.method,
+      path: r.path,
+      headers,
+      agent: false,
+    });
+    const timer = setTimeout(
+      () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms (hung)`)),
+      REQUEST_TIMEOUT_MS,
+    );
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) });
+      });
+      res.on('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+    });
+    req.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    req.end(body);
+  });
+}
+
+/** What is wrong with an answer, if anything. */
+function problemWith(r: FuzzRequest, a: Answer): string | undefined {
+  if (a.status >= 500 && !(a.status === 501 && !ROUTED_METHODS.has(r.method))) return `answered ${a.status}`;
+  if (a.status < 400 || r.method === 'HEAD') return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(a.body.toString('utf8'));
+  } catch {
+    return `answered ${a.status} with a body that is not JSON: ${a.body.toString('utf8').slice(0, 200)}`;
+  }
+  // 410 is `{}`, as the OSB spec has it.
+  if (a.status === 410)
+    return JSON.stringify(body) === '{}' ? undefined : `answered 410 with ${JSON.stringify(body)}`;
+  const { error, description } = (body ?? {}) as { error?: unknown; description?: unknown };
+  if (typeof error !== 'string' || !error || typeof description !== 'string' || !description)
+    return `answered ${a.status} without an error and a description: ${JSON.stringify(body).slice(0, 200)}`;
+  if (!String(a.headers['content-type']).startsWith('application/json'))
+    return `answered ${a.status} as ${a.headers['content-type']}`;
+  return undefined;
+}
+
+/** Everything a request could change, by key, with the instance it belongs to. */
+type Snapshot = Map<string, { readonly instanceId: string; readonly value: string }>;
+
+const contentOf = (o: KubeObject): string => {
+  const { spec, data, stringData } = o as { spec?: unknown; data?: unknown; stringData?: unknown };
+  return `${o.metadata.uid} ${JSON.stringify(spec ?? data ?? stringData ?? null)}`;
+};
+
+/**
+ * The landscape's state: its records (with their resourceVersion), the executions of its task
+ * queue (with their status), the instances' namespaces, and the objects in them (their content).
+ */
+async function snapshot(): Promise<Snapshot> {
+  const state: Snapshot = new Map();
+  const selector = `${LABELS.serviceId}=${labelValue(SERVICE_ID)}`;
+  const namespaces = new Map<string, string>();
+  for (const kind of [SFSERVICEINSTANCE, SFSERVICEBINDING]) {
+    for (const r of await listRecordsAnywhere(master!, kind, undefined, selector)) {
+      const instanceId = String((r.spec as { instanceId?: string }).instanceId);
+      state.set(`${kind.kind} ${r.metadata.namespace}/${r.metadata.name}`, {
+        instanceId,
+        value: r.metadata.resourceVersion!,
+      });
+      namespaces.set(r.metadata.namespace!, instanceId);
+    }
+  }
+  const temporal = await temporalClient(settings.payloadKeys);
+  try {
+    for await (const w of temporal.client.workflow.list({ query: `TaskQueue = "${settings.taskQueue}"` })) {
+      const instanceId = String((w.searchAttributes?.OsbInstanceId as string[] | undefined)?.[0]);
+      state.set(`workflow ${w.workflowId} ${w.runId}`, { instanceId, value: w.status.name });
+    }
+  } finally {
+    await temporal.close();
+  }
+  for (const ns of (await master!.core.listNamespace()).items) {
+    const name = ns.metadata!.name!;
+    if (name.startsWith('sf-'))
+      state.set(`namespace ${name}`, { instanceId: `namespace:${name}`, value: ns.metadata!.uid! });
+  }
+  for (const [namespace, instanceId] of namespaces) {
+    const lists = [
+      master!.core.listNamespacedSecret({ namespace }),
+      master!.core.listNamespacedConfigMap({ namespace }),
+      master!.core.listNamespacedService({ namespace }),
+      master!.custom.listNamespacedCustomObject({
+        group: 'acid.zalan.do',
+        version: 'v1',
+        plural: 'postgresqls',
+        namespace,
+      }),
+    ];
+    for (const list of await Promise.all(lists)) {
+      for (const o of (list as { items: KubeObject[] }).items) {
+        // The service account token machinery writes the namespace's root CA ConfigMap on its own.
+        if (o.metadata.name === 'kube-root-ca.crt') continue;
+        state.set(`${o.kind ?? 'object'} ${namespace}/${o.metadata.name}`, {
+          instanceId,
+          value: contentOf(o),
+        });
+      }
+    }
+  }
+  return state;
+}
+
+/** The changes between two snapshots, except those of the instances in `accepted`. */
+function changes(before: Snapshot, after: Snapshot, accepted: ReadonlySet<string>): string[] {
+  const allowed = (instanceId: string) =>
+    accepted.has(instanceId) ||
+    // a namespace of an instance a request was accepted for
+    [...accepted].some((id) => instanceId === `namespace:${instanceNamespace(id)}`);
+  const changed: string[] = [];
+  for (const key of new Set([...before.keys(), ...after.keys()])) {
+    const b = before.get(key);
+    const a = after.get(key);
+    if (b?.value === a?.value) continue;
+    // Namespaces of other tests' instances may finish going away meanwhile: only new ones count.
+    if (key.startsWith('namespace ') && !a) continue;
+    if (allowed((a ?? b)!.instanceId)) continue;
+    changed.push(`${key}: ${b?.value ?? 'absent'} -> ${a?.value ?? 'absent'}`);
+  }
+  return changed;
+}
+
+/** Waits until no execution of the task queue runs. */
+async function untilQuiet(): Promise<void> {
+  const temporal = await temporalClient(settings.payloadKeys);
+  try {
+    await eventually(
+      'the operations of the run to end',
+      async () => {
+        const { count } = await temporal.client.workflow.count(
+          `TaskQueue = "${settings.taskQueue}" AND ExecutionStatus = "Running"`,
+        );
+        return count === 0 ? true : undefined;
+      },
+      180_000,
+    );
+  } finally {
+    await temporal.close();
+  }
+}
+
+describe('hostile input at volume', () => {
+  const statuses = new Map<number, number>();
+  const accepted = new Set<string>();
+  let notImplemented = 0;
+
+  test(`GIVEN ${REQUESTS} generated OSB requests THEN no 5xx, none hangs, every 4xx says what is wrong in JSON, and no 4xx changes anything`, async () => {
+    await untilQuiet();
+    const before = await snapshot();
+    const targets: FuzzTargets = {
+      username: CREDENTIALS.username,
+      password: CREDENTIALS.password,
+      serviceId: SERVICE_ID,
+      planIds: [PLAN_ID, SCHEMA_PLAN_ID],
+      knownInstances,
+      knownBindings,
+      freshIds: [randomUUID(), randomUUID(), randomUUID(), randomUUID()],
+    };
+    const started = Date.now();
+    await fc.assert(
+      fc.asyncProperty(fuzzRequests(targets), async (r) => {
+        if (r.wrongPassword) wrongPasswords.add(r.wrongPassword);
+        let answer: Answer;
+        try {
+          answer = await send(r);
+        } catch (err) {
+          throw new Error(`${r.method} ${r.path.slice(0, 200)}: ${(err as Error).message}`);
+        }
+        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+        if (answer.status === 501) notImplemented++;
+        if (answer.status >= 200 && answer.status < 300 && !['GET', 'HEAD', 'OPTIONS'].includes(r.method)) {
+          if (r.instanceId !== undefined) accepted.add(r.instanceId);
+          const credentials = (
+            JSON.parse(answer.body.toString('utf8') || '{}') as { credentials?: Record<string, unknown> }
+          ).credentials;
+          if (typeof credentials?.password === 'string')
+            handedOut.push(["a binding's password", credentials.password]);
+        }
+        const problem = problemWith(r, answer);
+        if (problem) throw new Error(`${r.method} ${r.path.slice(0, 200)}: ${problem}`);
+      }),
+      { numRuns: REQUESTS, seed: SEED, endOnFailure: false },
+    );
+    const seconds = Math.round((Date.now() - started) / 1000);
+
+    // THEN the process is up, answers, and logged no failure of its own
+    expect((await fetch(`${system.url}/healthz`)).status).toBe(200);
+    const errors = readFileSync(system.logFile, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('"level":"error"'));
+    expect(errors).toEqual([]);
+
+    // AND nothing changed but what an accepted request was for
+    await untilQuiet();
+    const changed = changes(before, await snapshot(), accepted);
+    const counts = [...statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}: ${n}`);
+    console.log(
+      `hostile input: ${REQUESTS} requests in ${seconds} s (seed ${SEED}): ${counts.join(', ')}; ` +
+        `5xx: 0 (501 for unrouted methods: ${notImplemented}); hung: 0; crashes: 0; 4xx without a JSON error: 0; ` +
+        `accepted for ${accepted.size} instances; state changed by a 4xx: ${changed.length}`,
+    );
+    expect(changed).toEqual([]);
+    expect(before.size).toBeGreaterThan(5);
+  });
+});
