@@ -33,6 +33,7 @@ import type { OperationType, StatusReport, Target } from '../workflows/messages.
 import type { ActivityDeps } from './deps.js';
 import {
   desiredObject,
+  forbiddenNamespace,
   instanceResourcesOf,
   ownResourcesOf,
   recordedResources,
@@ -169,7 +170,20 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
       renderer.renderValues(sourcesTemplate, 'sources', base),
     );
     const data: Record<string, unknown> = { ...base };
-    for (const [key, source] of sourceReferences(sources, loaded.instance.metadata.namespace!)) {
+    const references = sourceReferences(sources, loaded.instance.metadata.namespace!);
+    for (const [key, source] of references) {
+      const refused = forbiddenNamespace(
+        source.namespace!,
+        loaded.instance.metadata.namespace!,
+        clusters.namespace,
+      );
+      if (refused)
+        throw terminal(
+          `the sources template of plan ${loaded.plan.spec.name} names ${source.kind} ${source.name} in ${refused}: an instance reads only its own namespace`,
+          FAILURE_TYPES.template,
+        );
+    }
+    for (const [key, source] of references) {
       const obj = await kubeCall(
         `reading source ${key} (${describe(source, loaded.cluster.id)})`,
         () => readObject(loaded.cluster, source),
@@ -228,9 +242,8 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
       const record = binding ?? instance;
       const copy = await copyOnCluster(loaded);
       const fieldManager = binding ? bindingFieldManager(binding.metadata.name) : FIELD_MANAGER;
-      const applied: AppliedResource[] = [];
-      for (const rendered of objects) {
-        const { object, ref } = desiredObject(rendered, {
+      const desired = objects.map((rendered) =>
+        desiredObject(rendered, {
           namespace: instance.metadata.namespace!,
           clusterId: cluster.id,
           masterId: clusters.master.id,
@@ -245,7 +258,19 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
                 },
               }
             : {}),
-        });
+        }),
+      );
+      // Every object is checked before any is applied: a refused one leaves nothing half done.
+      for (const { ref } of desired) {
+        const refused = forbiddenNamespace(ref.namespace!, instance.metadata.namespace!, clusters.namespace);
+        if (refused)
+          throw terminal(
+            `the ${action} template of plan ${loaded.plan.spec.name} renders ${ref.kind} ${ref.name} in ${refused}: an instance's objects stay in its own namespace`,
+            FAILURE_TYPES.template,
+          );
+      }
+      const applied: AppliedResource[] = [];
+      for (const { object, ref } of desired) {
         await kubeCall(
           `applying ${describe(ref, cluster.id)}`,
           () => applyObject(cluster, object, fieldManager),
