@@ -437,3 +437,236 @@ describe('hostile input at volume', () => {
     expect(before.size).toBeGreaterThan(5);
   });
 });
+
+/** A billion laughs: ten levels of aliases, each nine times the one before, as YAML text. */
+const YAML_BOMB = [
+  'a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+  ...Array.from({ length: 9 }, (_, i) => `a${i + 1}: &a${i + 1} [${Array(9).fill(`*a${i}`).join(',')}]`),
+].join('\n');
+
+const NESTED = 'plan.spec.metadata.bullets';
+/** `depth` mustache sections over the plan's three bullets, around `inner`: 3^depth times `inner`. */
+const sections = (depth: number, inner: string) =>
+  `${`{{#${NESTED}}}`.repeat(depth)}${inner}${`{{/${NESTED}}}`.repeat(depth)}`;
+
+type Action = 'sources' | 'provision' | 'status';
+interface Attack {
+  readonly name: string;
+  readonly type: 'gotemplate' | 'mustache';
+  readonly actions: readonly Action[];
+  readonly content: string;
+}
+
+/** Hostile templates, and the actions each is tried as. */
+const ATTACKS: readonly Attack[] = [
+  {
+    name: 'an endless loop',
+    type: 'gotemplate',
+    actions: ['sources', 'provision', 'status'],
+    content: '{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}',
+  },
+  {
+    name: 'a huge output',
+    type: 'gotemplate',
+    actions: ['sources', 'provision', 'status'],
+    content: '{{ range until 100000000 }}xxxxxxxxxxxxxxxx{{ end }}',
+  },
+  {
+    name: 'unbounded allocation',
+    type: 'gotemplate',
+    actions: ['provision', 'status'],
+    content: '{{ $x := until 1000000000 }}{{ len $x }}',
+  },
+  {
+    name: 'deep recursion',
+    type: 'gotemplate',
+    actions: ['sources', 'provision', 'status'],
+    content: '{{ define "r" }}{{ template "r" . }}{{ end }}{{ template "r" . }}',
+  },
+  {
+    name: 'a YAML bomb',
+    type: 'gotemplate',
+    actions: ['sources', 'provision', 'status'],
+    content: YAML_BOMB,
+  },
+  {
+    name: 'a YAML bomb',
+    type: 'mustache',
+    actions: ['sources', 'provision', 'status'],
+    content: YAML_BOMB,
+  },
+  {
+    // An object whose fields would all be inherited if the key became its prototype.
+    name: 'a prototype key',
+    type: 'gotemplate',
+    actions: ['provision'],
+    content: '__proto__:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: polluted\n',
+  },
+  {
+    // A status that would read succeeded if the key became its prototype.
+    name: 'a prototype key',
+    type: 'mustache',
+    actions: ['status'],
+    content:
+      '__proto__:\n  provision:\n    state: succeeded\nconstructor:\n  prototype:\n    provision:\n      state: succeeded\n',
+  },
+  {
+    name: 'an endless loop',
+    type: 'mustache',
+    actions: ['sources', 'provision', 'status'],
+    content: sections(30, 'x'),
+  },
+  {
+    name: 'a huge output',
+    type: 'mustache',
+    actions: ['sources', 'provision', 'status'],
+    content: sections(15, 'x'.repeat(64)),
+  },
+  { name: 'an unclosed section', type: 'mustache', actions: ['provision', 'status'], content: '{{#plan}}' },
+];
+
+/** A plan with one hostile template: the attack, the action it replaces, noise around it. */
+const hostilePlans = fc
+  .record({
+    attack: fc.constantFrom(...ATTACKS),
+    pick: fc.nat(),
+    noise: fc.string({ unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789 '), maxLength: 30 }),
+  })
+  .map(({ attack, pick, noise }) => ({
+    attack,
+    action: attack.actions[pick % attack.actions.length]!,
+    // A YAML comment before it: changes the text, not what the template does.
+    content: `# ${noise}\n${attack.content}`,
+  }));
+
+describe('hostile templates', () => {
+  test(`GIVEN ${HOSTILE_PLANS} generated plans with hostile templates THEN each provision fails with a description in bounded time, and a normal provision succeeds after them`, async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(hostilePlans, { minLength: HOSTILE_PLANS, maxLength: HOSTILE_PLANS }),
+        async (plans) => {
+          const ids = plans.map(() => randomUUID());
+          for (const [i, p] of plans.entries()) {
+            await installPlan(ids[i]!, `hostile-${i}`, {
+              // A failure retried rather than failed at once ends at this deadline.
+              maximum_polling_duration: 30,
+              templates: [
+                ...basePlan.spec.templates.filter((t) => t.action !== p.action),
+                { action: p.action, type: p.attack.type, content: p.content },
+              ],
+            });
+          }
+          await untilInCatalog(ids);
+          const outcomes = await Promise.all(ids.map((id) => provision(randomUUID(), id)));
+          console.log(
+            outcomes
+              .map(
+                (o, i) =>
+                  `${plans[i]!.attack.name} (${plans[i]!.attack.type}, ${plans[i]!.action}): ${String(o.body.description).slice(0, 160)}`,
+              )
+              .join('\n'),
+          );
+          for (const [i, outcome] of outcomes.entries()) {
+            const p = plans[i]!;
+            const what = `${p.attack.name} (${p.attack.type}) as the ${p.action} template`;
+            const { state, description } = outcome.body as { state?: string; description?: string };
+            expect([what, state]).toEqual([what, 'failed']);
+            expect([what, typeof description]).toEqual([what, 'string']);
+            expect(description!.length).toBeGreaterThan(10);
+            // The description names what went wrong; it never carries the output it stopped.
+            expect(description!.length).toBeLessThan(2000);
+            expect(description).not.toMatch(/xxxxxxxxxxxxxxxx|lollol/);
+          }
+          // The worker is still at work: a normal provision succeeds.
+          expect((await provision(randomUUID(), PLAN_ID)).body.state).toBe('succeeded');
+        },
+      ),
+      { numRuns: 1, seed: SEED },
+    );
+  }, 600_000);
+});
+
+describe('one tenant cannot reach another', () => {
+  const victimId = randomUUID();
+  const victim = () => instanceNamespace(victimId);
+  beforeAll(async () => {
+    expect((await provision(victimId, PLAN_ID)).body.state).toBe('succeeded');
+  });
+  /** A ConfigMap, or a source, in the namespace a parameter names: what a careless plan renders. */
+  const FROM_PARAMETER: readonly [string, Action, string][] = [
+    [
+      'an object to apply',
+      'provision',
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: intruder\n  namespace: "{{instance.spec.parameters.ns}}"\ndata:\n  by: "{{instance.metadata.name}}"\n',
+    ],
+    [
+      'a source to read',
+      'sources',
+      'stolen:\n  apiVersion: v1\n  kind: Secret\n  name: "{{instance.spec.parameters.name}}"\n  namespace: "{{instance.spec.parameters.ns}}"\n',
+    ],
+  ];
+
+  test.each(FROM_PARAMETER)(
+    "GIVEN a plan whose template takes the namespace of %s from a parameter WHEN a tenant names another instance's namespace, or the registry's THEN the operation fails saying so, and nothing is written there",
+    async (_what, action, content) => {
+      const planId = randomUUID();
+      await installPlan(planId, `careless-${action}`, {
+        // A failure retried rather than failed at once ends at this deadline.
+        maximum_polling_duration: 30,
+        templates: [
+          ...basePlan.spec.templates.filter((t) => t.action !== action && t.action !== 'status'),
+          { action, type: 'mustache', content },
+          { action: 'status', type: 'mustache', content: 'provision:\n  state: succeeded\n' },
+        ],
+      });
+      await untilInCatalog([planId]);
+      for (const ns of [victim(), registry]) {
+        const settled = await provision(randomUUID(), planId, {
+          ns,
+          name: 'credentials',
+        });
+        const { state, description } = settled.body as { state?: string; description?: string };
+        expect([ns, state]).toEqual([ns, 'failed']);
+        expect(description).toContain(
+          ns === registry ? "the registry's namespace" : 'the namespace of another instance',
+        );
+      }
+      const intruders = await master!.core.listNamespacedConfigMap({ namespace: victim() });
+      expect(intruders.items.map((c) => c.metadata!.name)).not.toContain('intruder');
+      // The same plan, told its own namespace, works: the refusal is of the other namespace alone.
+      const own = randomUUID();
+      const settled = await provision(own, planId, { ns: instanceNamespace(own), name: 'credentials' });
+      expect(settled.body.state).toBe('succeeded');
+    },
+  );
+});
+
+describe('secrets after the run', () => {
+  test('GIVEN the fuzz and the hostile plans THEN no credential of the run is in the decoded histories, search attributes, logs, records or Events', async () => {
+    await untilQuiet();
+    await system.stop();
+    const result = await sweepForSecrets({
+      taskQueue: settings.taskQueue,
+      payloadKeys: settings.payloadKeys,
+      credentials: [
+        ['the broker password', CREDENTIALS.password],
+        ['the admin password', ADMIN.password],
+        ['the metrics token', METRICS_TOKEN],
+        ['the payload key', settings.payloadKeys.split(':')[1]!],
+        ...handedOut,
+        ...[...wrongPasswords].map((p): Credential => ['a wrong password the fuzz sent', p]),
+      ],
+      logFiles: [system.logFile],
+      records: { master: master!, labelSelector: `${LABELS.serviceId}=${labelValue(SERVICE_ID)}` },
+      eventNamespaces: [registry, ...knownInstances.map((id) => instanceNamespace(id))],
+    });
+    expect(result.hits).toEqual([]);
+    // The sweep read what it should: every operation of the run, and their payloads decoded (the
+    // organization the provisions named is in the encrypted input alone).
+    expect(result.executions).toBeGreaterThan(5);
+    expect(result.payloads).toBeGreaterThan(result.executions);
+    expect(handedOut.length).toBeGreaterThanOrEqual(2);
+    const decoded = [...result.corpus.entries()].filter(([where]) => where.startsWith('workflow'));
+    expect(decoded.some(([, text]) => text.includes(`"planId":"${PLAN_ID}"`))).toBe(true);
+  });
+});
