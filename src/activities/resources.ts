@@ -171,7 +171,7 @@ export function resourceActivities({ clusters, catalog, renderer }: ActivityDeps
     );
     const data: Record<string, unknown> = { ...base };
     const references = sourceReferences(sources, loaded.instance.metadata.namespace!);
-    for (const [key, source] of references) {
+    for (const [, source] of references) {
       const refused = forbiddenNamespace(
         source.namespace!,
         loaded.instance.metadata.namespace!,

@@ -15,14 +15,14 @@
  * - after both, the secrets sweep (test/support/secrets-sweep.ts) finds no credential of the run
  *   in the decoded histories, search attributes, logs, records and descriptions.
  *
- * Sized by INTEROP_FUZZ_REQUESTS (default 2000) and INTEROP_FUZZ_PLANS (default 6);
+ * Sized by INTEROP_FUZZ_REQUESTS (default 3000) and INTEROP_FUZZ_PLANS (default 6);
  * INTEROP_FUZZ_SEED replays a run (the seed is printed with every verdict and failure).
  */
 import { randomUUID } from 'node:crypto';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
-import { parse, parseAllDocuments } from 'yaml';
+import { parseAllDocuments } from 'yaml';
 import { registerCluster } from '../../src/kube/cluster-registry.js';
 import { listRecordsAnywhere, patchRecordStatus } from '../../src/kube/custom-objects.js';
 import { applyObject } from '../../src/kube/objects.js';
@@ -49,7 +49,7 @@ import {
   type SystemSettings,
 } from '../support/system.js';
 
-const REQUESTS = Number(process.env.INTEROP_FUZZ_REQUESTS || 2000);
+const REQUESTS = Number(process.env.INTEROP_FUZZ_REQUESTS || 3000);
 const HOSTILE_PLANS = Number(process.env.INTEROP_FUZZ_PLANS || 6);
 const SEED = process.env.INTEROP_FUZZ_SEED
   ? Number(process.env.INTEROP_FUZZ_SEED)
