@@ -212,10 +212,13 @@ function send(r: FuzzRequest): Promise<Answer> {
     const headerBytes = Object.entries(r.headers).reduce((n, [k, v]) => n + k.length + v.length + 4, 0);
     const body = headerBytes > HEADER_LIMIT_BYTES ? undefined : r.body;
     // A body always has its length (or is chunked): requests the HTTP parser refuses are tested apart.
-    const headers =
-      body && !r.headers['Transfer-Encoding']
-        ? { ...r.headers, 'Content-Length': String(body.length) }
-        : r.headers;
+    // Keep-alive, as platforms' clients send: the server reads past a body it answered without
+    // reading (Connection: close would let it close while a large body is still being sent).
+    const headers = {
+      Connection: 'keep-alive',
+      ...r.headers,
+      ...(body && !r.headers['Transfer-Encoding'] ? { 'Content-Length': String(body.length) } : {}),
+    };
     const req = request({
       host: '127.0.0.1',
       port,
@@ -234,6 +237,7 @@ function send(r: FuzzRequest): Promise<Answer> {
       res.on('end', () => {
         clearTimeout(timer);
         resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) });
+        req.destroy();
       });
       res.on('error', (err) => {
         clearTimeout(timer);
@@ -538,6 +542,80 @@ const hostilePlans = fc
     // A YAML comment before it: changes the text, not what the template does.
     content: `# ${noise}\n${attack.content}`,
   }));
+
+describe('without credentials', () => {
+  const i = knownInstances[0]!;
+  const b = knownBindings[0]!;
+  const OSB_ROUTES: [string, string][] = [
+    ['GET', '/v2/catalog'],
+    ...['PUT', 'PATCH', 'DELETE', 'GET'].map((m): [string, string] => [m, `/v2/service_instances/${i}`]),
+    ['GET', `/v2/service_instances/${i}/last_operation`],
+    ...['PUT', 'DELETE', 'GET'].map((m): [string, string] => [
+      m,
+      `/v2/service_instances/${i}/service_bindings/${b}`,
+    ]),
+    ['GET', `/v2/service_instances/${i}/service_bindings/${b}/last_operation`],
+    ['POST', '/v2/catalog'],
+    ['GET', '/V2/CATALOG'],
+  ];
+  const ADMIN_ROUTES: [string, string][] = [
+    ['GET', '/admin/instances'],
+    ['GET', '/admin/bindings'],
+    ['POST', `/admin/instances/${i}/update`],
+    ['POST', `/admin/instances/${i}/force-remove`],
+    ['POST', `/admin/bindings/${b}/force-remove`],
+    ['GET', `/admin/plans/${PLAN_ID}/rollout`],
+    ['POST', `/admin/plans/${PLAN_ID}/rollout`],
+    ['POST', `/admin/plans/${PLAN_ID}/rollout/abort`],
+    ['GET', '/ADMIN/instances'],
+  ];
+  const basic = (user: string, password: string) =>
+    `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+  test.each([...OSB_ROUTES, ...ADMIN_ROUTES])(
+    'GIVEN no credentials, or the other API’s WHEN %s %s THEN 401 with a JSON error, and nothing changes',
+    async (method, path) => {
+      const admin = path.toLowerCase().startsWith('/admin');
+      const other = admin
+        ? basic(CREDENTIALS.username, CREDENTIALS.password)
+        : basic(ADMIN.username, ADMIN.password);
+      for (const authorization of [
+        undefined,
+        other,
+        basic(admin ? ADMIN.username : CREDENTIALS.username, 'wrong-password'),
+      ]) {
+        const res = await fetch(`${system.url}${path}`, {
+          method,
+          headers: {
+            'X-Broker-API-Version': '2.17',
+            'Content-Type': 'application/json',
+            ...(authorization ? { Authorization: authorization } : {}),
+          },
+          ...(method === 'GET' ? {} : { body: JSON.stringify({ service_id: SERVICE_ID, plan_id: PLAN_ID }) }),
+        });
+        expect([method, path, res.status, await res.json()]).toEqual([
+          method,
+          path,
+          401,
+          { error: 'Unauthorized', description: expect.any(String) },
+        ]);
+      }
+    },
+  );
+
+  test('GIVEN the metrics token is set WHEN /metrics is read without it THEN 401; with it, the metrics', async () => {
+    expect((await fetch(`${system.metricsUrl}/metrics`)).status).toBe(401);
+    expect(
+      (await fetch(`${system.metricsUrl}/metrics`, { headers: { Authorization: 'Bearer wrong-token-1' } }))
+        .status,
+    ).toBe(401);
+    const res = await fetch(`${system.metricsUrl}/metrics`, {
+      headers: { Authorization: `Bearer ${METRICS_TOKEN}` },
+    });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('# TYPE');
+  });
+});
 
 describe('hostile templates', () => {
   test(`GIVEN ${HOSTILE_PLANS} generated plans with hostile templates THEN each provision fails with a description in bounded time, and a normal provision succeeds after them`, async () => {
