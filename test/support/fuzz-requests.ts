@@ -13,7 +13,7 @@ export interface FuzzRequest {
   readonly path: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: Buffer;
-  /** The instance id the path names, as generated (before encoding), when it names one. */
+  /** The instance id the path names, as the broker decodes it, when it names one. */
   readonly instanceId?: string;
   /** A wrong password the request sends, when it sends one. */
   readonly wrongPassword?: string;
@@ -131,9 +131,16 @@ const pathOf = (t: FuzzTargets) =>
         root: ['/', false],
       };
       const [path, namesInstance] = paths[shape]!;
+      // The id as the router decodes it from the path (a malformed encoding reaches no route).
+      let decoded: string | undefined;
+      try {
+        decoded = decodeURIComponent(i);
+      } catch {
+        decoded = undefined;
+      }
       return {
         path: `${path}${suffix === '?' ? '' : suffix}`,
-        instanceId: namesInstance ? instanceId : undefined,
+        instanceId: namesInstance ? decoded : undefined,
       };
     });
 
