@@ -449,7 +449,7 @@ describe('hostile input at volume', () => {
     );
     expect(changed).toEqual([]);
     expect(before.size).toBeGreaterThan(5);
-  });
+  }, 900_000);
 });
 
 /** A billion laughs: ten levels of aliases, each nine times the one before, as YAML text. */
@@ -731,7 +731,7 @@ describe('one tenant cannot reach another', () => {
 
 describe('secrets after the run', () => {
   test('GIVEN the fuzz and the hostile plans THEN no credential of the run is in the decoded histories, search attributes, logs, records or Events', async () => {
-    await untilQuiet();
+    // Stopped first, so that its log is whole; operations still running are read as far as they got.
     await system.stop();
     const result = await sweepForSecrets({
       taskQueue: settings.taskQueue,
@@ -756,5 +756,5 @@ describe('secrets after the run', () => {
     expect(handedOut.length).toBeGreaterThanOrEqual(2);
     const decoded = [...result.corpus.entries()].filter(([where]) => where.startsWith('workflow'));
     expect(decoded.some(([, text]) => text.includes(`"planId":"${PLAN_ID}"`))).toBe(true);
-  });
+  }, 300_000);
 });
