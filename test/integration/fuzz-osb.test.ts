@@ -207,9 +207,13 @@ interface Answer {
 function send(r: FuzzRequest): Promise<Answer> {
   const { port } = new URL(system.url);
   return new Promise((resolve, reject) => {
-    // Headers over the server's limit are refused before any body is read, and the connection
+    // A request line and headers over the server's limit are refused before any body is read, and the connection
     // closed at once: a body sent after them would only meet a closed socket (EPIPE), not an answer.
-    const headerBytes = Object.entries(r.headers).reduce((n, [k, v]) => n + k.length + v.length + 4, 0);
+    // The request line counts towards the limit too.
+    const headerBytes = Object.entries(r.headers).reduce(
+      (n, [k, v]) => n + k.length + v.length + 4,
+      r.method.length + r.path.length + 12,
+    );
     const body = headerBytes > HEADER_LIMIT_BYTES ? undefined : r.body;
     // A body always has its length (or is chunked): requests the HTTP parser refuses are tested apart.
     // Keep-alive, as platforms' clients send: the server reads past a body it answered without
