@@ -17,7 +17,7 @@ import type {
   UnbindRequest,
 } from '../osb/service-broker.js';
 import { parseApiVersion } from '../osb/version.js';
-import { bindingWorkflowId } from '../resources/names.js';
+import { bindingWorkflowId, instanceWorkflowId } from '../resources/names.js';
 import { operationString, type BindingRequest } from '../workflows/messages.js';
 import { catalogPlan, type BrokerParts } from './deps.js';
 import type { RunState } from './workflow-runs.js';
@@ -74,6 +74,10 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
       }
       if (instance.status?.state !== 'succeeded' && instance.status?.operation === 'provision') {
         throw concurrencyError('The service instance is still being provisioned.');
+      }
+      // A running deprovision removes the instance a bind would add to: the bind waits for nothing.
+      if ((await runs.running(instanceWorkflowId(req.instanceId)))?.memo?.operation === 'deprovision') {
+        throw concurrencyError('The service instance is being deprovisioned.');
       }
       const plan = catalogPlan(deps.catalog, req.planId);
       const requestHash = digests.bind(req);

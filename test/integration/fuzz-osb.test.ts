@@ -733,6 +733,45 @@ describe('one tenant cannot reach another', () => {
   );
 });
 
+describe('a bind while its instance is deprovisioned', () => {
+  test('GIVEN a deprovision in progress WHEN a bind comes THEN 422 ConcurrencyError at once, and no binding is made', async () => {
+    // A plan whose deprovision stays in progress until its deadline.
+    const planId = randomUUID();
+    await installPlan(planId, 'slow-deprovision', {
+      maximum_polling_duration: 20,
+      templates: [
+        ...basePlan.spec.templates.filter((t) => t.action !== 'status'),
+        {
+          action: 'status',
+          type: 'mustache',
+          content:
+            'provision:\n  state: succeeded\nbind:\n  state: succeeded\ndeprovision:\n  state: in progress\n',
+        },
+      ],
+    });
+    await untilInCatalog([planId]);
+    const instanceId = randomUUID();
+    expect((await provision(instanceId, planId)).body.state).toBe('succeeded');
+    const path = `/v2/service_instances/${instanceId}`;
+    const deleting = await osb(
+      'DELETE',
+      `${path}?accepts_incomplete=true&service_id=${SERVICE_ID}&plan_id=${planId}`,
+    );
+    expect(deleting.status).toBe(202);
+    const bindingId = randomUUID();
+    const bind = await osb('PUT', `${path}/service_bindings/${bindingId}`, {
+      service_id: SERVICE_ID,
+      plan_id: planId,
+    });
+    expect([bind.status, bind.body]).toEqual([
+      422,
+      { error: 'ConcurrencyError', description: 'The service instance is being deprovisioned.' },
+    ]);
+    const bindings = await listRecordsAnywhere(master!, SFSERVICEBINDING, instanceNamespace(instanceId));
+    expect(bindings).toEqual([]);
+  });
+});
+
 describe('secrets after the run', () => {
   test('GIVEN the fuzz and the hostile plans THEN no credential of the run is in the decoded histories, search attributes, logs, records or Events', async () => {
     // Stopped first, so that its log is whole; operations still running are read as far as they got.
