@@ -791,6 +791,10 @@ describe('secrets after the run', () => {
       records: { master: master!, labelSelector: `${LABELS.serviceId}=${labelValue(SERVICE_ID)}` },
       eventNamespaces: [registry, ...knownInstances.map((id) => instanceNamespace(id))],
     });
+    console.log(
+      `secrets sweep: ${result.executions} executions, ${result.payloads} payloads decoded, ` +
+        `${result.corpus.size} sources read, ${wrongPasswords.size + handedOut.length + 4} credentials sought: ${result.hits.length} hits`,
+    );
     expect(result.hits).toEqual([]);
     // The sweep read what it should: every operation of the run, and their payloads decoded (the
     // organization the provisions named is in the encrypted input alone).
