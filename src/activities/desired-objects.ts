@@ -5,7 +5,7 @@
  *
  * Pure: plain objects in, plain objects out. The resource activities do the reads and writes.
  */
-import { LABELS, labelValue } from '../resources/names.js';
+import { INSTANCE_NAMESPACE_PREFIX, LABELS, labelValue } from '../resources/names.js';
 import {
   type AppliedResource,
   type KubeObject,
@@ -100,6 +100,20 @@ export function desiredObject(rendered: KubeObject, applying: ApplyingFor): Desi
     },
   };
   return { object, ref };
+}
+
+/**
+ * Why an instance's template may not name `namespace` (for an object to apply or a source to
+ * read), if it may not: another instance's namespace (a tenant's objects, which no template, nor a
+ * parameter a template reads, may reach), or the registry's (the clusters' credentials, the
+ * catalog). Other namespaces a plan names (one shared by its instances) are its author's choice.
+ */
+export function forbiddenNamespace(namespace: string, own: string, registry: string): string | undefined {
+  if (namespace === own) return undefined;
+  if (namespace === registry) return `the registry's namespace ${namespace}`;
+  if (namespace.startsWith(INSTANCE_NAMESPACE_PREFIX))
+    return `${namespace}, the namespace of another instance`;
+  return undefined;
 }
 
 /** The objects an instance applied before that its template no longer renders: to be deleted. */

@@ -35,6 +35,7 @@ import type { ActionRun, OperationName, StatusReport, Target } from '../workflow
 import type { ActivityDeps } from './deps.js';
 import {
   desiredObject,
+  forbiddenNamespace,
   instanceResourcesOf,
   type DesiredObject,
   ownResourcesOf,
@@ -192,7 +193,20 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
       renderer.renderValues(sourcesTemplate, 'sources', base),
     );
     const data: Record<string, unknown> = { ...base };
-    for (const [key, source] of sourceReferences(sources, loaded.instance.metadata.namespace!)) {
+    const references = sourceReferences(sources, loaded.instance.metadata.namespace!);
+    for (const [, source] of references) {
+      const refused = forbiddenNamespace(
+        source.namespace!,
+        loaded.instance.metadata.namespace!,
+        clusters.namespace,
+      );
+      if (refused)
+        throw terminal(
+          `the sources template of plan ${loaded.plan.spec.name} names ${source.kind} ${source.name} in ${refused}: an instance reads only its own namespace`,
+          FAILURE_TYPES.template,
+        );
+    }
+    for (const [key, source] of references) {
       const obj = await kubeCall(
         `reading source ${key} (${describe(source, loaded.cluster.id)})`,
         () => readObject(loaded.cluster, source),
@@ -222,7 +236,7 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
     const copy = await copyOf();
     const { instance, binding, cluster } = loaded;
     const record = binding ?? instance;
-    return objects.map((rendered) =>
+    const desired = objects.map((rendered) =>
       desiredObject(rendered, {
         namespace: instance.metadata.namespace!,
         clusterId: cluster.id,
@@ -240,14 +254,35 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
           : {}),
       }),
     );
+    // Every object is checked before any is applied: a refused one leaves nothing half done.
+    for (const { ref } of desired) checkNamespace(loaded, action, ref);
+    return desired;
   }
 
-  return { sisterId, load, copyOnCluster, templateData, desiredObjects };
+  /**
+   * Refuses an object rendered into a namespace that is not the instance's (another tenant's, or
+   * the registry's).
+   */
+  function checkNamespace(loaded: Loaded, action: TemplateAction, ref: AppliedResource): void {
+    const refused = forbiddenNamespace(
+      ref.namespace!,
+      loaded.instance.metadata.namespace!,
+      clusters.namespace,
+    );
+    if (refused)
+      throw terminal(
+        `the ${action} template of plan ${loaded.plan.spec.name} renders ${ref.kind} ${ref.name} in ${refused}: an instance's objects stay in its own namespace`,
+        FAILURE_TYPES.template,
+      );
+  }
+
+  return { sisterId, load, copyOnCluster, templateData, desiredObjects, checkNamespace };
 }
 
 export function resourceActivities(deps: ActivityDeps) {
   const { clusters } = deps;
-  const { sisterId, load, copyOnCluster, templateData, desiredObjects } = resourceRendering(deps);
+  const { sisterId, load, copyOnCluster, templateData, desiredObjects, checkNamespace } =
+    resourceRendering(deps);
   const { renderer } = deps;
 
   /** Applied objects of the target that still exist. */
@@ -289,15 +324,18 @@ export function resourceActivities(deps: ActivityDeps) {
   ): Promise<number> {
     const { instance, cluster } = loaded;
     const copy = await copyOnCluster(loaded);
-    for (const rendered of objects) {
-      const { object, ref } = desiredObject(rendered, {
+    const desired = objects.map((rendered) =>
+      desiredObject(rendered, {
         namespace: instance.metadata.namespace!,
         clusterId: cluster.id,
         masterId: clusters.master.id,
         instanceId: instance.spec.instanceId ?? target.instance.instanceId,
         record: instance,
         ...(copy ? { copy } : {}),
-      });
+      }),
+    );
+    for (const { ref } of desired) checkNamespace(loaded, action, ref);
+    for (const { object, ref } of desired) {
       await kubeCall(
         `applying ${describe(ref, cluster.id)} for ${action}`,
         () => applyObject(cluster, object, actionFieldManager(action)),

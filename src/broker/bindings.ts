@@ -94,6 +94,10 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
       if (instance.status?.state !== 'succeeded' && instance.status?.operation === 'provision') {
         throw concurrencyError('The service instance is still being provisioned.');
       }
+      // A running deprovision removes the instance a bind would add to: the bind waits for nothing.
+      if ((await runs.running(instanceWorkflowId(req.instanceId)))?.memo?.operation === 'deprovision') {
+        throw concurrencyError('The service instance is being deprovisioned.');
+      }
       const plan = catalogPlan(deps.catalog, req.planId);
       const requestHash = digests.bind(req);
       const workflowId = bindingWorkflowId(req.instanceId, req.bindingId);

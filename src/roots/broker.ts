@@ -11,6 +11,7 @@ import { startCatalogCache } from '../kube/catalog-cache.js';
 import { startCodecServer } from '../temporal/codec-server.js';
 import { connectClient, payloadCodec } from '../temporal/connection.js';
 import { createApp } from '../api/app.js';
+import { answerClientError } from '../api/client-errors.js';
 import type { Logger } from '../log.js';
 import { brokerMetrics } from '../metrics/prometheus.js';
 
@@ -119,6 +120,8 @@ export async function listen(
     const s = app.listen(options.port, options.host, () => resolve(s));
     s.once('error', reject);
   });
+  // A request the HTTP parser refuses gets an OSB error body too, not Node's bare status line.
+  server.on('clientError', answerClientError);
   server.keepAliveTimeout = options.keepAliveMs;
   server.headersTimeout = options.keepAliveMs + 1000;
   server.requestTimeout = Math.max(server.requestTimeout, server.headersTimeout);

@@ -97,28 +97,36 @@ objects the plans render), or both (a ClusterRole, or one namespace for everythi
 {{- define "interoperator.rules" -}}
 {{- $root := index . 0 -}}
 {{- $instances := has "instances" . -}}
-# Our own resources: the catalog, the records and the cluster registry.
+# Our own resources: the catalog, the records and the cluster registry; statuses by merge patch.
+# The verbs are those the code calls (test/unit/charts/rbac-code.test.ts reads them from src/).
 - apiGroups: [osb.servicefabrik.io]
-  resources: [sfservices, sfplans, sfserviceinstances, sfservicebindings, sfserviceinstances/status, sfservicebindings/status, sfservices/status, sfplans/status]
-  verbs: [get, list, watch, create, update, patch, delete]
+  resources: [sfservices, sfplans, sfserviceinstances, sfservicebindings]
+  verbs: [get, list, watch, create, patch, delete]
+- apiGroups: [osb.servicefabrik.io]
+  resources: [sfserviceinstances/status, sfservicebindings/status, sfservices/status, sfplans/status]
+  verbs: [patch]
 - apiGroups: [resource.servicefabrik.io]
-  resources: [sfclusters, sfclusters/status]
-  verbs: [get, list, watch, create, update, patch, delete]
+  resources: [sfclusters]
+  verbs: [get, list, watch, create, patch, delete]
+- apiGroups: [resource.servicefabrik.io]
+  resources: [sfclusters/status]
+  verbs: [patch]
 - apiGroups: ['']
   resources: [events]
-  verbs: [create, patch]
-- apiGroups: [events.k8s.io]
-  resources: [events]
-  verbs: [create, patch]
+  verbs: [create]
 {{- if $instances }}
 # Secrets by name only, never listed: the clusters' kubeconfigs, the credentials an operator writes
 # for a binding (read by the status template), the binding responses and what the plans render.
+# (Server-side apply is a patch, and a create where the object is missing.)
 - apiGroups: ['']
   resources: [secrets]
-  verbs: [get, create, update, patch, delete]
-# What the plans render in the core group.
+  verbs: [get, create, patch, delete]
+# What the plans render in the core group; the schedulers' state ConfigMap is also updated.
 - apiGroups: ['']
-  resources: [services, configmaps]
+  resources: [services]
+  verbs: [get, create, patch, delete]
+- apiGroups: ['']
+  resources: [configmaps]
   verbs: [get, create, update, patch, delete]
 {{- range $root.Values.rbac.operatorResources }}
 {{- if not (and .apiGroups .resources) }}
@@ -127,13 +135,13 @@ objects the plans render), or both (a ClusterRole, or one namespace for everythi
 # Custom resources of an operator that the plans render.
 - apiGroups: {{ toJson .apiGroups }}
   resources: {{ toJson .resources }}
-  verbs: [get, create, update, patch, delete]
+  verbs: [get, create, patch, delete]
 {{- end }}
 {{- with $root.Values.rbac.operatorApiGroups }}
 # Every resource of these operators' API groups.
 - apiGroups: {{ toJson . }}
   resources: ['*']
-  verbs: [get, create, update, patch, delete]
+  verbs: [get, create, patch, delete]
 {{- end }}
 {{- else }}
 # The clusters' kubeconfigs, read by name.

@@ -19,7 +19,7 @@ import {
 import { validateParameters } from '../../osb/schemas.js';
 import type { OsbState } from '../middleware.js';
 import type { RouteTable } from '../router.js';
-import { param, readPlanBody, readPlanQuery, send, type RouteDeps } from './shared.js';
+import { operationParam, param, readPlanBody, readPlanQuery, send, type RouteDeps } from './shared.js';
 
 const PATH = '/service_instances/:instance_id/service_bindings/:binding_id';
 
@@ -38,8 +38,8 @@ export function bindingRoutes(router: RouteTable<OsbState>, deps: RouteDeps): vo
     validateParameters(plan, 'service_binding.create', fields.parameters);
     const outcome = await broker.bind(
       {
-        instanceId: param(ctx, 'instance_id'),
-        bindingId: param(ctx, 'binding_id'),
+        instanceId: operationParam(ctx, 'instance_id'),
+        bindingId: operationParam(ctx, 'binding_id'),
         serviceId,
         planId,
         ...fields,
@@ -57,8 +57,8 @@ export function bindingRoutes(router: RouteTable<OsbState>, deps: RouteDeps): vo
     const acceptsIncomplete = bindingAcceptsIncomplete(plan, named.acceptsIncomplete, ctx.state.version);
     const outcome = await broker.unbind(
       {
-        instanceId: param(ctx, 'instance_id'),
-        bindingId: param(ctx, 'binding_id'),
+        instanceId: operationParam(ctx, 'instance_id'),
+        bindingId: operationParam(ctx, 'binding_id'),
         serviceId,
         planId,
         acceptsIncomplete,

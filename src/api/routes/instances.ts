@@ -16,7 +16,15 @@ import { validateParameters } from '../../osb/schemas.js';
 import { readJsonBody } from '../body.js';
 import type { OsbState } from '../middleware.js';
 import type { RouteTable } from '../router.js';
-import { lookup, param, readPlanBody, readPlanQuery, send, type RouteDeps } from './shared.js';
+import {
+  lookup,
+  operationParam,
+  param,
+  readPlanBody,
+  readPlanQuery,
+  send,
+  type RouteDeps,
+} from './shared.js';
 
 const PATH = '/service_instances/:instance_id';
 
@@ -31,7 +39,7 @@ export function instanceRoutes(router: RouteTable<OsbState>, deps: RouteDeps): v
     checkMaintenanceInfo(plan, fields.maintenanceInfo);
     validateParameters(plan, 'service_instance.create', fields.parameters);
     const outcome = await broker.provision(
-      { instanceId: param(ctx, 'instance_id'), serviceId, planId, ...fields, acceptsIncomplete },
+      { instanceId: operationParam(ctx, 'instance_id'), serviceId, planId, ...fields, acceptsIncomplete },
       ctx.state.meta,
     );
     send(ctx, operationReply('provision', outcome, acceptsIncomplete));
@@ -53,7 +61,7 @@ export function instanceRoutes(router: RouteTable<OsbState>, deps: RouteDeps): v
       requireAsyncSupport(resolvePlan(plans, serviceId, fields.planId).plan, acceptsIncomplete);
     }
     const outcome = await broker.update(
-      { instanceId: param(ctx, 'instance_id'), serviceId, ...fields, acceptsIncomplete },
+      { instanceId: operationParam(ctx, 'instance_id'), serviceId, ...fields, acceptsIncomplete },
       ctx.state.meta,
     );
     send(ctx, operationReply('update', outcome, acceptsIncomplete));
@@ -64,7 +72,7 @@ export function instanceRoutes(router: RouteTable<OsbState>, deps: RouteDeps): v
     const { acceptsIncomplete, serviceId, planId, plan } = readPlanQuery(ctx, deps);
     requireAsyncSupport(plan, acceptsIncomplete);
     const outcome = await broker.deprovision(
-      { instanceId: param(ctx, 'instance_id'), serviceId, planId, acceptsIncomplete },
+      { instanceId: operationParam(ctx, 'instance_id'), serviceId, planId, acceptsIncomplete },
       ctx.state.meta,
     );
     send(ctx, operationReply('deprovision', outcome, acceptsIncomplete));

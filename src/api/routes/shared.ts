@@ -1,5 +1,6 @@
 /** What the OSB routes share: their dependencies and small helpers over the koa context. */
 import type { Logger } from '../../log.js';
+import { badRequest } from '../../osb/errors.js';
 import { catalogLookup, type CatalogLookup } from '../../osb/catalog.js';
 import {
   parseAcceptsIncomplete,
@@ -36,6 +37,25 @@ export const lookup = (catalog: CatalogSource): CatalogLookup =>
 export function param(ctx: OsbContext, name: 'instance_id' | 'binding_id'): string {
   const value = ctx.params[name];
   if (value === undefined) throw new Error(`The route has no :${name} parameter.`);
+  return value;
+}
+
+/**
+ * Longest instance or binding id, in UTF-8 bytes, that an operation may be started for: the ids
+ * name the operation's workflow (`binding/<instance id>/<binding id>`), which Temporal keeps to
+ * 1,000 bytes. OSB ids are GUIDs in practice; reads of longer ids still answer (nothing is there).
+ */
+export const MAX_OPERATION_ID_BYTES = 255;
+
+/**
+ * A path id an operation is started for (provision, update, deprovision, bind, unbind).
+ *
+ * @throws OsbError 400 when it is longer than {@link MAX_OPERATION_ID_BYTES}.
+ */
+export function operationParam(ctx: OsbContext, name: 'instance_id' | 'binding_id'): string {
+  const value = param(ctx, name);
+  if (Buffer.byteLength(value) > MAX_OPERATION_ID_BYTES)
+    throw badRequest(`${name} is longer than the broker accepts (${MAX_OPERATION_ID_BYTES} bytes of UTF-8).`);
   return value;
 }
 

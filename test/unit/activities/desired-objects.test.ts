@@ -1,6 +1,7 @@
 /** What an operation applies, prunes and deletes, decided from what it read. Pure and table-driven. */
 import {
   desiredObject,
+  forbiddenNamespace,
   instanceResourcesOf,
   ownResourcesOf,
   recordedResources,
@@ -293,5 +294,21 @@ describe('the Secret of a binding’s response', () => {
       },
       data: { response: Buffer.from('{"credentials":{"user":"u"}}').toString('base64') },
     });
+  });
+});
+
+describe('the namespaces an instance’s templates may name', () => {
+  test.each<[string, string, string | undefined]>([
+    ['its own', 'sf-i-1', undefined],
+    ['one its plan shares among instances', 'shared', undefined],
+    ['another instance’s', 'sf-i-2', 'sf-i-2, the namespace of another instance'],
+    ['another instance’s, by a hashed name', 'sf-0f3a', 'sf-0f3a, the namespace of another instance'],
+    ['the registry’s (the clusters’ credentials)', 'interoperator', "the registry's namespace interoperator"],
+  ])('%s', (_name, namespace, refusal) => {
+    expect(forbiddenNamespace(namespace, 'sf-i-1', 'interoperator')).toBe(refusal);
+  });
+
+  test('GIVEN all instances in one namespace THEN that one is every instance’s own', () => {
+    expect(forbiddenNamespace('sf-shared', 'sf-shared', 'interoperator')).toBeUndefined();
   });
 });

@@ -579,3 +579,52 @@ describe('failures (rows 9–10, no stack traces)', () => {
     },
   );
 });
+
+describe('ids an operation is started for', () => {
+  const long = 'x'.repeat(256);
+  const accented = 'é'.repeat(128);
+  test.each([
+    ['a provision', 'put', `/v2/service_instances/${long}?accepts_incomplete=true`, 'instance_id'],
+    ['an update', 'patch', `/v2/service_instances/${long}?accepts_incomplete=true`, 'instance_id'],
+    ['a deprovision', 'delete', `/v2/service_instances/${long}?accepts_incomplete=true`, 'instance_id'],
+    ['a bind', 'put', `/v2/service_instances/i-1/service_bindings/${long}`, 'binding_id'],
+    [
+      'a bind of a long instance id',
+      'put',
+      `/v2/service_instances/${long}/service_bindings/b-1`,
+      'instance_id',
+    ],
+    [
+      'an unbind',
+      'delete',
+      `/v2/service_instances/i-1/service_bindings/${encodeURIComponent(accented)}`,
+      'binding_id',
+    ],
+  ])(
+    'GIVEN %s with an id over 255 bytes of UTF-8 WHEN it is asked THEN 400 naming the id, and the broker is not called',
+    async (_name, method, path, name) => {
+      const { osb, broker } = testApi();
+      const query = `service_id=${SERVICE_ID}&plan_id=${PLANS.sync}`;
+      const res = await osb[method as 'put'](`${path}${path.includes('?') ? '&' : '?'}${query}`).send(
+        provisionBody(PLANS.sync),
+      );
+      expect([res.status, res.body]).toEqual([
+        400,
+        {
+          error: 'BadRequest',
+          description: `${name} is longer than the broker accepts (255 bytes of UTF-8).`,
+        },
+      ]);
+      expect(broker.calls).toEqual([]);
+    },
+  );
+
+  test('GIVEN an id of 255 bytes WHEN it is provisioned THEN the broker is called', async () => {
+    const { osb, broker } = testApi();
+    const res = await osb
+      .put(`/v2/service_instances/${'x'.repeat(255)}?accepts_incomplete=true`)
+      .send(provisionBody(PLANS.sync));
+    expect(res.status).toBeLessThan(300);
+    expect(broker.calls.map((c) => c.method)).toEqual(['provision']);
+  });
+});

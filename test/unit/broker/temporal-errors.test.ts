@@ -8,6 +8,7 @@ import {
   isTemporalUnreachable,
   TEMPORAL_RETRY_AFTER_SECONDS,
 } from '../../../src/broker/temporal-errors.js';
+import type { ClusterClient } from '../../../src/kube/clients.js';
 import { WorkflowRuns } from '../../../src/broker/workflow-runs.js';
 import { OsbError } from '../../../src/osb/errors.js';
 
@@ -57,6 +58,8 @@ describe('WorkflowRuns.lastOperation while Temporal cannot be reached', () => {
       client: {
         workflow: { getHandle: () => ({ describe: () => Promise.reject(unreachable()) }) },
       } as unknown as Client,
+      // the claims of updates and bindings are not reached by last_operation
+      master: {} as ClusterClient,
       taskQueue: 'q',
       syncTimeoutMs: 1000,
       operationTimeoutSeconds: 60,

@@ -361,11 +361,11 @@ withHelm('the chart rendered by helm', () => {
     expect(JSON.stringify(rules)).toContain('sfserviceinstances/status');
     expect(JSON.stringify(rules)).toContain('namespaces');
     // Secrets by name, never listed or watched; the operator's resources listed, not '*'.
-    expect(verbsOn(rules, '', 'secrets')).toEqual(['create', 'delete', 'get', 'patch', 'update']);
+    expect(verbsOn(rules, '', 'secrets')).toEqual(['create', 'delete', 'get', 'patch']);
     expect(rules).toContainEqual({
       apiGroups: ['acid.zalan.do'],
       resources: ['postgresqls'],
-      verbs: ['get', 'create', 'update', 'patch', 'delete'],
+      verbs: ['get', 'create', 'patch', 'delete'],
     });
     expect(JSON.stringify(rules)).not.toContain('"*"');
     expect(verbsOn(rules, '', 'nodes')).toEqual(['list']);
@@ -626,19 +626,12 @@ withHelm('the chart rendered by helm', () => {
     // ...and the schedulers' state.
     expect(verbsOn(rulesIn('interop'), '', 'configmaps')).toEqual(['create', 'get', 'update']);
     // The instances' namespace: the binding responses written, the plans' objects applied.
-    expect(verbsOn(rulesIn('instances'), '', 'secrets')).toEqual([
-      'create',
-      'delete',
-      'get',
-      'patch',
-      'update',
-    ]);
+    expect(verbsOn(rulesIn('instances'), '', 'secrets')).toEqual(['create', 'delete', 'get', 'patch']);
     expect(verbsOn(rulesIn('instances'), 'acid.zalan.do', 'postgresqls')).toEqual([
       'create',
       'delete',
       'get',
       'patch',
-      'update',
     ]);
     // One namespace for both: the instances' rules.
     const one = render('rbac.clusterWide=false', 'settings.instanceNamespace=interop');
@@ -660,7 +653,7 @@ withHelm('the chart rendered by helm', () => {
     expect(find(two, 'ClusterRole', 'r-interoperator').rules).toContainEqual({
       apiGroups: ['acid.zalan.do'],
       resources: ['postgresqls', 'backups'],
-      verbs: ['get', 'create', 'update', 'patch', 'delete'],
+      verbs: ['get', 'create', 'patch', 'delete'],
     });
   });
 
