@@ -68,7 +68,7 @@ async function removeInstance(op: Operation, target: Target): Promise<StatusRepo
 
 /** OSB provision: PUT /v2/service_instances/:instance_id */
 export async function provisionWorkflow(req: InstanceRequest): Promise<OperationStatus> {
-  const op = new Operation(startingStatus('provision', req), req.deadlineSeconds);
+  const op = new Operation(startingStatus('provision', req), req.deadlineSeconds, req.firstPollMs);
   const { applyTemplate, checkStatus } = op.steps;
   let target: Target | undefined;
   const report = await op.run(async (compensations) => {
@@ -129,7 +129,7 @@ async function cancelUpdate(
 
 /** OSB update: PATCH /v2/service_instances/:instance_id */
 export async function updateWorkflow(req: InstanceRequest): Promise<OperationStatus> {
-  const op = new Operation(startingStatus('update', req), req.deadlineSeconds);
+  const op = new Operation(startingStatus('update', req), req.deadlineSeconds, req.firstPollMs);
   const { recordedInstanceRequest, applyTemplate, checkStatus } = op.steps;
   let previous: InstanceRequest | undefined;
   let target: Target | undefined;
@@ -170,7 +170,7 @@ export async function updateWorkflow(req: InstanceRequest): Promise<OperationSta
 
 /** OSB deprovision: DELETE /v2/service_instances/:instance_id */
 export async function deprovisionWorkflow(req: InstanceRequest): Promise<OperationStatus> {
-  const op = new Operation(startingStatus('deprovision', req), req.deadlineSeconds);
+  const op = new Operation(startingStatus('deprovision', req), req.deadlineSeconds, req.firstPollMs);
   return runDeletion(op, {
     record: () => op.steps.recordInstance(req, 'deprovision'),
     remove: (instance) => removeInstance(op, { instance }),

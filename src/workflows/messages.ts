@@ -31,6 +31,11 @@ export interface OperationEnvelope {
   readonly requestHash: string;
   /** How long to wait for the operator (the plan's maximum_polling_duration, else the default). */
   readonly deadlineSeconds: number;
+  /**
+   * The first wait between two status checks, in ms (the next ones double from it, see
+   * polling.ts); absent: polling.ts's FIRST_POLL_MS.
+   */
+  readonly firstPollMs?: number;
   readonly requestedBy?: RequestedBy;
 }
 
@@ -178,6 +183,13 @@ export interface ClusterHealthSettings {
   /** Seconds a cluster may stay unreachable before it is offline. */
   readonly offlineSeconds: number;
 }
+
+/**
+ * Name of the signal that wakes an operation waiting for its operator: one of the objects its
+ * status check read (its plan's `sources`) changed, so it checks again now rather than at its
+ * next poll. It carries nothing; a signal to an operation that is not waiting changes nothing.
+ */
+export const OPERATOR_CHANGED_SIGNAL = 'operatorChanged';
 
 /** Name of the signal that gives the running cluster health workflow new settings. */
 export const CLUSTER_HEALTH_SETTINGS_SIGNAL = 'clusterHealthSettings';
