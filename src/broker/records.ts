@@ -3,7 +3,7 @@
  * the Secret with a binding's response), and the instance as the OSB API shows it.
  */
 import type { ClusterClient } from '../kube/clients.js';
-import { getRecord, listRecordsAnywhere } from '../kube/custom-objects.js';
+import { countRecords, getRecord } from '../kube/custom-objects.js';
 import { isNotFound } from '../kube/errors.js';
 import type { BindingResponse, InstanceView } from '../osb/service-broker.js';
 import {
@@ -36,15 +36,22 @@ export class Records {
     );
   }
 
-  /** The instance records of these plans (by their plan-id label), wherever they are. */
-  instancesOfPlans(planIds: readonly string[]): Promise<SFServiceInstance[]> {
-    if (planIds.length === 0) return Promise.resolve([]);
+  /**
+   * How many instance records of these plans (by their plan-id label), wherever they are, pass
+   * `counts`: read a page at a time, never all at once.
+   */
+  countInstancesOfPlans(
+    planIds: readonly string[],
+    counts: (record: SFServiceInstance) => boolean,
+  ): Promise<number> {
+    if (planIds.length === 0) return Promise.resolve(0);
     const values = [...new Set(planIds.map(labelValue))].sort();
-    return listRecordsAnywhere<SFServiceInstance>(
+    return countRecords<SFServiceInstance>(
       this.deps.master,
       SFSERVICEINSTANCE,
       this.deps.instanceNamespace,
       `${LABELS.planId} in (${values.join(',')})`,
+      counts,
     );
   }
 
