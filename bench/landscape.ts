@@ -30,7 +30,6 @@ import { LABELS, labelValue, resourceName } from '../src/resources/names.js';
 import {
   SFSERVICEBINDING,
   SFSERVICEINSTANCE,
-  type ResourceKind,
   type SFServiceBinding,
   type SFServiceInstance,
 } from '../src/resources/types.js';
