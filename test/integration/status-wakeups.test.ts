@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import proto from '@temporalio/proto';
 import { bindingWorkflowId, instanceWorkflowId } from '../../src/resources/names.js';
 import { OPERATOR_CHANGED_SIGNAL } from '../../src/workflows/messages.js';
-import { temporalClient } from '../support/env.js';
+import { eventually, temporalClient } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import {
   installCatalog,
@@ -39,6 +39,9 @@ describe('a change of the operator wakes the status check', () => {
     system = await startProcess('all', settings);
     osb = osbClient(system.url);
     await installCatalog('examples/postgresql');
+    await eventually('the plan in the catalog', async () =>
+      JSON.stringify((await osb('GET', '/v2/catalog')).body).includes(PLAN_ID) ? true : undefined,
+    );
   });
   afterAll(async () => {
     await system?.stop();
