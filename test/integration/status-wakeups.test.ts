@@ -111,10 +111,10 @@ describe('a change of the operator wakes the status check', () => {
     );
     expect(deprovisioned.body.state).toBe('succeeded');
 
+    // The operator takes a second to answer a provision or a bind: each waited, and was woken.
     for (const [what, events] of [
       ['provision', await wakeups(instanceWorkflowId(instanceId), provisionRun)],
       ['bind', bound],
-      ['deprovision', await wakeups(instanceWorkflowId(instanceId))],
     ] as const) {
       // Every wait that ended ended by a signal: none ran out its ten minutes.
       expect({ what, ...events, woken: events.signals > 0 && events.timersCanceled > 0 }).toEqual({
@@ -125,5 +125,10 @@ describe('a change of the operator wakes the status check', () => {
         woken: true,
       });
     }
+    // The deprovision's objects may already be gone at its first check (then it never waits);
+    // a wait it did start was cut short by a signal, never run out.
+    const deprovisionEvents = await wakeups(instanceWorkflowId(instanceId));
+    expect(deprovisionEvents.timersFired).toBe(0);
+    if (deprovisionEvents.timersCanceled > 0) expect(deprovisionEvents.signals).toBeGreaterThan(0);
   });
 });
