@@ -276,6 +276,13 @@ function renderMustache(job) {
 
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * Set once a render overflowed the thread's native stack (Go code recursing deeply, as a jsonnet
+ * program that nests without end can make it): the Go runtime stopped in the middle of its work, so
+ * the thread must not render again.
+ */
+let overflowed = false;
+
 parentPort.on('message', (job) => {
   goOutput = '';
   let reply;
@@ -289,8 +296,12 @@ parentPort.on('message', (job) => {
       if (job.read) reply = readRendered(job, reply);
     }
   } catch (err) {
+    const engine = job.engine === 'jsonnet' ? 'jsonnet' : 'template';
+    overflowed ||= err instanceof RangeError && job.engine !== 'mustache';
     reply = {
-      error: `template: ${job.name}: ${err instanceof Error ? err.message : String(err)}`,
+      error: overflowed
+        ? `${engine}: ${job.name}: the render nested too deeply (${err.message})`
+        : `${engine}: ${job.name}: ${err instanceof Error ? err.message : String(err)}`,
       reason: 'template',
     };
   }
@@ -298,7 +309,7 @@ parentPort.on('message', (job) => {
     id: job.id,
     ...reply,
     memoryBytes: instance.exports.mem.buffer.byteLength,
-    exited: go.exited === true,
+    exited: go.exited === true || overflowed,
   });
 });
 parentPort.postMessage({ ready: true });

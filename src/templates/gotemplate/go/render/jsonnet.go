@@ -9,13 +9,15 @@ import (
 	jsonnet "github.com/google/go-jsonnet"
 )
 
-// Records are external variables of every jsonnet template, null when the action has none (a
-// provision has no binding), so std.extVar('binding') never fails for want of a binding.
-var jsonnetRecords = []string{"instance", "binding", "plan", "service"}
+// jsonnetRecords are the keys of the template data that are external variables of their own, null
+// when the action has none (a provision has no binding), so std.extVar('binding') never fails.
+// Every other key is a source object, found under the external variable `sources`.
+var jsonnetRecords = []string{"instance", "binding", "plan", "service", "action"}
 
-// Jsonnet evaluates the jsonnet program `code`, named `name` (as its errors show it), with every
-// top-level key of the JSON object `dataJSON` as an external variable (std.extVar('instance')),
-// and returns the JSON it manifests. Output over maxOutput bytes (0: no limit) fails with an
+// Jsonnet evaluates the jsonnet program `code`, named `name` (as its errors show it), over the
+// JSON object `dataJSON`, and returns the JSON it manifests. The records are external variables
+// (std.extVar('instance')); the source objects are one more, `sources`, an object by their keys
+// holding those that exist ({} when none). Output over maxOutput bytes (0: no limit) fails with an
 // OutputTooLargeError. Imports are refused: a template is one self-contained program.
 func Jsonnet(name, code, dataJSON string, maxOutput int) (out string, err error) {
 	defer func() {
@@ -27,17 +29,27 @@ func Jsonnet(name, code, dataJSON string, maxOutput int) (out string, err error)
 	if err := json.Unmarshal([]byte(dataJSON), &data); err != nil {
 		return "", fmt.Errorf("template data is not a JSON object: %v", err)
 	}
+	if data == nil {
+		data = map[string]json.RawMessage{}
+	}
 	vm := jsonnet.MakeVM()
 	vm.Importer(noImports{})
 	vm.SetTraceOut(io.Discard)
 	vm.ErrorFormatter = oneLineErrors{}
-	for _, key := range jsonnetRecords {
-		vm.ExtCode(key, "null")
-	}
 	// JSON is jsonnet: each value is passed as the code of its variable, evaluated only if read.
-	for key, value := range data {
+	for _, key := range jsonnetRecords {
+		value, ok := data[key]
+		if !ok {
+			value = json.RawMessage("null")
+		}
 		vm.ExtCode(key, string(value))
+		delete(data, key)
 	}
+	sources, err := json.Marshal(data)
+	if err != nil {
+		return "", fmt.Errorf("template data: %v", err)
+	}
+	vm.ExtCode("sources", string(sources))
 	out, err = vm.EvaluateAnonymousSnippet(name, code)
 	if err != nil {
 		return "", fmt.Errorf("jsonnet: %s", err.Error())
