@@ -1,7 +1,7 @@
 /**
  * jsonnet templates: go-jsonnet in the same WebAssembly module, worker threads and limits as
  * gotemplate; the action's data as external variables; output as objects or one value; errors in
- * one line; hostile programs stopped. And the example plan written in jsonnet (examples/jsonnet),
+ * one line; hostile programs stopped; the same output as go-jsonnet built natively. And the example plan written in jsonnet (examples/jsonnet),
  * which must say what the design document's plan says in every state of the example operator.
  */
 import { readFileSync } from 'node:fs';
@@ -18,6 +18,7 @@ import {
   type RenderData,
   type TemplateError,
 } from '../../../src/templates/index.js';
+import { renderNatively } from '../../../bench/render-native.js';
 import { rejectionOf } from '../../support/rejection.js';
 
 const jsonnet = (content: string, action: TemplateAction = 'status'): PlanTemplate => ({
@@ -257,6 +258,69 @@ describe('jsonnet: errors and hostile programs', () => {
       ),
     );
     expect(outputs).toEqual(Array.from({ length: 100 }, (_, i) => (i % 2 ? `"${i}-${i * 1000}"\n` : `${i}`)));
+  });
+});
+
+describe('jsonnet: the WebAssembly build against native Go', () => {
+  /** Programs over the standard library, number formatting, text, and errors; `d` is the data. */
+  const PROGRAMS = [
+    "std.extVar('instance')",
+    "std.manifestYamlDoc(std.extVar('sources').pg)",
+    "std.manifestJsonMinified({ b: [1, 2.5, 'x'], a: null })",
+    "std.manifestIni({ sections: { s: { k: 'v' } } })",
+    '[0.1, 1 / 3, 1e21, 1e-7, -0, 2e53, 123456789012, 0.1 + 0.2]',
+    "[std.toString(1000000), std.toString(0.5), '%d %5.2f %s %x %o' % [42, 3.14159, 'a', 255, 8]]",
+    "[std.base64('héllo'), std.base64Decode('aMOpbGxv'), std.md5('abc'), std.sha256('abc')]",
+    "[std.parseJson('{\"a\": [1, 2]}'), std.parseYaml('a: [1, 2]\nb: yes'), std.parseInt('-42')]",
+    "[std.sort([3, 1, 2]), std.uniq([1, 1, 2]), std.set(['b', 'a', 'b']), std.reverse([1, 2])]",
+    "[std.split('a,b,c', ','), std.join('-', ['a', 'b']), std.strReplace('aXbX', 'X', 'y'), std.asciiUpper('ab')]",
+    "[std.length('日本語'), std.codepoint('é'), std.char(233), std.substr('héllo', 1, 3), std.escapeStringJson('a\"b')]",
+    "{ [k]: std.extVar('sources').pg.spec[k] for k in std.objectFields(std.extVar('sources').pg.spec) }",
+    'std.mapWithKey(function(k, v) v + 1, { a: 1, b: 2 })',
+    'std.foldl(function(acc, x) acc + x, std.range(1, 100), 0)',
+    "std.objectHas(std.extVar('sources'), 'pg') && !std.objectHas(std.extVar('sources'), 'svc')",
+    'std.mergePatch({ a: { b: 1, c: 2 } }, { a: { c: null, d: 3 } })',
+    "std.extVar('plan').spec.context.size * 2",
+    'local x = { a: 1, b: self.a + 1 }; x { a: 10 }',
+    "assert std.extVar('binding') != null : 'a binding is needed'; 1",
+    "std.extVar('instance').metadata.missing",
+    '{ a: 1 } + 1',
+    'local f(x) = f(x + 1) + 1; f(0)',
+    "error 'the plan says ' + std.extVar('plan').spec.id",
+    '{ a: ',
+  ];
+  const data = {
+    instance: { metadata: { name: 'abc', namespace: 'sf-abc' } },
+    plan: { spec: { id: 'p1', context: { size: 1000000 } } },
+    pg: { spec: { port: 5432, ratio: 0.25, name: 'x' } },
+  };
+
+  test('every program gives the same output or error, byte for byte', async () => {
+    const native = await renderNatively(
+      PROGRAMS.map((template) => ({
+        name: 'status',
+        template,
+        data: JSON.stringify(data),
+        maxOutput: DEFAULT_LIMITS.maxOutputBytes,
+      })),
+      'jsonnet',
+    );
+    const ours = await Promise.all(
+      PROGRAMS.map((content) =>
+        render(content, data).then(
+          (output) => ({ output }),
+          (err: Error) => ({ error: err.message }),
+        ),
+      ),
+    );
+    const differences = PROGRAMS.flatMap((program, i) =>
+      JSON.stringify(ours[i]) === JSON.stringify(native[i])
+        ? []
+        : [`${program}:\n  ours:   ${JSON.stringify(ours[i])}\n  native: ${JSON.stringify(native[i])}`],
+    );
+    expect(differences).toEqual([]);
+    const errors = ours.filter((r) => 'error' in r).length;
+    expect([errors, PROGRAMS.length - errors]).toEqual([6, PROGRAMS.length - 6]);
   });
 });
 
