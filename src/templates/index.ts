@@ -2,7 +2,8 @@
  * One rendering API for the templates of an SFPlan. `gotemplate` runs Go's own text/template with
  * sprig and the inter-operator's functions, and `jsonnet` runs go-jsonnet, both compiled to one
  * WebAssembly module; `mustache` runs the mustache package; all in a small pool of worker threads,
- * with time, size and memory limits. `helm` is not supported yet. No Kubernetes or Temporal here: activities and the render command call it.
+ * with time, size and memory limits. `helm` is not supported yet. No Kubernetes or Temporal here:
+ * activities and the render command call it.
  *
  * See docs/templates.md.
  */

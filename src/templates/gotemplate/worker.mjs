@@ -1,11 +1,12 @@
 // One render thread of the pool (pool.ts). It runs Go's text/template + sprig and go-jsonnet,
 // compiled to one WebAssembly module instantiated once per thread, and mustache, so that no template
-// ever runs on the caller's event loop. Plain JavaScript because worker threads cannot load TypeScript; the pool
-// loads it from beside its own module (`npm run build` copies it beside the compiled pool.js).
+// ever runs on the caller's event loop. Plain JavaScript because worker threads cannot load
+// TypeScript; the pool loads it from beside its own module (`npm run build` copies it beside the compiled pool.js).
 //
 // workerData: { wasmExecFile: Go's wasm_exec.js, goMemLimit: GOMEMLIMIT for the Go runtime }
 // In:  first { module: WebAssembly.Module } (compiled once by the pool, with its memory capped),
-//      then { id, engine: 'gotemplate' | 'jsonnet' | 'mustache', name, template, data: JSON text, maxOutput },
+//      then { id, engine: 'gotemplate' | 'jsonnet' | 'mustache', name, template, data: JSON text,
+//      maxOutput },
 //      or { id, engine: 'documents', name, template: JSON array of YAML documents, maxOutput }
 //      `read: 'documents' | 'value'` on a gotemplate or mustache job: the output's YAML documents are
 //      read here too (as the 'documents' job would; 'value': at most one), and the output is their
@@ -277,11 +278,11 @@ function renderMustache(job) {
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Set once a render overflowed the thread's native stack (Go code recursing deeply, as a jsonnet
- * program that nests without end can make it): the Go runtime stopped in the middle of its work, so
- * the thread must not render again.
+ * Set once an exception came out of the Go code (the thread's native stack overflowed: Go code
+ * recursing deeply, as a jsonnet program that nests without end can make it): the Go runtime
+ * stopped in the middle of its work, so the thread must not render again.
  */
-let overflowed = false;
+let broken = false;
 
 parentPort.on('message', (job) => {
   goOutput = '';
@@ -297,11 +298,13 @@ parentPort.on('message', (job) => {
     }
   } catch (err) {
     const engine = job.engine === 'jsonnet' ? 'jsonnet' : 'template';
-    overflowed ||= err instanceof RangeError && job.engine !== 'mustache';
+    const message = err instanceof Error ? err.message : String(err);
+    broken ||= job.engine !== 'mustache';
     reply = {
-      error: overflowed
-        ? `${engine}: ${job.name}: the render nested too deeply (${err.message})`
-        : `${engine}: ${job.name}: ${err instanceof Error ? err.message : String(err)}`,
+      error:
+        err instanceof RangeError && /call stack/i.test(message)
+          ? `${engine}: ${job.name}: the render nested too deeply (${message})`
+          : `${engine}: ${job.name}: ${message}`,
       reason: 'template',
     };
   }
@@ -309,7 +312,7 @@ parentPort.on('message', (job) => {
     id: job.id,
     ...reply,
     memoryBytes: instance.exports.mem.buffer.byteLength,
-    exited: go.exited === true || overflowed,
+    exited: go.exited === true || broken,
   });
 });
 parentPort.postMessage({ ready: true });
