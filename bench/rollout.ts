@@ -6,7 +6,7 @@
  * same servers. The plan's single resource is ready as soon as it exists, so the figures are the
  * orchestration's, not an operator's.
  *
- *   npm run build && node dist/bench/rollout.js [instances] [concurrency]
+ *   npm run build && node dist/bench/rollout.js [instances] [concurrency]   (default: 200 10)
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -25,7 +25,7 @@ import { startLocalEnvironment } from '../dev/local/environment.js';
 import { freePort } from '../dev/local/processes.js';
 import { osbHttp } from './osb-http.js';
 
-const INSTANCES = Number(process.argv[2] ?? 60);
+const INSTANCES = Number(process.argv[2] ?? 200);
 const CONCURRENCY = Number(process.argv[3] ?? 10);
 /** Rounds, the update workflow alone and the rollout alternating. */
 const ROUNDS = 2;
