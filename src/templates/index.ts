@@ -98,8 +98,10 @@ const helmThreads = (): RenderPool =>
  * stops the render threads as {@link closeRenderer} does, and the next render starts threads with
  * the new limits.
  */
-export async function configureRenderer(changes: Partial<RendererSettings>): Promise<void> {
-  settings = { ...settings, ...changes };
+export async function configureRenderer(
+  changes: Partial<Omit<RendererSettings, 'chart'>> & { readonly chart?: Partial<ChartLimits> },
+): Promise<void> {
+  settings = { ...settings, ...changes, chart: { ...settings.chart, ...changes.chart } };
   await closeRenderer();
 }
 
@@ -182,7 +184,12 @@ async function renderHelm(
     release: release.name,
     namespace: release.namespace,
     ...(options.capabilities
-      ? { kubeVersion: options.capabilities.kubeVersion, apiVersions: options.capabilities.apiVersions }
+      ? {
+          kubeVersion: options.capabilities.kubeVersion,
+          kubeMajor: options.capabilities.major ?? '',
+          kubeMinor: options.capabilities.minor ?? '',
+          apiVersions: options.capabilities.apiVersions,
+        }
       : {}),
   };
   const maxInputBytes = archive.length + (options.maxInputBytes ?? settings.maxInputBytes);

@@ -22,6 +22,9 @@ export const releaseName = (recordName: string): string => `in-${adler32(recordN
 export interface ClusterCapabilities {
   /** The apiserver's version, as its `/version` gives `gitVersion` (`v1.31.2`). */
   readonly kubeVersion: string;
+  /** `major` and `minor` of its `/version`. @default read from `kubeVersion` */
+  readonly major?: string;
+  readonly minor?: string;
   /** Its group versions (`apps/v1`) and the kinds of each (`apps/v1/Deployment`), as Helm lists them. */
   readonly apiVersions: readonly string[];
 }

@@ -27,6 +27,10 @@ type Request struct {
 	// cluster's; without them, Helm's defaults (as in `helm template`).
 	KubeVersion string   `json:"kubeVersion"`
 	APIVersions []string `json:"apiVersions"`
+	// KubeMajor and KubeMinor are the cluster's own (`/version`'s major and minor, "31+" on some
+	// clusters); read from KubeVersion when empty.
+	KubeMajor string `json:"kubeMajor"`
+	KubeMinor string `json:"kubeMinor"`
 }
 
 // OutputTooLargeError is a render whose output is over its limit.
@@ -50,6 +54,12 @@ func capabilities(req Request) (*chartutil.Capabilities, error) {
 			return nil, fmt.Errorf("the cluster's Kubernetes version %q: %w", req.KubeVersion, err)
 		}
 		caps.KubeVersion = *kube
+		if req.KubeMajor != "" {
+			caps.KubeVersion.Major = req.KubeMajor
+		}
+		if req.KubeMinor != "" {
+			caps.KubeVersion.Minor = req.KubeMinor
+		}
 	}
 	if req.APIVersions != nil {
 		caps.APIVersions = chartutil.VersionSet(req.APIVersions)
