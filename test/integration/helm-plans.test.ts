@@ -11,6 +11,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { VersionApi } from '@kubernetes/client-node';
 import { readObject } from '../../src/kube/objects.js';
 import { resourceName } from '../../src/resources/names.js';
 import type { PlanTemplate, SFPlan } from '../../src/resources/types.js';
@@ -169,10 +170,17 @@ describe('helm charts as plan templates', () => {
       provisionBody(DESIGN_SERVICE_ID, planId, { size: 'medium' }),
       `${instancePath}/last_operation`,
     );
-    // THEN the chart's objects are in the instance's namespace, with the values given
+    // THEN the chart's objects are in the instance's namespace, with the values given and the
+    // cluster's own capabilities (its version, and our CRDs' kinds, which Helm's defaults lack)
     expect(provisioned.body.state).toBe('succeeded');
     const config = await configMap(instanceId, `${release}-config`);
-    expect(config?.data).toEqual({ size: 'medium', namespace: `sf-${instanceId}` });
+    const { gitVersion } = await master!.kubeConfig.makeApiClient(VersionApi).getCode();
+    expect(config?.data).toEqual({
+      size: 'medium',
+      namespace: `sf-${instanceId}`,
+      kubeVersion: gitVersion,
+      knowsRecords: 'true',
+    });
     expect(config?.metadata.ownerReferences).toHaveLength(1);
     expect((await configMap(instanceId, `${release}-extra`))?.data).toEqual({ extra: 'yes' });
 
