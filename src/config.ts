@@ -21,6 +21,18 @@ export interface RendererConfig {
    * `wasm_exec.js` in the same folder. @default the build beside the code (`dist/wasm`)
    */
   readonly wasmFile?: string;
+  /**
+   * INTEROP_HELM_WASM: the WebAssembly build of Helm's engine (helm templates), with Go's
+   * `wasm_exec.js` in the same folder. @default the build beside the code (`dist/wasm/helm.wasm`)
+   */
+  readonly helmWasmFile?: string;
+  /** Limits of the charts of helm templates, fetched from their `url`. */
+  readonly chart?: {
+    /** INTEROP_HELM_CHART_MAX_BYTES: most bytes of a chart archive. @default 4194304 (4 MiB) */
+    readonly maxBytes?: number;
+    /** INTEROP_HELM_CHART_TIMEOUT_SECONDS: time limit of fetching a chart. @default 20 */
+    readonly timeoutMs?: number;
+  };
 }
 
 export interface Config {
@@ -247,7 +259,19 @@ function oneOf<T extends string>(
  * render command (src/cli), which needs nothing else.
  */
 export function loadRendererConfig(env: NodeJS.ProcessEnv = process.env): RendererConfig {
-  return env.INTEROP_GOTEMPLATE_WASM ? { wasmFile: env.INTEROP_GOTEMPLATE_WASM } : {};
+  const chart = {
+    ...(env.INTEROP_HELM_CHART_MAX_BYTES
+      ? { maxBytes: count(env, 'INTEROP_HELM_CHART_MAX_BYTES', 4 * 1024 * 1024) }
+      : {}),
+    ...(env.INTEROP_HELM_CHART_TIMEOUT_SECONDS
+      ? { timeoutMs: number(env, 'INTEROP_HELM_CHART_TIMEOUT_SECONDS', 20) * 1000 }
+      : {}),
+  };
+  return {
+    ...(env.INTEROP_GOTEMPLATE_WASM ? { wasmFile: env.INTEROP_GOTEMPLATE_WASM } : {}),
+    ...(env.INTEROP_HELM_WASM ? { helmWasmFile: env.INTEROP_HELM_WASM } : {}),
+    ...(Object.keys(chart).length > 0 ? { chart } : {}),
+  };
 }
 
 /**

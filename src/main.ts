@@ -42,7 +42,7 @@ async function main(): Promise<void> {
     shutdownSignals: [],
   });
   const tracing = config.tracing ? startTracing(config.tracing) : undefined;
-  if (config.renderer.wasmFile) await configureRenderer({ wasmFile: config.renderer.wasmFile });
+  if (Object.keys(config.renderer).length > 0) await configureRenderer(config.renderer);
   const master = clusterClientFromFile(config.masterClusterId, config.masterKubeconfig, {
     ...(monitoring.worker ? { calls: monitoring.worker } : {}),
   });

@@ -191,6 +191,19 @@ describe('scheduler settings', () => {
 });
 
 describe('renderer settings', () => {
+  test('GIVEN the helm settings WHEN loaded THEN the helm build and the chart limits', () => {
+    expect(
+      loadRendererConfig({
+        INTEROP_HELM_WASM: '/opt/renderer/helm.wasm',
+        INTEROP_HELM_CHART_MAX_BYTES: '1048576',
+        INTEROP_HELM_CHART_TIMEOUT_SECONDS: '2.5',
+      }),
+    ).toEqual({ helmWasmFile: '/opt/renderer/helm.wasm', chart: { maxBytes: 1048576, timeoutMs: 2500 } });
+    expect(() => loadRendererConfig({ INTEROP_HELM_CHART_MAX_BYTES: '1.5' })).toThrow(
+      'INTEROP_HELM_CHART_MAX_BYTES must be a whole number, 1 or more, not "1.5"',
+    );
+  });
+
   test('GIVEN nothing set WHEN loaded THEN the renderer uses the build beside the code', () => {
     expect(loadConfig('worker', base).renderer).toEqual({});
     expect(loadRendererConfig({})).toEqual({});
