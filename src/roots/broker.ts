@@ -14,6 +14,7 @@ import { createApp } from '../api/app.js';
 import { answerClientError } from '../api/client-errors.js';
 import type { Logger } from '../log.js';
 import { brokerMetrics } from '../metrics/prometheus.js';
+import { adminConfigured, rotatingCredentials } from './secret-files.js';
 
 import type { Tracing } from '../tracing.js';
 
@@ -62,19 +63,30 @@ export async function startBroker(
   };
   const broker = new TemporalServiceBroker(brokerDeps);
   const admin = new TemporalAdminService(brokerParts(brokerDeps), { namespace: config.namespace, log });
-  const adminCredentials = config.broker.admin ? [config.broker.admin] : [];
-  const credentials = [{ username: config.broker.username, password: config.broker.password }];
+  const fileOptions = { log, overlapMs: config.credentialOverlapMs };
+  const credentials = rotatingCredentials(config.broker.credentials, fileOptions);
+  const adminSettings = config.broker.admin;
+  // Never the OSB API's: a platform's credentials must not reach the admin API.
+  const adminCredentials = adminConfigured(adminSettings)
+    ? rotatingCredentials(adminSettings, {
+        ...fileOptions,
+        check: (admin) =>
+          credentials().some((osb) => osb.username === admin.username && osb.password === admin.password)
+            ? 'the admin credentials must differ from the OSB credentials'
+            : undefined,
+      })
+    : () => [];
   let stopping = false;
   const app = createApp({
     broker,
     catalog,
-    credentials: () => credentials,
+    credentials,
     maxBodyBytes: config.broker.maxBodyBytes,
     log,
     stopping: () => stopping,
     ...(metrics ? { requests: metrics } : {}),
     ...(tracing ? { tracer: tracing.tracer } : {}),
-    admin: { service: admin, credentials: () => adminCredentials },
+    admin: { service: admin, credentials: adminCredentials },
   });
   const codec = config.codec
     ? await startCodecServer({
