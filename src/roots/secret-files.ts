@@ -61,9 +61,21 @@ function fileVersion(file: string): string {
  * version of the file.
  */
 export function secretReader(setting: SecretSetting, options: SecretFileOptions): () => string {
+  const read = watchedSecret(setting, options);
+  return () => read().value;
+}
+
+/**
+ * {@link secretReader}, which also tells whether the file's current version is the value returned
+ * (`usable`), or a version that could not be used (the last good value is returned).
+ */
+function watchedSecret(
+  setting: SecretSetting,
+  options: SecretFileOptions,
+): () => { value: string; usable: boolean } {
   if ('value' in setting) {
-    const { value } = setting;
-    return () => value;
+    const current = { value: setting.value, usable: true };
+    return () => current;
   }
   const { file, name } = setting;
   const interval = options.checkIntervalMs ?? 1000;
@@ -71,15 +83,15 @@ export function secretReader(setting: SecretSetting, options: SecretFileOptions)
   let version = fileVersion(file);
   const first = readSecretFile(file);
   if ('problem' in first) throw new ConfigError(`${name}: the file ${file} ${first.problem}`);
-  let value = first.value;
+  let current = { value: first.value, usable: true };
   let checkedAt = now();
   return () => {
     const t = now();
-    if (t - checkedAt < interval) return value;
+    if (t - checkedAt < interval) return current;
     checkedAt = t;
-    const current = fileVersion(file);
-    if (current === version) return value;
-    version = current;
+    const seen = fileVersion(file);
+    if (seen === version) return current;
+    version = seen;
     const read = readSecretFile(file);
     if ('problem' in read) {
       options.log.warn('a credential file cannot be used; the last value read stays in use', {
@@ -87,11 +99,13 @@ export function secretReader(setting: SecretSetting, options: SecretFileOptions)
         file,
         problem: read.problem,
       });
-    } else if (read.value !== value) {
-      value = read.value;
-      options.log.info('a credential file changed; its new value is in use', { setting: name, file });
+      current = { value: current.value, usable: false };
+    } else {
+      if (read.value !== current.value)
+        options.log.info('a credential file changed; its new value is in use', { setting: name, file });
+      current = { value: read.value, usable: true };
     }
-    return value;
+    return current;
   };
 }
 
@@ -132,8 +146,10 @@ const sameCredentials = (a: Credentials, b: Credentials): boolean =>
 
 /**
  * The credentials a Basic-auth API accepts now: those of its settings, and for `overlapMs` after
- * they change, the ones before. `check` may refuse a pair read from the files (say why): the
- * last accepted pair then stays, with a warning. At start a refused pair is a {@link ConfigError}.
+ * they change, the ones before. The pair changes as a whole: while either file cannot be used,
+ * the last good pair stays (never a new user with an old password). `check` may refuse a pair read
+ * from the files (say why): the last good pair then stays too, with a warning. At start a refused
+ * pair is a {@link ConfigError}.
  */
 export function rotatingCredentials(
   settings: CredentialSettings,
@@ -142,14 +158,16 @@ export function rotatingCredentials(
     readonly check?: (c: Credentials) => string | undefined;
   },
 ): () => readonly Credentials[] {
-  const username = secretReader(settings.username, options);
-  const password = secretReader(settings.password, options);
-  let good: Credentials = { username: username(), password: password() };
+  const username = watchedSecret(settings.username, options);
+  const password = watchedSecret(settings.password, options);
+  let good: Credentials = { username: username().value, password: password().value };
   const startProblem = options.check?.(good);
   if (startProblem) throw new ConfigError(startProblem);
   let refused: Credentials | undefined;
   const current = (): Credentials => {
-    const read = { username: username(), password: password() };
+    const [user, secret] = [username(), password()];
+    if (!user.usable || !secret.usable) return good;
+    const read = { username: user.value, password: secret.value };
     if (sameCredentials(read, good)) return good;
     const problem = options.check?.(read);
     if (!problem) return (good = read);

@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../../../src/config.js';
 import type { Logger } from '../../../src/log.js';
@@ -9,6 +8,7 @@ import {
   secretReader,
   withOverlap,
 } from '../../../src/roots/secret-files.js';
+import { SecretVolume } from '../../support/secret-volume.js';
 
 /** A logger that keeps its lines, to check what a warning says (and what it never says). */
 function keptLog(): Logger & { lines: { level: string; msg: string; fields: unknown }[] } {
@@ -21,36 +21,6 @@ function keptLog(): Logger & { lines: { level: string; msg: string; fields: unkn
     warn: line('warn'),
     error: line('error'),
   } as unknown as Logger & { lines: typeof lines };
-}
-
-/**
- * A folder laid out as the kubelet mounts a Secret: `<key>` links to `..data/<key>`, `..data`
- * links to a folder of the version; a new version is written beside and `..data` replaced at once.
- */
-class SecretVolume {
-  readonly dir = mkdtempSync(join(tmpdir(), 'secret-volume-'));
-  private version = 0;
-
-  constructor(data: Record<string, string>) {
-    this.write(data);
-    for (const key of Object.keys(data)) symlinkSync(join('..data', key), join(this.dir, key));
-  }
-
-  path(key: string): string {
-    return join(this.dir, key);
-  }
-
-  write(data: Record<string, string>): void {
-    const folder = `..v${++this.version}`;
-    mkdirSync(join(this.dir, folder));
-    for (const [key, value] of Object.entries(data)) writeFileSync(join(this.dir, folder, key), value);
-    symlinkSync(folder, join(this.dir, '..data_tmp'));
-    renameSync(join(this.dir, '..data_tmp'), join(this.dir, '..data'));
-  }
-
-  remove(): void {
-    rmSync(this.dir, { recursive: true, force: true });
-  }
 }
 
 describe('a credential read from a file', () => {
@@ -227,6 +197,16 @@ describe('rotating Basic-auth credentials', () => {
       { username: 'admin', password: 'one' },
     ]);
     clock = 11_000;
+    expect(accepted()).toEqual([{ username: 'ops', password: 'two' }]);
+  });
+
+  test('GIVEN a new user with an empty password WHEN asked THEN the last good pair as a whole, never the new user with the old password', () => {
+    const accepted = rotatingCredentials(settings(), { log: keptLog(), now, overlapMs: 0 });
+    volume.write({ adminUsername: 'ops', adminPassword: '' });
+    clock = 1000;
+    expect(accepted()).toEqual([{ username: 'admin', password: 'one' }]);
+    volume.write({ adminUsername: 'ops', adminPassword: 'two' });
+    clock = 2000;
     expect(accepted()).toEqual([{ username: 'ops', password: 'two' }]);
   });
 
