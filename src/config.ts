@@ -90,7 +90,8 @@ export interface Config {
      */
     readonly shutdownDelayMs: number;
     /**
-     * INTEROP_ADMIN_USERNAME, INTEROP_ADMIN_PASSWORD (or their `_FILE` settings): the credentials
+     * INTEROP_ADMIN_USERNAME, INTEROP_ADMIN_PASSWORD (or INTEROP_ADMIN_USERNAME_FILE,
+     * INTEROP_ADMIN_PASSWORD_FILE, files re-read when they change): the credentials
      * of the admin API (`/admin`), apart from the OSB API's. Unset: the admin API accepts no one.
      * Files that are both missing at start count as unset (a mounted Secret without the keys).
      */
