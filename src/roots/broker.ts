@@ -37,6 +37,20 @@ export async function startBroker(
   monitoring?: BrokerMonitoring,
   tracing?: Tracing,
 ): Promise<{ url: string; stop(delayMs?: number): Promise<void> }> {
+  // First: credential files that cannot be read stop the broker before it connects to anything.
+  const fileOptions = { log, overlapMs: config.credentialOverlapMs };
+  const credentials = rotatingCredentials(config.broker.credentials, fileOptions);
+  const adminSettings = config.broker.admin;
+  // Never the OSB API's: a platform's credentials must not reach the admin API.
+  const adminCredentials = adminConfigured(adminSettings)
+    ? rotatingCredentials(adminSettings, {
+        ...fileOptions,
+        check: (admin) =>
+          credentials().some((osb) => osb.username === admin.username && osb.password === admin.password)
+            ? 'the admin credentials must differ from the OSB credentials'
+            : undefined,
+      })
+    : () => [];
   const { client, close } = await connectClient(config.temporal, tracing?.clientInterceptors);
   const catalog = await startCatalogCache(master, config.namespace, (err) =>
     log.warn('catalog watch failed; restarting', { error: String(err) }),
@@ -63,19 +77,6 @@ export async function startBroker(
   };
   const broker = new TemporalServiceBroker(brokerDeps);
   const admin = new TemporalAdminService(brokerParts(brokerDeps), { namespace: config.namespace, log });
-  const fileOptions = { log, overlapMs: config.credentialOverlapMs };
-  const credentials = rotatingCredentials(config.broker.credentials, fileOptions);
-  const adminSettings = config.broker.admin;
-  // Never the OSB API's: a platform's credentials must not reach the admin API.
-  const adminCredentials = adminConfigured(adminSettings)
-    ? rotatingCredentials(adminSettings, {
-        ...fileOptions,
-        check: (admin) =>
-          credentials().some((osb) => osb.username === admin.username && osb.password === admin.password)
-            ? 'the admin credentials must differ from the OSB credentials'
-            : undefined,
-      })
-    : () => [];
   let stopping = false;
   const app = createApp({
     broker,

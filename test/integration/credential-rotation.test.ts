@@ -122,6 +122,19 @@ describe('credentials rotated in their files, without a restart', () => {
     expect((await statuses({ ...generation(4), password: generation(3).password })).osb).toBe(401);
   });
 
+  test('GIVEN a password file that is missing at start WHEN a broker starts THEN it stops with a message naming the setting and the file', async () => {
+    const missing = volume.path('no-such-key');
+    await expect(
+      startProcess(
+        'broker',
+        await systemSettings({
+          INTEROP_BROKER_PASSWORD: '',
+          INTEROP_BROKER_PASSWORD_FILE: missing,
+        }),
+      ),
+    ).rejects.toThrow(`INTEROP_BROKER_PASSWORD_FILE: the file ${missing} cannot be read (ENOENT)`);
+  });
+
   test('WHEN the broker is looked at THEN it never restarted and its log holds no credential', () => {
     const log = readFileSync(broker.logFile, 'utf8');
     expect(log.match(/broker listening/g)).toHaveLength(1);
