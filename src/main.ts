@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   startLog = logs.logger(role);
   forwardWarnings(startLog);
   const log = logs.logger(role);
-  const monitoring = await prepareMonitoring(role, config.metrics, log);
+  const monitoring = await prepareMonitoring(role, config.metrics, log, config.credentialOverlapMs);
   Runtime.install({
     // The SDK's logs and, forwarded, its Core's: lines of our JSON log.
     logger: logs.temporalLogger(),

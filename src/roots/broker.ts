@@ -14,6 +14,7 @@ import { createApp } from '../api/app.js';
 import { answerClientError } from '../api/client-errors.js';
 import type { Logger } from '../log.js';
 import { brokerMetrics } from '../metrics/prometheus.js';
+import { adminConfigured, rotatingCredentials } from './secret-files.js';
 
 import type { Tracing } from '../tracing.js';
 
@@ -36,6 +37,20 @@ export async function startBroker(
   monitoring?: BrokerMonitoring,
   tracing?: Tracing,
 ): Promise<{ url: string; stop(delayMs?: number): Promise<void> }> {
+  // First: credential files that cannot be read stop the broker before it connects to anything.
+  const fileOptions = { log, overlapMs: config.credentialOverlapMs };
+  const credentials = rotatingCredentials(config.broker.credentials, fileOptions);
+  const adminSettings = config.broker.admin;
+  // Never the OSB API's: a platform's credentials must not reach the admin API.
+  const adminCredentials = adminConfigured(adminSettings)
+    ? rotatingCredentials(adminSettings, {
+        ...fileOptions,
+        check: (admin) =>
+          credentials().some((osb) => osb.username === admin.username && osb.password === admin.password)
+            ? 'the admin credentials must differ from the OSB credentials'
+            : undefined,
+      })
+    : () => [];
   const { client, close } = await connectClient(config.temporal, tracing?.clientInterceptors);
   const catalog = await startCatalogCache(master, config.namespace, (err) =>
     log.warn('catalog watch failed; restarting', { error: String(err) }),
@@ -62,19 +77,17 @@ export async function startBroker(
   };
   const broker = new TemporalServiceBroker(brokerDeps);
   const admin = new TemporalAdminService(brokerParts(brokerDeps), { namespace: config.namespace, log });
-  const adminCredentials = config.broker.admin ? [config.broker.admin] : [];
-  const credentials = [{ username: config.broker.username, password: config.broker.password }];
   let stopping = false;
   const app = createApp({
     broker,
     catalog,
-    credentials: () => credentials,
+    credentials,
     maxBodyBytes: config.broker.maxBodyBytes,
     log,
     stopping: () => stopping,
     ...(metrics ? { requests: metrics } : {}),
     ...(tracing ? { tracer: tracing.tracer } : {}),
-    admin: { service: admin, credentials: () => adminCredentials },
+    admin: { service: admin, credentials: adminCredentials },
   });
   const codec = config.codec
     ? await startCodecServer({
