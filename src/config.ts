@@ -191,10 +191,11 @@ export interface CodecConfig {
   /** INTEROP_CODEC_PORT: its own port, never the OSB API's. */
   readonly port: number;
   /**
-   * INTEROP_CODEC_TOKEN: what clients present (`Authorization: Bearer`, or in the endpoint's path);
-   * 16 or more URL-safe characters. Required with the port.
+   * INTEROP_CODEC_TOKEN (or INTEROP_CODEC_TOKEN_FILE, re-read when it changes, the token before
+   * accepted for the credentials' overlap): what clients present (`Authorization: Bearer`, or in
+   * the endpoint's path); 16 or more URL-safe characters. Required with the port.
    */
-  readonly token: string;
+  readonly token: SecretSetting;
   /**
    * INTEROP_CODEC_ORIGINS: comma-separated origins (`https://temporal-ui.example.com`) allowed to
    * call it from a browser: the Temporal Web UI's. @default none (no browser)
@@ -478,6 +479,11 @@ function tracingConfig(env: NodeJS.ProcessEnv, role: 'broker' | 'worker' | 'all'
   };
 }
 
+/** What a codec token must be: it may appear in a URL path. */
+export const CODEC_TOKEN_RULE =
+  '16 characters or more of letters, digits and - . _ ~ (it may appear in a URL path)';
+export const isCodecToken = (token: string): boolean => /^[A-Za-z0-9._~-]{16,}$/.test(token);
+
 /** The codec endpoint's settings, when its port is set. */
 function codecConfig(env: NodeJS.ProcessEnv, brokerPort: number): { codec?: CodecConfig } {
   if (!env.INTEROP_CODEC_PORT) return {};
@@ -488,11 +494,9 @@ function codecConfig(env: NodeJS.ProcessEnv, brokerPort: number): { codec?: Code
     throw new ConfigError(
       'INTEROP_CODEC_PORT must differ from INTEROP_PORT: the codec endpoint has its own port',
     );
-  const token = required(env, 'INTEROP_CODEC_TOKEN');
-  if (!/^[A-Za-z0-9._~-]{16,}$/.test(token))
-    throw new ConfigError(
-      'INTEROP_CODEC_TOKEN must be 16 characters or more of letters, digits and - . _ ~ (it may appear in a URL path)',
-    );
+  const token = requiredSecret(env, 'INTEROP_CODEC_TOKEN');
+  if ('value' in token && !isCodecToken(token.value))
+    throw new ConfigError(`INTEROP_CODEC_TOKEN must be ${CODEC_TOKEN_RULE}`);
   const origins = (env.INTEROP_CODEC_ORIGINS ?? '')
     .split(',')
     .map((o) => o.trim())

@@ -5,7 +5,7 @@ import type Koa from 'koa';
 import type { Registry } from 'prom-client';
 import { TemporalAdminService } from '../broker/admin.js';
 import { TemporalServiceBroker, brokerParts, type BrokerDeps } from '../broker/service.js';
-import type { Config } from '../config.js';
+import { CODEC_TOKEN_RULE, isCodecToken, type Config } from '../config.js';
 import type { ClusterClient } from '../kube/clients.js';
 import { startCatalogCache } from '../kube/catalog-cache.js';
 import { startCodecServer } from '../temporal/codec-server.js';
@@ -14,7 +14,7 @@ import { createApp } from '../api/app.js';
 import { answerClientError } from '../api/client-errors.js';
 import type { Logger } from '../log.js';
 import { brokerMetrics } from '../metrics/prometheus.js';
-import { adminConfigured, rotatingCredentials } from './secret-files.js';
+import { adminConfigured, rotatingCredentials, rotatingSecret } from './secret-files.js';
 
 import type { Tracing } from '../tracing.js';
 
@@ -51,6 +51,13 @@ export async function startBroker(
             : undefined,
       })
     : () => [];
+  const codecEndpoint = config.codec && {
+    ...config.codec,
+    tokens: rotatingSecret(config.codec.token, {
+      ...fileOptions,
+      check: (token) => (isCodecToken(token) ? undefined : `the token must be ${CODEC_TOKEN_RULE}`),
+    }),
+  };
   const { client, close } = await connectClient(config.temporal, tracing?.clientInterceptors);
   const catalog = await startCatalogCache(master, config.namespace, (err) =>
     log.warn('catalog watch failed; restarting', { error: String(err) }),
@@ -89,9 +96,9 @@ export async function startBroker(
     ...(tracing ? { tracer: tracing.tracer } : {}),
     admin: { service: admin, credentials: adminCredentials },
   });
-  const codec = config.codec
+  const codec = codecEndpoint
     ? await startCodecServer({
-        ...config.codec,
+        ...codecEndpoint,
         host: config.broker.host,
         codec: payloadCodec(config.temporal),
         namespace: config.temporal.namespace,

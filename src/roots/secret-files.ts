@@ -183,6 +183,39 @@ export function rotatingCredentials(
 }
 
 /**
+ * One rotating secret (a token): its value now, with the one before for `overlapMs` after it
+ * changed. `check` may refuse a value (say why): at start that is a {@link ConfigError}; later the
+ * last good value stays, with a warning that never holds the value.
+ */
+export function rotatingSecret(
+  setting: SecretSetting,
+  options: SecretFileOptions & {
+    readonly overlapMs: number;
+    readonly check?: (value: string) => string | undefined;
+  },
+): () => readonly string[] {
+  const read = watchedSecret(setting, options);
+  let good = read().value;
+  const startProblem = options.check?.(good);
+  if (startProblem) throw new ConfigError(`${setting.name}: ${startProblem}`);
+  let refused: string | undefined;
+  const current = (): string => {
+    const { value, usable } = read();
+    if (!usable || value === good) return good;
+    const problem = options.check?.(value);
+    if (!problem) return (good = value);
+    if (value !== refused)
+      options.log.warn('the secret read from its file is refused; the last one stays in use', {
+        setting: setting.name,
+        problem,
+      });
+    refused = value;
+    return good;
+  };
+  return withOverlap(current, (a, b) => a === b, options.overlapMs, options.now);
+}
+
+/**
  * Whether the admin API is configured: settings given as values, or files of which at least one
  * exists (a mounted Secret without the admin keys leaves both missing: no admin API).
  */

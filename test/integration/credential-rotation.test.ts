@@ -1,11 +1,12 @@
 /**
  * Credentials rotated without a restart: a broker process reads the OSB API's and the admin API's
- * credentials and the metrics token from files laid out as the kubelet mounts a Secret; the Secret
+ * credentials, the metrics token and the codec endpoint's token from files laid out as the kubelet mounts a Secret; the Secret
  * is rotated twice under it. After each rotation the new credentials are accepted and the ones
  * replaced stay accepted for the overlap (one generation: the second rotation ends the first
  * one's), so the first ones are refused; the process never restarted and never logged a value.
  */
 import { readFileSync } from 'node:fs';
+import { freePort } from '../../dev/local/processes.js';
 import { environment, eventually } from '../support/env.js';
 import { SecretVolume } from '../support/secret-volume.js';
 import { startProcess, systemSettings, type SystemProcess } from '../support/system.js';
@@ -16,6 +17,7 @@ type Generation = {
   readonly adminUsername: string;
   readonly adminPassword: string;
   readonly token: string;
+  readonly codecToken: string;
 };
 
 const generation = (n: number): Generation => ({
@@ -24,6 +26,7 @@ const generation = (n: number): Generation => ({
   adminUsername: `ops-${n}`,
   adminPassword: `admin-password-${n}-not-secret`,
   token: `metrics-token-${n}-not-secret`,
+  codecToken: `codec-token-${n}-not-secret`,
 });
 
 const basic = (username: string, password: string) =>
@@ -32,10 +35,11 @@ const basic = (username: string, password: string) =>
 describe('credentials rotated in their files, without a restart', () => {
   let volume: SecretVolume;
   let broker: SystemProcess;
+  let codecPort: number;
 
   /** The status the broker gives each API for the credentials of generation `g`. */
   async function statuses(g: Generation) {
-    const [osb, admin, metrics] = await Promise.all([
+    const [osb, admin, metrics, codec] = await Promise.all([
       fetch(`${broker.url}/v2/catalog`, {
         headers: { Authorization: basic(g.username, g.password), 'X-Broker-API-Version': '2.17' },
       }),
@@ -43,25 +47,33 @@ describe('credentials rotated in their files, without a restart', () => {
         headers: { Authorization: basic(g.adminUsername, g.adminPassword) },
       }),
       fetch(`${broker.metricsUrl}/metrics`, { headers: { Authorization: `Bearer ${g.token}` } }),
+      fetch(`http://127.0.0.1:${codecPort}/decode`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${g.codecToken}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ payloads: [] }),
+      }),
     ]);
-    await Promise.all([osb.text(), admin.text(), metrics.text()]);
-    return { osb: osb.status, admin: admin.status, metrics: metrics.status };
+    await Promise.all([osb.text(), admin.text(), metrics.text(), codec.text()]);
+    return { osb: osb.status, admin: admin.status, metrics: metrics.status, codec: codec.status };
   }
 
-  const ACCEPTED = { osb: 200, admin: 200, metrics: 200 };
-  const REFUSED = { osb: 401, admin: 401, metrics: 401 };
+  const ACCEPTED = { osb: 200, admin: 200, metrics: 200, codec: 200 };
+  const REFUSED = { osb: 401, admin: 401, metrics: 401, codec: 401 };
 
   /** Rotates the Secret to generation `g` and waits until the broker accepts it on every API. */
   async function rotate(g: Generation): Promise<void> {
     volume.write(g);
     await eventually(`the broker accepts ${g.username}`, async () => {
       const seen = await statuses(g);
-      return seen.osb === 200 && seen.admin === 200 && seen.metrics === 200 ? true : undefined;
+      return seen.osb === 200 && seen.admin === 200 && seen.metrics === 200 && seen.codec === 200
+        ? true
+        : undefined;
     });
   }
 
   beforeAll(async () => {
     volume = new SecretVolume(generation(1), environment().workDir);
+    codecPort = await freePort();
     broker = await startProcess(
       'broker',
       await systemSettings({
@@ -72,6 +84,8 @@ describe('credentials rotated in their files, without a restart', () => {
         INTEROP_ADMIN_USERNAME_FILE: volume.path('adminUsername'),
         INTEROP_ADMIN_PASSWORD_FILE: volume.path('adminPassword'),
         INTEROP_METRICS_TOKEN_FILE: volume.path('token'),
+        INTEROP_CODEC_PORT: String(codecPort),
+        INTEROP_CODEC_TOKEN_FILE: volume.path('codecToken'),
         INTEROP_CREDENTIALS_OVERLAP_SECONDS: '3600',
       }),
     );
@@ -85,7 +99,13 @@ describe('credentials rotated in their files, without a restart', () => {
   test('GIVEN the first Secret WHEN called THEN its credentials are accepted and others refused', async () => {
     expect(await statuses(generation(1))).toEqual(ACCEPTED);
     expect(
-      await statuses({ ...generation(1), password: 'wrong', adminPassword: 'wrong', token: 'wrong' }),
+      await statuses({
+        ...generation(1),
+        password: 'wrong',
+        adminPassword: 'wrong',
+        token: 'wrong',
+        codecToken: 'wrong-codec-token-0123',
+      }),
     ).toEqual(REFUSED);
     expect(await statuses(generation(2))).toEqual(REFUSED);
   });

@@ -334,8 +334,20 @@ describe('codec endpoint settings', () => {
     });
     expect(codec).toEqual({
       port: 8081,
-      token,
+      token: { name: 'INTEROP_CODEC_TOKEN', value: token },
       origins: ['https://ui.example.com', 'http://127.0.0.1:8233'],
+    });
+  });
+
+  test('GIVEN the token as a file WHEN loaded THEN the file is the setting (read, and checked, by the broker)', () => {
+    const { codec } = loadConfig('broker', {
+      ...base,
+      INTEROP_CODEC_PORT: '8081',
+      INTEROP_CODEC_TOKEN_FILE: '/etc/interoperator/codec/token',
+    });
+    expect(codec?.token).toEqual({
+      name: 'INTEROP_CODEC_TOKEN_FILE',
+      file: '/etc/interoperator/codec/token',
     });
   });
 
@@ -344,7 +356,16 @@ describe('codec endpoint settings', () => {
   });
 
   test.each([
-    ['no token', { INTEROP_CODEC_PORT: '8081' }, /INTEROP_CODEC_TOKEN is not set/],
+    [
+      'no token',
+      { INTEROP_CODEC_PORT: '8081' },
+      /INTEROP_CODEC_TOKEN \(or INTEROP_CODEC_TOKEN_FILE\) is not set/,
+    ],
+    [
+      'a token and a token file',
+      { INTEROP_CODEC_PORT: '8081', INTEROP_CODEC_TOKEN: token, INTEROP_CODEC_TOKEN_FILE: '/t' },
+      /INTEROP_CODEC_TOKEN and INTEROP_CODEC_TOKEN_FILE are set/,
+    ],
     [
       'a short token',
       { INTEROP_CODEC_PORT: '8081', INTEROP_CODEC_TOKEN: 'short' },

@@ -432,8 +432,18 @@ withHelm('the chart rendered by helm', () => {
     });
     expect(envOf(broker)).toMatchObject({
       INTEROP_CODEC_PORT: '8081',
-      INTEROP_CODEC_TOKEN: { name: 'r-interoperator', key: 'codecToken' },
+      // A file of the mounted Secret, re-read when it changes: rotated without a restart.
+      INTEROP_CODEC_TOKEN_FILE: '/etc/interoperator/codec/token',
       INTEROP_CODEC_ORIGINS: 'https://temporal.example,https://ui.example',
+    });
+    expect(podSpec(broker).containers[0]!.volumeMounts).toContainEqual({
+      name: 'codec-token',
+      mountPath: '/etc/interoperator/codec',
+      readOnly: true,
+    });
+    expect(podSpec(broker).volumes).toContainEqual({
+      name: 'codec-token',
+      secret: { secretName: 'r-interoperator', items: [{ key: 'codecToken', path: 'token' }] },
     });
     // The workers serve no codec.
     expect(Object.keys(envOf(find(manifests, 'Deployment', 'r-interoperator-worker')))).not.toContain(
@@ -449,9 +459,9 @@ withHelm('the chart rendered by helm', () => {
     expect(Buffer.from(token, 'base64').toString('utf8')).toMatch(/^[A-Za-z0-9]{40}$/);
 
     const own = render('codec.enabled=true', 'codec.tokenSecret.name=codec', 'auth.existingSecret=mine');
-    expect(envOf(find(own, 'Deployment', 'r-interoperator-broker')).INTEROP_CODEC_TOKEN).toEqual({
-      name: 'codec',
-      key: 'token',
+    expect(podSpec(find(own, 'Deployment', 'r-interoperator-broker')).volumes).toContainEqual({
+      name: 'codec-token',
+      secret: { secretName: 'codec', items: [{ key: 'token', path: 'token' }] },
     });
     expect(() => render('codec.enabled=true', 'auth.existingSecret=mine')).toThrow(
       /needs codec.tokenSecret.name/,

@@ -5,6 +5,7 @@ import type { Logger } from '../../../src/log.js';
 import {
   adminConfigured,
   rotatingCredentials,
+  rotatingSecret,
   secretReader,
   withOverlap,
 } from '../../../src/roots/secret-files.js';
@@ -243,5 +244,44 @@ describe('rotating Basic-auth credentials', () => {
     };
     expect(adminConfigured(missing)).toBe(false);
     expect(adminConfigured({ ...missing, username: settings().username })).toBe(true);
+  });
+});
+
+describe('a rotating token', () => {
+  let volume: SecretVolume;
+  let clock: number;
+  const now = () => clock;
+  const setting = () => ({ name: 'INTEROP_CODEC_TOKEN_FILE', file: volume.path('codecToken') });
+  const check = (token: string) => (token.length >= 16 ? undefined : 'too short');
+
+  beforeEach(() => {
+    clock = 0;
+    volume = new SecretVolume({ codecToken: 'first-token-0123456789' });
+  });
+  afterEach(() => volume.remove());
+
+  test('GIVEN the Secret rotated WHEN asked THEN the new token, and the old one for the overlap', () => {
+    const accepted = rotatingSecret(setting(), { log: keptLog(), now, overlapMs: 5_000, check });
+    expect(accepted()).toEqual(['first-token-0123456789']);
+    volume.write({ codecToken: 'second-token-0123456789' });
+    clock = 1000;
+    expect(accepted()).toEqual(['second-token-0123456789', 'first-token-0123456789']);
+    clock = 7000;
+    expect(accepted()).toEqual(['second-token-0123456789']);
+  });
+
+  test('GIVEN a token the check refuses WHEN at start THEN a configuration error naming the setting; WHEN rotated THEN the last token stays, the warning without it', () => {
+    volume.write({ codecToken: 'short' });
+    expect(() => rotatingSecret(setting(), { log: keptLog(), now, overlapMs: 0, check })).toThrow(
+      new ConfigError('INTEROP_CODEC_TOKEN_FILE: too short'),
+    );
+    volume.write({ codecToken: 'first-token-0123456789' });
+    const log = keptLog();
+    const accepted = rotatingSecret(setting(), { log, now, overlapMs: 0, check });
+    volume.write({ codecToken: 'tiny' });
+    clock = 1000;
+    expect(accepted()).toEqual(['first-token-0123456789']);
+    expect(JSON.stringify(log.lines)).not.toContain('tiny');
+    expect(log.lines.filter((l) => l.level === 'warn')).toHaveLength(1);
   });
 });
