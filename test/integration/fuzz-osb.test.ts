@@ -808,7 +808,10 @@ describe('a bind while its instance is deprovisioned', () => {
     });
     expect([bind.status, bind.body]).toEqual([
       422,
-      { error: 'ConcurrencyError', description: 'The service instance is being deprovisioned.' },
+      {
+        error: 'ConcurrencyError',
+        description: 'The service instance is being deprovisioned; try again when that has finished.',
+      },
     ]);
     const bindings = await listRecordsAnywhere(master!, SFSERVICEBINDING, instanceNamespace(instanceId));
     expect(bindings).toEqual([]);
