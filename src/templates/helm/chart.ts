@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { TemplateError } from '../errors.js';
+import { fetchFailure, limitedBody } from '../source.js';
 
 /** Limits of chart archives fetched from a `url`. */
 export interface ChartLimits {
@@ -78,12 +79,6 @@ export function checkGzip(bytes: Uint8Array, where: string): void {
   }
 }
 
-function describe(err: unknown, limits: ChartLimits): string {
-  const e = err as Error & { cause?: Error };
-  if (e?.name === 'TimeoutError') return `no answer within ${limits.timeoutMs} ms`;
-  return e?.cause?.message ?? e?.message ?? String(err);
-}
-
 /** GETs the chart, or learns that the cached one (by its ETag) is still current (undefined). */
 async function download(url: string, limits: ChartLimits, etag?: string): Promise<Cached | undefined> {
   const failed = (why: string) => new TemplateError(`fetching chart ${url} failed: ${why}`, 'source');
@@ -95,7 +90,7 @@ async function download(url: string, limits: ChartLimits, etag?: string): Promis
       headers: etag ? { 'if-none-match': etag } : {},
     });
   } catch (err) {
-    throw failed(describe(err, limits));
+    throw failed(fetchFailure(err, limits));
   }
   if (response.status === 304 && etag) {
     await response.body?.cancel();
@@ -105,24 +100,7 @@ async function download(url: string, limits: ChartLimits, etag?: string): Promis
     await response.body?.cancel();
     throw failed(`HTTP ${response.status}`);
   }
-  const tooLarge = () => failed(`it is over the limit of ${limits.maxBytes} bytes`);
-  if (Number(response.headers.get('content-length') ?? 0) > limits.maxBytes) {
-    await response.body?.cancel();
-    throw tooLarge();
-  }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of response.body ?? []) {
-      size += chunk.byteLength;
-      if (size > limits.maxBytes) throw tooLarge();
-      chunks.push(chunk);
-    }
-  } catch (err) {
-    if (err instanceof TemplateError) throw err;
-    throw failed(describe(err, limits));
-  }
-  const bytes = Buffer.concat(chunks);
+  const bytes = await limitedBody(response, limits, failed);
   checkGzip(bytes, `chart ${url}`);
   const tag = response.headers.get('etag');
   return { bytes, digest: sha256(bytes), ...(tag ? { etag: tag } : {}), expires: Date.now() + limits.ttlMs };
