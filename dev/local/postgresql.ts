@@ -7,7 +7,16 @@
  * Debian's package creates, and the work dir is opened for it to reach its data.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { postgresBinDir } from '../settings.js';
@@ -76,10 +85,15 @@ export async function startPostgres(options: PostgresOptions): Promise<PostgresC
   const bin = findPostgresBinDir();
   const user = options.user ?? 'temporal';
   const account = serverAccount();
-  let workDir = path.resolve(options.workDir);
-  if (account && !passableByOthers(path.dirname(path.dirname(workDir)))) {
+  const runDir = path.resolve(options.workDir);
+  // The log stays in the run's folder, which this process writes, wherever the data goes.
+  mkdirSync(runDir, { recursive: true });
+  const logFile = path.join(runDir, 'postgresql.log');
+  let workDir = runDir;
+  const elsewhere = account !== undefined && !passableByOthers(path.dirname(path.dirname(workDir)));
+  if (elsewhere) {
     // A folder above the run's (root's home) is closed to the postgres user: the cluster goes
-    // to a folder of its own in the temporary directory instead.
+    // to a folder of its own in the temporary directory instead, removed when it stops.
     workDir = mkdtempSync(path.join(os.tmpdir(), 'interop-postgresql-'));
   }
   const dataDir = path.join(workDir, 'data');
@@ -107,7 +121,6 @@ export async function startPostgres(options: PostgresOptions): Promise<PostgresC
       );
     }
   }
-  const logFile = path.join(workDir, 'postgresql.log');
   const { proc, port } = await withFreshPorts(async () => {
     const port = await freePort();
     const server = [
@@ -149,6 +162,9 @@ export async function startPostgres(options: PostgresOptions): Promise<PostgresC
     user,
     socketDir: workDir,
     logFile,
-    stop: () => proc.stop(),
+    stop: async () => {
+      await proc.stop();
+      if (elsewhere) rmSync(workDir, { recursive: true, force: true });
+    },
   };
 }

@@ -86,23 +86,30 @@ async function setUpSchema(
     '--db',
     database,
   ];
-  const steps = [
-    ['create-database'],
-    ['setup-schema', '-v', '0.0'],
-    ['update-schema', '--schema-name', `postgresql/v12/${schema}`],
-  ];
-  for (const step of steps) {
+  const step = async (...args: string[]): Promise<string> => {
     try {
-      const { stdout, stderr } = await run(sqlTool, [...common, ...step]);
+      const { stdout, stderr } = await run(sqlTool, [...common, ...args]);
       writeFileSync(logFile, stdout + stderr, { flag: 'a' });
+      return stdout + stderr;
     } catch (err) {
       const { stdout = '', stderr = '' } = err as { stdout?: string; stderr?: string };
       writeFileSync(logFile, stdout + stderr, { flag: 'a' });
       throw new Error(
-        `temporal-sql-tool ${step[0]} of ${database} failed (log: ${logFile}):\n${(stdout + stderr).trim().split('\n').slice(-10).join('\n')}`,
+        `temporal-sql-tool ${args[0]} of ${database} failed (log: ${logFile}):\n${(stdout + stderr).trim().split('\n').slice(-10).join('\n')}`,
       );
     }
-  }
+  };
+  // A cluster kept from an earlier run (make run's state) has the database: its schema is only
+  // brought up to date.
+  const created = await step('create-database').then(
+    () => true,
+    (err: Error) => {
+      if (/already exists/.test(err.message)) return false;
+      throw err;
+    },
+  );
+  if (created) await step('setup-schema', '-v', '0.0');
+  await step('update-schema', '--schema-name', `postgresql/v12/${schema}`);
 }
 
 interface Ports {
