@@ -25,7 +25,7 @@ import { startLocalEnvironment } from './local/environment.js';
 import { devStackSettings } from './settings.js';
 
 /** The example catalogs the dev stack installs into the broker's namespace. */
-const EXAMPLE_CATALOGS = ['examples/postgresql', 'examples/mustache'];
+const EXAMPLE_CATALOGS = ['examples/postgresql', 'examples/mustache', 'examples/jsonnet'];
 
 /** A value kept in the state folder, made once. */
 function kept(workDir: string, name: string, make: () => string): string {

@@ -132,7 +132,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
     )
     .addOption(
       new Option('--type <type>', 'the template language')
-        .choices(['gotemplate', 'mustache'])
+        .choices(['gotemplate', 'mustache', 'jsonnet'])
         .default('gotemplate'),
     )
     .option('--action <name>', 'the action the template serves, as errors name it', 'provision')

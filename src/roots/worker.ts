@@ -25,11 +25,14 @@ import type { workerMetrics } from '../metrics/prometheus.js';
 import type { Tracing } from '../tracing.js';
 import { closeRenderer, renderObjects, renderValues } from '../templates/index.js';
 import { connectClient, connectionOptions, dataConverter } from '../temporal/connection.js';
+import { latestRun } from '../temporal/runs.js';
 import type { clusterHealthWorkflow } from '../workflows/cluster-health.js';
 import {
   CLUSTER_HEALTH_SETTINGS_SIGNAL,
+  MEMO_KEY,
   clusterHealthWorkflowId,
   type ClusterHealthSettings,
+  type OperationStatus,
 } from '../workflows/messages.js';
 
 export interface RunningWorker {
@@ -100,7 +103,17 @@ export async function startWorker(
     scheduling: config.scheduling,
     operationTimeoutSeconds: config.operationTimeoutSeconds,
   };
-  const activities = { ...createActivities(deps), ...rolloutActivities(deps), ...dryRunActivities(deps) };
+  const runs = {
+    latest: async (workflowId: string) => {
+      const run = await latestRun(temporal.client, workflowId, MEMO_KEY);
+      return run && { ...run, memo: run.memo as OperationStatus | undefined };
+    },
+  };
+  const activities = {
+    ...createActivities(deps),
+    ...rolloutActivities(deps, runs),
+    ...dryRunActivities(deps),
+  };
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,

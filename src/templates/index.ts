@@ -1,8 +1,9 @@
 /**
  * One rendering API for the templates of an SFPlan. `gotemplate` runs Go's own text/template with
- * sprig and the inter-operator's functions, compiled to WebAssembly; `mustache` runs the mustache
- * package; both in a small pool of worker threads, with time, size and memory limits. `helm` is
- * not supported yet. No Kubernetes or Temporal here: activities and the render command call it.
+ * sprig and the inter-operator's functions, and `jsonnet` runs go-jsonnet, both compiled to one
+ * WebAssembly module; `mustache` runs the mustache package; all in a small pool of worker threads,
+ * with time, size and memory limits. `helm` is not supported yet. No Kubernetes or Temporal here:
+ * activities and the render command call it.
  *
  * See docs/templates.md.
  */
@@ -90,7 +91,7 @@ type Engine = (
 ) => Promise<string>;
 
 const inThreads =
-  (engine: 'gotemplate' | 'mustache'): Engine =>
+  (engine: 'gotemplate' | 'jsonnet' | 'mustache'): Engine =>
   (template, name, data, options, read) => {
     // Inline content goes straight to the pool: a burst of renders costs the caller little.
     if (template.content) return threads().render(engine, name, template.content, data, options, read);
@@ -102,6 +103,7 @@ const inThreads =
 /** The engines by template type (lower case: the original accepts `GoTemplate`, `HELM`, ...). */
 const ENGINES: Readonly<Record<string, Engine>> = {
   gotemplate: inThreads('gotemplate'),
+  jsonnet: inThreads('jsonnet'),
   mustache: inThreads('mustache'),
   // The original renders the chart at `url` with values from the gotemplate in `content`; not supported yet.
   helm: () =>
@@ -190,7 +192,8 @@ export async function parseValues(text: string, action: string): Promise<unknown
 
 /**
  * Renders a `provision`, `bind` or `unbind` template and returns the Kubernetes objects it
- * describes (multi-document YAML split on `---` lines, empty documents dropped).
+ * describes (multi-document YAML split on `---` lines, empty documents dropped; for jsonnet, the
+ * object or the list of objects it evaluates to, `null` items dropped).
  */
 export async function renderObjects(
   template: PlanTemplate,
@@ -203,7 +206,7 @@ export async function renderObjects(
 
 /**
  * Renders a `status`, `sources` or `clusterSelector` template and returns the value its YAML
- * describes, as plain data (`{}` when empty).
+ * describes (for jsonnet, the value it evaluates to), as plain data (`{}` when empty or `null`).
  */
 export async function renderValues(
   template: PlanTemplate,

@@ -103,6 +103,34 @@ export const startingStatus = (
   ...(operation === 'provision' && request.dashboardUrl ? { dashboardUrl: request.dashboardUrl } : {}),
 });
 
+/** The request hash of the updates a plan's rollout makes: tells them from a platform's own. */
+export const rolloutRequestHash = (revision: string): string => `rollout/${revision}`;
+
+/** Whether an update request comes from a plan's rollout rather than from a platform. */
+export const isRolloutUpdate = (request: { readonly requestHash: string }): boolean =>
+  request.requestHash.startsWith('rollout/');
+
+/**
+ * A rollout's update request as the instance's record holds it when the update starts: the
+ * instance's plan, parameters and context are the record's (a platform's update may have ended
+ * between the rollout's read of the record and this start, and a rollout never undoes it); the
+ * maintenance info, the envelope and who asked stay the rollout's.
+ */
+export function asRecorded(request: InstanceRequest, recorded: InstanceRequest): InstanceRequest {
+  const { organizationGuid, spaceGuid, context, parameters } = recorded;
+  const { organizationGuid: _o, spaceGuid: _s, context: _c, parameters: _p, ...rollout } = request;
+  return {
+    ...rollout,
+    serviceId: recorded.serviceId,
+    planId: recorded.planId,
+    ...(organizationGuid !== undefined ? { organizationGuid } : {}),
+    ...(spaceGuid !== undefined ? { spaceGuid } : {}),
+    ...(context !== undefined ? { context } : {}),
+    ...(parameters !== undefined ? { parameters } : {}),
+    previousValues: { serviceId: recorded.serviceId, planId: recorded.planId },
+  };
+}
+
 /**
  * The `operation` string of a 202 response: the operation type and the run that carries it. A
  * custom action's is handed to admins only; `last_operation` knows the OSB ones alone.

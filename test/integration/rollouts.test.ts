@@ -13,7 +13,10 @@ import { Client, Connection } from '@temporalio/client';
 import { ROLLOUT_MESSAGES, rolloutWorkflowId, type RolloutProgress } from '../../src/admin/contract.js';
 import { startRollout } from '../../src/broker/plan-revisions.js';
 import { patchRecordStatus } from '../../src/kube/custom-objects.js';
-import { LABELS, resourceName } from '../../src/resources/names.js';
+import { rolloutRequest } from '../../src/activities/rollouts.js';
+import { ANNOTATIONS, LABELS, instanceWorkflowId, resourceName } from '../../src/resources/names.js';
+import { parseClaims } from '../../src/resources/operation-claims.js';
+import { MEMO_KEY, WORKFLOW_TYPES, startingStatus } from '../../src/workflows/messages.js';
 import { SFSERVICEBINDING, type SFPlan } from '../../src/resources/types.js';
 import { clusters, environment, eventually, unique } from '../support/env.js';
 import { payloadCodec } from '../../src/temporal/connection.js';
@@ -213,6 +216,21 @@ describe('plan changes reach running instances', () => {
     expect((await updatesOf(planId)).length).toBe(started);
     expect((await progressOf(planId)).state).toBe('paused');
     expect(paused.done).toBeLessThan(instances.length);
+    // The next instance, read ahead and claimed while the last update ran, is free again: binds
+    // of the instances the rollout has not updated are not held up by a paused rollout.
+    await eventually(
+      'no claim left on the instances not updated',
+      async () => {
+        for (const id of instances) {
+          const record = await recordOf(id);
+          const claims = parseClaims(record?.metadata.annotations?.[ANNOTATIONS.operationClaims]);
+          if (record?.metadata.labels?.[LABELS.planRevision] !== revision && claims.instance)
+            return undefined;
+        }
+        return true;
+      },
+      15_000,
+    );
 
     await rollout(planId).signal(ROLLOUT_MESSAGES.resume);
     const done = await untilRollout(planId, revision, ['done']);
@@ -364,4 +382,37 @@ describe('plan changes reach running instances', () => {
     expect(done).toMatchObject({ total: 2, done: 2, failed: 0 });
     expect(await maxConnectionsOf(busy!)).toBe('140');
   }, 300_000);
+
+  test('a rollout’s update never undoes a platform’s update that ended after the rollout read the record', async () => {
+    const planId = await planCopy('read-ahead', {});
+    const [instanceId] = await provisionMany(planId, 1);
+    // The rollout reads the record (here: now), and the platform's update comes and ends before
+    // the rollout's update starts.
+    const read = (await recordOf(instanceId!))!;
+    const plan = (await readPlan(planId))!;
+    const stale = rolloutRequest(read, plan, plan.status!.specHash!, 600);
+    const path = `/v2/service_instances/${instanceId}`;
+    const updated = await osb('PATCH', `${path}?accepts_incomplete=true`, {
+      service_id: DESIGN_SERVICE_ID,
+      plan_id: planId,
+      parameters: { tier: 'gold' },
+    });
+    expect(updated.status).toBe(202);
+    await eventually('the platform’s update to end', async () => {
+      const last = await osb('GET', `${path}/last_operation`);
+      return last.body.state === 'succeeded' ? true : undefined;
+    });
+    expect((await recordOf(instanceId!))!.spec.parameters).toEqual({ tier: 'gold' });
+
+    const status = await temporal.client.workflow.execute(WORKFLOW_TYPES.update, {
+      workflowId: instanceWorkflowId(instanceId!),
+      taskQueue: settings.taskQueue,
+      args: [stale],
+      memo: { [MEMO_KEY]: startingStatus('update', stale) },
+    });
+    expect(status).toMatchObject({ operation: 'update', state: 'succeeded' });
+    const after = (await recordOf(instanceId!))!;
+    expect(after.spec.parameters).toEqual({ tier: 'gold' });
+    expect(after.metadata.annotations?.[ANNOTATIONS.requestHash]).toBe(stale.requestHash);
+  }, 180_000);
 });

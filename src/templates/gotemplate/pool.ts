@@ -1,6 +1,6 @@
 /**
  * A small pool of worker threads that run every template (worker.mjs): Go's text/template + sprig
- * compiled to WebAssembly, and mustache. A runaway template never blocks the caller's event loop: a
+ * and go-jsonnet, compiled to WebAssembly, and mustache. A runaway template never blocks the caller's event loop: a
  * render past its time limit terminates its thread (the only way to stop Go code) and a fresh one
  * takes its place; so does a thread whose Go runtime died (out of memory).
  */
@@ -65,9 +65,12 @@ export type RenderLimits = Partial<Pick<RendererLimits, 'timeoutMs' | 'maxOutput
  * What the threads run: the template languages, and `documents`, which reads rendered YAML
  * documents (a JSON array of texts in place of the template, no data) as the original did.
  */
-export type PoolEngine = 'gotemplate' | 'mustache' | 'documents';
+export type PoolEngine = 'gotemplate' | 'jsonnet' | 'mustache' | 'documents';
 
-/** What a render's output is read as in the thread: any number of YAML documents, or one value. */
+/**
+ * What a render's output is read as in the thread: any number of YAML documents (for jsonnet: the
+ * items of a list, or one object), or one value.
+ */
 export type ReadAs = 'documents' | 'value';
 
 // The thread's code is plain JavaScript beside this module: in the source tree, and copied beside

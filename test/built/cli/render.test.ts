@@ -43,6 +43,28 @@ describe('interoperator template render', () => {
     }
   });
 
+  test('renders jsonnet with --type jsonnet: the data as external variables, the JSON it manifests', () => {
+    const data = file('j.yaml', 'instance: {metadata: {name: abc}}\npg: {spec: {port: 5432}}\n');
+    const res = cli(
+      'template',
+      'render',
+      file(
+        't.jsonnet',
+        "{ name: std.extVar('instance').metadata.name, port: std.extVar('sources').pg.spec.port }",
+      ),
+      data,
+      '--type',
+      'jsonnet',
+    );
+    expect([res.status, res.stdout, res.stderr]).toEqual([
+      0,
+      '{\n   "name": "abc",\n   "port": 5432\n}\n',
+      '',
+    ]);
+    const bad = cli('template', 'render', file('bad.jsonnet', "error 'no'"), data, '--type=jsonnet');
+    expect([bad.status, bad.stdout, bad.stderr]).toEqual([1, '', 'jsonnet: provision:1:1-11: no\n']);
+  });
+
   test('a template error goes to stderr in Go’s words, with exit status 1', () => {
     const res = cli(
       'template',
