@@ -10,7 +10,7 @@
 //                the production Temporal server on PostgreSQL (several history shards, SQL
 //                visibility) instead of the dev server, started by test/temporal-server/global-setup.mjs:
 //                the end-to-end OSB suite, the workflows, a visibility query, and the connection
-//                the chart's values describe, plain and over TLS. It runs beside the others.
+//                the chart's values describe, plain and over TLS; in the same jest run as the others.
 // The npm scripts end `--selectProjects <name>` with `--no-watchman`: otherwise jest would read
 // the file arguments given after `npm run test:unit --` as more project names, and run them all.
 const transform = {
