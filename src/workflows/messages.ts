@@ -244,5 +244,11 @@ export interface CatalogReplication {
 export const waitingForCluster = (clusterId: string, error: string): string =>
   `waiting for cluster ${clusterId}: ${error}`;
 
-/** Whether a step's failure says it waits for a cluster (see {@link waitingForCluster}). */
-export const isWaitingForCluster = (message: string): boolean => message.startsWith('waiting for cluster ');
+/**
+ * What a platform is told while a step waits for a cluster ({@link waitingForCluster}): which cluster, not the error, which
+ * may name the cluster's address (operators read it in the step's failure and the worker's log).
+ */
+export function clusterWaitDescription(message: string): string | undefined {
+  const clusterId = /^waiting for cluster (.+?): /.exec(message)?.[1];
+  return clusterId === undefined ? undefined : `waiting for cluster ${clusterId}: it does not answer yet`;
+}

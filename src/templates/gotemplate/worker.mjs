@@ -1,13 +1,16 @@
 // One render thread of the pool (pool.ts). It runs Go's text/template + sprig and go-jsonnet,
 // compiled to one WebAssembly module instantiated once per thread, and mustache, so that no template
-// ever runs on the caller's event loop. Plain JavaScript because worker threads cannot load
-// TypeScript; the pool loads it from beside its own module (`npm run build` copies it beside the compiled pool.js).
+// ever runs on the caller's event loop; or, in a pool of the helm build (helm.wasm), Helm's chart
+// engine. Plain JavaScript because worker threads cannot load TypeScript; the pool loads it from
+// beside its own module (`npm run build` copies it beside the compiled pool.js).
 //
 // workerData: { wasmExecFile: Go's wasm_exec.js, goMemLimit: GOMEMLIMIT for the Go runtime }
 // In:  first { module: WebAssembly.Module } (compiled once by the pool, with its memory capped),
 //      then { id, engine: 'gotemplate' | 'jsonnet' | 'mustache', name, template, data: JSON text,
 //      maxOutput },
 //      or { id, engine: 'documents', name, template: JSON array of YAML documents, maxOutput }
+//      or { id, engine: 'helm', name, template: the chart archive in base64, data: JSON text of
+//      the values, release and capabilities (src/templates/helm/go), maxOutput }
 //      `read: 'documents' | 'value'` on a gotemplate or mustache job: the output's YAML documents are
 //      read here too (as the 'documents' job would; 'value': at most one), and the output is their
 //      values as a JSON array: one trip. On a jsonnet job: the JSON it manifests, as that array.
@@ -69,8 +72,8 @@ go.env = { GOMEMLIMIT: goMemLimit };
 go.exit = () => {}; // wasm_exec.js would print "exit code: 2"; renderGo reports why Go stopped.
 const instance = await WebAssembly.instantiate(module, go.importObject);
 void go.run(instance);
-if (typeof globalThis.interopRender !== 'function' || typeof globalThis.interopJsonnet !== 'function') {
-  throw new Error('the gotemplate WebAssembly module did not register interopRender and interopJsonnet');
+if (typeof globalThis.interopRender !== 'function' && typeof globalThis.interopHelm !== 'function') {
+  throw new Error('the WebAssembly module registered neither interopRender nor interopHelm');
 }
 
 /** Why the Go runtime stopped during a job, from what it wrote. */
@@ -85,8 +88,19 @@ function goStopped(job) {
 }
 
 function renderGo(job) {
-  const run = job.engine === 'jsonnet' ? globalThis.interopJsonnet : globalThis.interopRender;
-  const result = run(job.name, job.template, job.data, job.maxOutput);
+  const render =
+    job.engine === 'helm'
+      ? globalThis.interopHelm
+      : job.engine === 'jsonnet'
+        ? globalThis.interopJsonnet
+        : globalThis.interopRender;
+  if (typeof render !== 'function') {
+    return {
+      error: `template: ${job.name}: this thread does not render ${job.engine}`,
+      reason: 'unavailable',
+    };
+  }
+  const result = render(job.name, job.template, job.data, job.maxOutput);
   if (go.exited || !result) return goStopped(job);
   return result.error === undefined
     ? { output: result.output }

@@ -223,13 +223,20 @@ describe('Go semantics', () => {
     ).toBe('1');
   });
 
-  test('helm is not supported yet, and an unknown type is refused, with clear errors', async () => {
+  test('helm outside provision and bind, helm without a chart, and an unknown type are refused, with clear errors', async () => {
     const helm = await failure(
-      renderTemplate({ action: 'provision', type: 'helm', content: 'x' }, 'provision', {}),
+      renderTemplate({ action: 'status', type: 'helm', content: 'x' }, 'status', {}),
     );
     expect([helm.reason, helm.message]).toEqual([
       'unsupported',
-      'templates of type helm are not supported yet',
+      'the status template is of type helm, which only provision and bind templates may be',
+    ]);
+    const noChart = await failure(
+      renderTemplate({ action: 'provision', type: 'helm', content: 'x' }, 'provision', { instance }),
+    );
+    expect([noChart.reason, noChart.message]).toEqual([
+      'source',
+      'the provision template is of type helm and has no url (its chart)',
     ]);
     const other = await failure(
       renderTemplate(go('x') && { ...go('x'), type: 'jinja' as 'helm' }, 'status', {}),
