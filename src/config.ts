@@ -37,6 +37,22 @@ export interface RendererConfig {
   };
 }
 
+/**
+ * TLS to the Temporal frontend: INTEROP_TEMPORAL_TLS=true turns it on, and so does any setting below
+ * or an API key.
+ */
+export interface TemporalTlsConfig {
+  /** INTEROP_TEMPORAL_TLS_CA_FILE: the PEM CA that signed the frontend's certificate. @default the system's CAs */
+  readonly caFile?: string;
+  /** INTEROP_TEMPORAL_TLS_SERVER_NAME: the name the frontend's certificate is checked for. @default the address's host */
+  readonly serverName?: string;
+  /**
+   * INTEROP_TEMPORAL_TLS_CERT_FILE and INTEROP_TEMPORAL_TLS_KEY_FILE, set together: the client's PEM
+   * certificate and key, for mutual TLS.
+   */
+  readonly clientCert?: { readonly certFile: string; readonly keyFile: string };
+}
+
 export interface Config {
   readonly temporal: {
     /** INTEROP_TEMPORAL_ADDRESS @default 127.0.0.1:7233 */
@@ -47,6 +63,13 @@ export interface Config {
     readonly taskQueue: string;
     /** INTEROP_PAYLOAD_KEYS: `id:base64key[,id:base64key]`, the first encrypts. Required. */
     readonly payloadKeys: readonly PayloadKey[];
+    /** TLS to the frontend; plain when unset. */
+    readonly tls?: TemporalTlsConfig;
+    /**
+     * INTEROP_TEMPORAL_API_KEY: an API key sent as a bearer token on every call (Temporal Cloud);
+     * turns TLS on.
+     */
+    readonly apiKey?: string;
   };
   /** INTEROP_MASTER_KUBECONFIG: the master cluster; KUBECONFIG or in-cluster when unset. */
   readonly masterKubeconfig?: string;
@@ -341,6 +364,33 @@ function adminCredentials(env: NodeJS.ProcessEnv): Pick<Config['broker'], 'admin
   return { admin: { username, password } };
 }
 
+/** The frontend's TLS settings, when TLS is on (see {@link TemporalTlsConfig}). */
+function temporalTlsConfig(env: NodeJS.ProcessEnv): { tls?: TemporalTlsConfig } {
+  const flag = env.INTEROP_TEMPORAL_TLS || '';
+  if (flag && flag !== 'true' && flag !== 'false')
+    throw new ConfigError(`INTEROP_TEMPORAL_TLS must be true or false, not "${flag}"`);
+  const certFile = env.INTEROP_TEMPORAL_TLS_CERT_FILE || '';
+  const keyFile = env.INTEROP_TEMPORAL_TLS_KEY_FILE || '';
+  if (!certFile !== !keyFile)
+    throw new ConfigError(
+      'INTEROP_TEMPORAL_TLS_CERT_FILE and INTEROP_TEMPORAL_TLS_KEY_FILE are set together, or neither',
+    );
+  const tls: TemporalTlsConfig = {
+    ...(env.INTEROP_TEMPORAL_TLS_CA_FILE ? { caFile: env.INTEROP_TEMPORAL_TLS_CA_FILE } : {}),
+    ...(env.INTEROP_TEMPORAL_TLS_SERVER_NAME ? { serverName: env.INTEROP_TEMPORAL_TLS_SERVER_NAME } : {}),
+    ...(certFile ? { clientCert: { certFile, keyFile } } : {}),
+  };
+  if (flag === 'false') {
+    if (Object.keys(tls).length > 0 || env.INTEROP_TEMPORAL_API_KEY)
+      throw new ConfigError(
+        'INTEROP_TEMPORAL_TLS is false, but a TLS file, server name or API key is set: they need TLS',
+      );
+    return {};
+  }
+  const on = flag === 'true' || Object.keys(tls).length > 0 || Boolean(env.INTEROP_TEMPORAL_API_KEY);
+  return on ? { tls } : {};
+}
+
 /** The OSB API's credentials; none for a worker (which serves no API). */
 function brokerCredentials(env: NodeJS.ProcessEnv, needsBroker: boolean): CredentialSettings {
   if (!needsBroker)
@@ -392,6 +442,8 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
       namespace: env.INTEROP_TEMPORAL_NAMESPACE || 'default',
       taskQueue: env.INTEROP_TASK_QUEUE || 'interoperator',
       payloadKeys,
+      ...temporalTlsConfig(env),
+      ...(env.INTEROP_TEMPORAL_API_KEY ? { apiKey: env.INTEROP_TEMPORAL_API_KEY } : {}),
     },
     masterKubeconfig: env.INTEROP_MASTER_KUBECONFIG || undefined,
     namespace: env.INTEROP_NAMESPACE || 'interoperator',

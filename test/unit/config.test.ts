@@ -485,3 +485,48 @@ describe('the entitlement service', () => {
     expect(load).not.toThrow(/pw/);
   });
 });
+
+describe('the connection to Temporal', () => {
+  test('GIVEN nothing set WHEN loaded THEN plain, without an API key', () => {
+    const { temporal } = loadConfig('worker', base);
+    expect([temporal.tls, temporal.apiKey]).toEqual([undefined, undefined]);
+  });
+
+  test('GIVEN INTEROP_TEMPORAL_TLS=true alone WHEN loaded THEN TLS with the system’s CAs', () => {
+    expect(loadConfig('worker', { ...base, INTEROP_TEMPORAL_TLS: 'true' }).temporal.tls).toEqual({});
+  });
+
+  test('GIVEN a CA, a server name and a client certificate WHEN loaded THEN mutual TLS with them', () => {
+    const { temporal } = loadConfig('worker', {
+      ...base,
+      INTEROP_TEMPORAL_TLS_CA_FILE: '/tls/ca.crt',
+      INTEROP_TEMPORAL_TLS_SERVER_NAME: 'temporal.example.com',
+      INTEROP_TEMPORAL_TLS_CERT_FILE: '/tls/tls.crt',
+      INTEROP_TEMPORAL_TLS_KEY_FILE: '/tls/tls.key',
+    });
+    expect(temporal.tls).toEqual({
+      caFile: '/tls/ca.crt',
+      serverName: 'temporal.example.com',
+      clientCert: { certFile: '/tls/tls.crt', keyFile: '/tls/tls.key' },
+    });
+  });
+
+  test('GIVEN an API key WHEN loaded THEN it is sent over TLS', () => {
+    const { temporal } = loadConfig('worker', { ...base, INTEROP_TEMPORAL_API_KEY: 'key-not-secret' });
+    expect([temporal.tls, temporal.apiKey]).toEqual([{}, 'key-not-secret']);
+  });
+
+  test('GIVEN a certificate without its key, TLS off with a CA, or a flag not true/false WHEN loaded THEN refused, saying why', () => {
+    expect(() => loadConfig('worker', { ...base, INTEROP_TEMPORAL_TLS_CERT_FILE: '/tls/tls.crt' })).toThrow(
+      /INTEROP_TEMPORAL_TLS_CERT_FILE and INTEROP_TEMPORAL_TLS_KEY_FILE are set together/,
+    );
+    expect(() =>
+      loadConfig('worker', {
+        ...base,
+        INTEROP_TEMPORAL_TLS: 'false',
+        INTEROP_TEMPORAL_TLS_CA_FILE: '/tls/ca.crt',
+      }),
+    ).toThrow(/INTEROP_TEMPORAL_TLS is false, but/);
+    expectRefused('worker', 'INTEROP_TEMPORAL_TLS', 'yes');
+  });
+});

@@ -67,6 +67,15 @@ app.kubernetes.io/component: {{ index . 1 }}
     secretKeyRef:
       name: {{ include "interoperator.secretName" . }}
       key: payloadKeys
+{{- with .Values.temporal.apiKeySecret }}
+{{- if .name }}
+- name: INTEROP_TEMPORAL_API_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .name }}
+      key: {{ .key }}
+{{- end }}
+{{- end }}
 {{- range $name, $value := .Values.settings.extraEnv }}
 - name: {{ $name }}
   value: {{ $value | toString | quote }}
@@ -78,6 +87,22 @@ app.kubernetes.io/component: {{ index . 1 }}
 - name: tmp
   emptyDir:
     sizeLimit: 256Mi
+{{- end }}
+
+{{/* The Secret of the Temporal frontend's CA and the client's certificate (temporal.tls), when one is named. */}}
+{{- define "interoperator.temporalTlsMount" -}}
+{{- if and .Values.temporal.tls.enabled .Values.temporal.tls.secretName }}
+- name: temporal-tls
+  mountPath: /etc/interoperator/temporal-tls
+  readOnly: true
+{{- end }}
+{{- end }}
+{{- define "interoperator.temporalTlsVolume" -}}
+{{- if and .Values.temporal.tls.enabled .Values.temporal.tls.secretName }}
+- name: temporal-tls
+  secret:
+    secretName: {{ .Values.temporal.tls.secretName }}
+{{- end }}
 {{- end }}
 
 {{/*

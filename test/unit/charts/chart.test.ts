@@ -419,6 +419,57 @@ withHelm('the chart rendered by helm', () => {
     );
   });
 
+  test('GIVEN Temporal over mutual TLS with an API key THEN every pod mounts the Secret where the settings name its files', () => {
+    const manifests = render(
+      'temporal.tls.enabled=true',
+      'temporal.tls.serverName=temporal.example.com',
+      'temporal.tls.secretName=temporal-client',
+      'temporal.tls.mtls=true',
+      'temporal.apiKeySecret.name=temporal-api',
+      'clusterWorker.enabled=true',
+      'clusterWorker.clusterId=2',
+      'clusterWorker.masterKubeconfigSecret=master',
+    );
+    expect(find(manifests, 'ConfigMap', 'r-interoperator').data).toMatchObject({
+      INTEROP_TEMPORAL_TLS: 'true',
+      INTEROP_TEMPORAL_TLS_SERVER_NAME: 'temporal.example.com',
+      INTEROP_TEMPORAL_TLS_CA_FILE: '/etc/interoperator/temporal-tls/ca.crt',
+      INTEROP_TEMPORAL_TLS_CERT_FILE: '/etc/interoperator/temporal-tls/tls.crt',
+      INTEROP_TEMPORAL_TLS_KEY_FILE: '/etc/interoperator/temporal-tls/tls.key',
+    });
+    for (const name of [
+      'r-interoperator-broker',
+      'r-interoperator-worker',
+      'r-interoperator-cluster-worker',
+    ]) {
+      const pod = podSpec(find(manifests, 'Deployment', name));
+      expect(pod.containers[0]!.volumeMounts).toContainEqual({
+        name: 'temporal-tls',
+        mountPath: '/etc/interoperator/temporal-tls',
+        readOnly: true,
+      });
+      expect(pod.volumes).toContainEqual({ name: 'temporal-tls', secret: { secretName: 'temporal-client' } });
+      expect(envOf(find(manifests, 'Deployment', name)).INTEROP_TEMPORAL_API_KEY).toEqual({
+        name: 'temporal-api',
+        key: 'apiKey',
+      });
+    }
+    // TLS with the system's CAs: nothing mounted; plain: no TLS setting at all
+    const system = render('temporal.tls.enabled=true');
+    expect(find(system, 'ConfigMap', 'r-interoperator').data).not.toHaveProperty(
+      'INTEROP_TEMPORAL_TLS_CA_FILE',
+    );
+    expect(
+      podSpec(find(system, 'Deployment', 'r-interoperator-worker')).volumes.map((v) => v.name),
+    ).not.toContain('temporal-tls');
+    expect(Object.keys(find(render(), 'ConfigMap', 'r-interoperator').data ?? {})).not.toContain(
+      'INTEROP_TEMPORAL_TLS',
+    );
+    expect(() => render('temporal.tls.enabled=true', 'temporal.tls.mtls=true')).toThrow(
+      /temporal.tls.mtls needs temporal.tls.secretName/,
+    );
+  });
+
   test('GIVEN the codec endpoint THEN the brokers serve it on port codec with a generated token kept in the Secret', () => {
     const manifests = render(
       'codec.enabled=true',
