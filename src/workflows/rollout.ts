@@ -276,11 +276,11 @@ export async function rolloutWorkflow(
     const readFrom = (first: string): Promise<void> =>
       (reading ??= (async () => {
         try {
-          const ids = [first, ...queue].filter((id) => !ahead.has(id)).slice(0, concurrency);
           if (!readsAhead) {
             ahead.set(first, await steps.rolloutUpdate(first, progress.revision));
             return;
           }
+          const ids = [first, ...queue].filter((id) => !ahead.has(id)).slice(0, concurrency);
           for (const [id, update] of await steps.rolloutUpdates(ids, progress.revision))
             ahead.set(id, update);
         } finally {
