@@ -3,7 +3,34 @@
  * twins of the design document's plan (mustache, jsonnet) are held to, state by state.
  */
 import type { SFPlan, SFService } from '../../src/resources/types.js';
-import type { RenderData } from '../../src/templates/index.js';
+import { findTemplate, renderValues, type RenderData } from '../../src/templates/index.js';
+
+/** What a PostgreSQL plan's status template says, for each action. */
+export interface ExampleStatus {
+  provision: { state: string; description: string };
+  bind: { state: string; error: string; response: string };
+  unbind: { state: string; error: string };
+  deprovision: { state: string; error: string };
+}
+
+/** Expects a twin's status to say what the design document's plan says in the same state. */
+export function expectSameStatus(ours: ExampleStatus, theirs: ExampleStatus): void {
+  expect(Object.keys(ours).sort()).toEqual(['bind', 'deprovision', 'provision', 'unbind']);
+  expect({
+    provision: ours.provision.state,
+    description: ours.provision.description,
+    bind: ours.bind.state,
+    unbind: ours.unbind.state,
+    deprovision: ours.deprovision.state,
+  }).toEqual({
+    provision: theirs.provision.state,
+    description: String(theirs.provision.description ?? ''),
+    bind: theirs.bind.state,
+    unbind: theirs.unbind.state,
+    deprovision: theirs.deprovision.state,
+  });
+  expect([ours.bind.error, ours.unbind.error, ours.deprovision.error]).toEqual(['', '', '']);
+}
 
 export const EXAMPLE_INSTANCE_ID = '6f1c2a9e-4d3b-4a51-9a8e-0c2b7d4e5f60';
 export const EXAMPLE_BINDING_ID = 'c0ffee00-1234-4abc-8def-001122334455';
@@ -81,5 +108,14 @@ export function exampleStates(plan: SFPlan, service: SFService) {
       ['binding: no Secret yet', { binding, postgresql: running, svc }],
     ];
   };
-  return { instanceId, bindingId, instance, binding, objects, states };
+  /** What plan `p`'s status template says with these sources (and the binding). */
+  const statusOf = async (p: SFPlan, sources: RenderData) =>
+    (await renderValues(findTemplate(p, 'status')!, 'status', {
+      instance,
+      service,
+      plan: p,
+      binding,
+      ...sources,
+    })) as ExampleStatus;
+  return { instanceId, bindingId, instance, binding, objects, states, statusOf };
 }

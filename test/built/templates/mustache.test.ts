@@ -17,7 +17,7 @@ import {
   type RenderData,
   type TemplateError,
 } from '../../../src/templates/index.js';
-import { exampleStates } from '../../support/example-states.js';
+import { exampleStates, expectSameStatus } from '../../support/example-states.js';
 import { rejectionOf } from '../../support/rejection.js';
 
 const mustache = (content: string): PlanTemplate => ({ action: 'status', type: 'mustache', content });
@@ -134,7 +134,10 @@ describe('the example plan written in mustache', () => {
   const goService = parse(readFileSync('examples/postgresql/sfservice.yaml', 'utf8')) as SFService;
   const template = (p: SFPlan, action: PlanTemplate['action']) => findTemplate(p, action)!;
 
-  const { instanceId, bindingId, instance, binding, objects, states } = exampleStates(plan, service);
+  const { instanceId, bindingId, instance, binding, objects, states, statusOf } = exampleStates(
+    plan,
+    service,
+  );
 
   test('has its own service and plan ids, and the plan belongs to its service', () => {
     expect(service.spec.id).not.toBe(goService.spec.id);
@@ -210,43 +213,13 @@ describe('the example plan written in mustache', () => {
     ]);
   });
 
-  interface Status {
-    provision: { state: string; description: string };
-    bind: { state: string; error: string; response: string };
-    unbind: { state: string; error: string };
-    deprovision: { state: string; error: string };
-  }
-  const statusOf = async (p: SFPlan, sources: RenderData) =>
-    (await renderValues(template(p, 'status'), 'status', {
-      instance,
-      service,
-      plan: p,
-      binding,
-      ...sources,
-    })) as Status;
   const states_ = states('mpg');
   const goStates = states('sapcp');
 
   test.each(states_.map(([name], i) => [name, i] as const))(
     'status says what the design document’s plan says when the operator shows: %s',
     async (_, i) => {
-      const ours = await statusOf(plan, states_[i]![1]);
-      const theirs = await statusOf(goPlan, goStates[i]![1]);
-      expect(Object.keys(ours).sort()).toEqual(['bind', 'deprovision', 'provision', 'unbind']);
-      expect({
-        provision: ours.provision.state,
-        description: ours.provision.description,
-        bind: ours.bind.state,
-        unbind: ours.unbind.state,
-        deprovision: ours.deprovision.state,
-      }).toEqual({
-        provision: theirs.provision.state,
-        description: String(theirs.provision.description ?? ''),
-        bind: theirs.bind.state,
-        unbind: theirs.unbind.state,
-        deprovision: theirs.deprovision.state,
-      });
-      expect([ours.bind.error, ours.unbind.error, ours.deprovision.error]).toEqual(['', '', '']);
+      expectSameStatus(await statusOf(plan, states_[i]![1]), await statusOf(goPlan, goStates[i]![1]));
     },
   );
 
