@@ -4,11 +4,13 @@
 # (`node dist/examples/operator/main.js`) from it. Configuration: INTEROP_* environment variables
 # (src/config.ts).
 
-# 1. The gotemplate renderer: Go's text/template + sprig compiled to WebAssembly (dist/wasm).
+# 1. The template renderers compiled to WebAssembly (dist/wasm): Go's text/template + sprig, and
+# Helm's chart engine.
 FROM golang:1.26 AS wasm
 WORKDIR /app
 COPY tools/build-wasm.sh tools/
 COPY src/templates/gotemplate/go src/templates/gotemplate/go
+COPY src/templates/helm/go src/templates/helm/go
 RUN bash tools/build-wasm.sh
 
 # 2. The TypeScript build, with every dependency.
@@ -35,7 +37,7 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 # compiled pool); the renderer finds it and dist/wasm from its own location.
 COPY --from=build /app/dist/src dist/src
 COPY --from=build /app/dist/examples dist/examples
-COPY --from=build /app/dist/wasm/gotemplate.wasm /app/dist/wasm/wasm_exec.js dist/wasm/
+COPY --from=build /app/dist/wasm/gotemplate.wasm /app/dist/wasm/helm.wasm /app/dist/wasm/wasm_exec.js dist/wasm/
 # CRDs and the example catalog, for installing them from the image (docker-compose.yml does).
 COPY charts/interoperator/crds charts/interoperator/crds
 COPY examples/operator/crds examples/operator/crds

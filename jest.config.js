@@ -1,4 +1,4 @@
-// Three projects:
+// Five projects:
 //   unit         pure logic and local fakes; needs no build and no servers.
 //   built        what runs the build: the WebAssembly renderer (dist/wasm) and the render command
 //                (dist/src/cli); `npm run test:built` builds first.
@@ -6,6 +6,11 @@
 //                by test/integration/global-setup.mjs from the build.
 //   faults       the fault-injection suite: each file starts real servers of its own (it kills and
 //                restarts them) from the build; see docs/reliability.md.
+//   integration-temporal-server
+//                the production Temporal server on PostgreSQL (several history shards, SQL
+//                visibility) instead of the dev server, started by test/temporal-server/global-setup.mjs:
+//                the end-to-end OSB suite, the workflows, a visibility query, and the connection
+//                the chart's values describe, plain and over TLS; in the same jest run as the others.
 // The npm scripts end `--selectProjects <name>` with `--no-watchman`: otherwise jest would read
 // the file arguments given after `npm run test:unit --` as more project names, and run them all.
 const transform = {
@@ -34,6 +39,19 @@ export default {
       globalTeardown: '<rootDir>/test/integration/global-teardown.mjs',
     },
     { ...common, displayName: 'faults', testMatch: ['<rootDir>/test/faults/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'integration-temporal-server',
+      testMatch: [
+        '<rootDir>/test/integration/osb-e2e.test.ts',
+        '<rootDir>/test/integration/workflows.test.ts',
+        '<rootDir>/test/integration/environment.test.ts',
+        '<rootDir>/test/temporal-server/**/*.test.ts',
+      ],
+      setupFiles: ['<rootDir>/test/temporal-server/setup-env.ts'],
+      globalSetup: '<rootDir>/test/temporal-server/global-setup.mjs',
+      globalTeardown: '<rootDir>/test/temporal-server/global-teardown.mjs',
+    },
   ],
   testTimeout: 120000,
 };

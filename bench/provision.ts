@@ -25,10 +25,10 @@ import { SFCLUSTER, SFSERVICEINSTANCE, type SFServiceInstance } from '../src/res
 import type { ReadJob, ReadReply } from './read-load.js';
 import { addCpu, cpuByRole, cpuSince, describeCpu, type CpuByRole } from './cpu.js';
 import { startLocalEnvironment } from '../dev/local/environment.js';
-import { freePort } from '../dev/local/processes.js';
-import { osbHttp } from './osb-http.js';
+import { pool } from './pool.js';
+import { startBenchProcesses } from './processes.js';
 import { instanceNamespace, instanceWorkflowId, resourceName } from '../src/resources/names.js';
-import { EncryptionCodec, generatePayloadKey, parsePayloadKeys } from '../src/temporal/codec.js';
+import { EncryptionCodec, parsePayloadKeys } from '../src/temporal/codec.js';
 
 const INSTANCES = Number(process.argv[2] ?? 200);
 const CONCURRENCY = 50;
@@ -69,18 +69,6 @@ const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 };
-
-/** Runs `task` `count` times, `concurrency` at a time; returns the seconds it took. */
-async function pool(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<number> {
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) await task(next++);
-    }),
-  );
-  return (performance.now() - started) / 1000;
-}
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -137,54 +125,17 @@ async function main(): Promise<void> {
 
     // ---- the inter-operator as the Helm chart deploys it: broker and worker in their own
     // processes, the broker with its node flags (BROKER_NODE_FLAGS).
-    const port = await freePort();
-    const payloadKeys = generatePayloadKey();
-    for (const role of ['worker', 'broker']) {
-      const child = spawn(
-        process.execPath,
-        // BENCH_NODE_ARGS: node flags for the broker and worker, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
-        [
-          ...(role === 'broker' ? BROKER_NODE_FLAGS : []),
-          ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
-          fileURLToPath(new URL('../src/main.js', import.meta.url)),
-          role,
-        ],
-        {
-          env: {
-            ...process.env,
-            INTEROP_TEMPORAL_ADDRESS: env.info.temporal.address,
-            INTEROP_MASTER_KUBECONFIG: env.info.clusters[0]!.kubeconfigPath,
-            INTEROP_PAYLOAD_KEYS: payloadKeys,
-            INTEROP_BROKER_USERNAME: 'bench',
-            INTEROP_BROKER_PASSWORD: 'bench',
-            INTEROP_PORT: String(port),
-            // Each process its own operations port (/metrics, /livez, /readyz).
-            INTEROP_METRICS_PORT: String(await freePort()),
-            INTEROP_LOG_LEVEL: 'warn',
-            INTEROP_SHUTDOWN_DELAY_SECONDS: '0',
-            INTEROP_PLAN_SCHEDULERS: `${PLAN_ON_SISTER}=label-selector`,
-          },
-          stdio: ['ignore', 'inherit', 'inherit'],
-        },
-      );
-      stops.push(async () => {
-        child.kill('SIGTERM');
-        await new Promise((r) => child.once('exit', r));
-      });
-    }
-    // The OSB client (bench/osb-http.ts).
-    const osbClient = osbHttp(port, 'bench:bench', 200);
-    stops.push(async () => osbClient.close());
-    const osb = osbClient.request;
-    for (;;) {
-      try {
-        const res = await osb('GET', '/v2/catalog');
-        if (res.status === 200 && res.text.includes(PLAN)) break;
-      } catch {
-        // not up yet
-      }
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    // BENCH_NODE_ARGS: node flags for the broker and worker, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+    const benchNodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+    const { osb, payloadKeys, port } = await startBenchProcesses({
+      temporalAddress: env.info.temporal.address,
+      masterKubeconfig: env.info.clusters[0]!.kubeconfigPath,
+      plan: PLAN,
+      maxSockets: 200,
+      nodeArgs: (role) => [...(role === 'broker' ? BROKER_NODE_FLAGS : []), ...benchNodeArgs],
+      env: { INTEROP_PLAN_SCHEDULERS: `${PLAN_ON_SISTER}=label-selector` },
+      stops,
+    });
 
     // warm-up: the worker's first workflow tasks, the render threads
     const operations = new Map<string, string>();

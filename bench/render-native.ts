@@ -71,11 +71,14 @@ function pipe(binary: string, args: readonly string[], input: string): Promise<s
   });
 }
 
-/** Renders every case with native Go, in one process. */
-export async function renderNatively(cases: readonly NativeCase[]): Promise<NativeResult[]> {
+/** Renders every case with native Go, in one process: gotemplates, or jsonnet programs. */
+export async function renderNatively(
+  cases: readonly NativeCase[],
+  engine: 'gotemplate' | 'jsonnet' = 'gotemplate',
+): Promise<NativeResult[]> {
   const binary = await buildNativeRenderer();
   const input = cases.map((c) => JSON.stringify(c)).join('\n');
-  const results = (await pipe(binary, [], input))
+  const results = (await pipe(binary, engine === 'jsonnet' ? ['-jsonnet'] : [], input))
     .split('\n')
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line) as NativeResult);

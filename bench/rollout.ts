@@ -6,26 +6,24 @@
  * same servers. The plan's single resource is ready as soon as it exists, so the figures are the
  * orchestration's, not an operator's.
  *
- *   npm run build && node dist/bench/rollout.js [instances] [concurrency]
+ *   npm run build && node dist/bench/rollout.js [instances] [concurrency]   (default: 200 10)
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { ROLLOUT_MESSAGES, rolloutWorkflowId, type RolloutProgress } from '../src/admin/contract.js';
 import { getRecord, patchRecord } from '../src/kube/custom-objects.js';
 import { applyObject } from '../src/kube/objects.js';
 import { instanceWorkflowId } from '../src/resources/names.js';
 import { SFPLAN, type SFPlan } from '../src/resources/types.js';
-import { EncryptionCodec, generatePayloadKey, parsePayloadKeys } from '../src/temporal/codec.js';
+import { EncryptionCodec, parsePayloadKeys } from '../src/temporal/codec.js';
 import { startLocalEnvironment } from '../dev/local/environment.js';
-import { freePort } from '../dev/local/processes.js';
-import { osbHttp } from './osb-http.js';
+import { pool } from './pool.js';
+import { startBenchProcesses } from './processes.js';
 
-const INSTANCES = Number(process.argv[2] ?? 60);
+const INSTANCES = Number(process.argv[2] ?? 200);
 const CONCURRENCY = Number(process.argv[3] ?? 10);
 /** Rounds, the update workflow alone and the rollout alternating. */
 const ROUNDS = 2;
@@ -64,18 +62,6 @@ const planSpec = (value: string) => ({
   ],
 });
 
-/** Runs `task` `count` times, `concurrency` at a time; returns the seconds it took. */
-async function pool(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<number> {
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) await task(next++);
-    }),
-  );
-  return (performance.now() - started) / 1000;
-}
-
 async function main(): Promise<void> {
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'interop-bench-'));
   const env = await startLocalEnvironment({ workDir, sisters: 0 });
@@ -95,43 +81,14 @@ async function main(): Promise<void> {
       spec: planSpec('0'),
     });
 
-    const port = await freePort();
-    const payloadKeys = generatePayloadKey();
-    for (const role of ['worker', 'broker']) {
-      const child = spawn(
-        process.execPath,
-        [fileURLToPath(new URL('../src/main.js', import.meta.url)), role],
-        {
-          env: {
-            ...process.env,
-            INTEROP_TEMPORAL_ADDRESS: env.info.temporal.address,
-            INTEROP_MASTER_KUBECONFIG: env.info.clusters[0]!.kubeconfigPath,
-            INTEROP_PAYLOAD_KEYS: payloadKeys,
-            INTEROP_BROKER_USERNAME: 'bench',
-            INTEROP_BROKER_PASSWORD: 'bench',
-            INTEROP_PORT: String(port),
-            INTEROP_METRICS_PORT: String(await freePort()),
-            INTEROP_LOG_LEVEL: 'warn',
-            INTEROP_SHUTDOWN_DELAY_SECONDS: '0',
-            INTEROP_CLUSTER_PROBE_SECONDS: '0',
-          },
-          stdio: ['ignore', 'inherit', 'inherit'],
-        },
-      );
-      stops.push(async () => {
-        child.kill('SIGTERM');
-        await new Promise((r) => child.once('exit', r));
-      });
-    }
-    // The OSB client (bench/osb-http.ts).
-    const osbClient = osbHttp(port, 'bench:bench', 100);
-    stops.push(async () => osbClient.close());
-    const osb = osbClient.request;
-    for (;;) {
-      const res = await osb('GET', '/v2/catalog').catch(() => undefined);
-      if (res?.status === 200 && res.text.includes(PLAN)) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const { osb, payloadKeys } = await startBenchProcesses({
+      temporalAddress: env.info.temporal.address,
+      masterKubeconfig: env.info.clusters[0]!.kubeconfigPath,
+      plan: PLAN,
+      maxSockets: 100,
+      env: { INTEROP_CLUSTER_PROBE_SECONDS: '0' },
+      stops,
+    });
     const connection = await Connection.connect({ address: env.info.temporal.address });
     stops.push(() => connection.close());
     const temporal = new Client({

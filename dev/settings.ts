@@ -35,6 +35,8 @@ export interface BinaryOverrides {
   readonly kubeApiserver?: string;
   /** KUBE_CONTROLLER_MANAGER_BIN */
   readonly kubeControllerManager?: string;
+  /** TEMPORAL_SERVER_DIR: a folder that holds temporal-server and temporal-sql-tool. */
+  readonly temporalServerDir?: string;
 }
 
 export function binaryOverrides(env: NodeJS.ProcessEnv = process.env): BinaryOverrides {
@@ -43,7 +45,29 @@ export function binaryOverrides(env: NodeJS.ProcessEnv = process.env): BinaryOve
     etcd: value(env, 'ETCD_BIN'),
     kubeApiserver: value(env, 'KUBE_APISERVER_BIN'),
     kubeControllerManager: value(env, 'KUBE_CONTROLLER_MANAGER_BIN'),
+    temporalServerDir: value(env, 'TEMPORAL_SERVER_DIR'),
   };
+}
+
+/** INTEROP_POSTGRES_BIN_DIR: PostgreSQL's server programs (initdb, postgres). @default the newest /usr/lib/postgresql/<n>/bin */
+export function postgresBinDir(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return value(env, 'INTEROP_POSTGRES_BIN_DIR');
+}
+
+/**
+ * The Temporal the local environment starts (when INTEROP_TEMPORAL_ADDRESS names none):
+ * - `dev`: the Temporal CLI's dev server (SQLite, one history shard, one process);
+ * - `server`: the production Temporal server on a throwaway PostgreSQL cluster (its persistence and
+ *   its visibility store), several history shards.
+ */
+export type TemporalKind = 'dev' | 'server';
+
+/** INTEROP_TEMPORAL: `dev` or `server`. @default dev */
+export function temporalKind(env: NodeJS.ProcessEnv = process.env): TemporalKind {
+  const raw = value(env, 'INTEROP_TEMPORAL') ?? 'dev';
+  if (raw !== 'dev' && raw !== 'server')
+    throw new DevSettingsError(`INTEROP_TEMPORAL must be dev or server, not "${raw}"`);
+  return raw;
 }
 
 /** Servers that are already running, which the local environment uses instead of starting its own. */

@@ -25,7 +25,7 @@ import { startLocalEnvironment } from './local/environment.js';
 import { devStackSettings } from './settings.js';
 
 /** The example catalogs the dev stack installs into the broker's namespace. */
-const EXAMPLE_CATALOGS = ['examples/postgresql', 'examples/mustache'];
+const EXAMPLE_CATALOGS = ['examples/postgresql', 'examples/mustache', 'examples/jsonnet'];
 
 /** A value kept in the state folder, made once. */
 function kept(workDir: string, name: string, make: () => string): string {
@@ -70,6 +70,8 @@ async function main(): Promise<void> {
   const operator = await startExampleOperator({ clusters: env.clusters });
   stops.push(() => operator.stop());
 
+  const brokerPassword =
+    settings.brokerPassword ?? kept(workDir, 'broker-password', () => randomBytes(12).toString('base64url'));
   const config = loadConfig('all', {
     ...process.env,
     INTEROP_TEMPORAL_ADDRESS: env.info.temporal.address,
@@ -81,9 +83,7 @@ async function main(): Promise<void> {
     INTEROP_CODEC_ORIGINS: `http://127.0.0.1:${settings.temporalUiPort},http://localhost:${settings.temporalUiPort}`,
     INTEROP_PAYLOAD_KEYS: settings.payloadKeys ?? kept(workDir, 'payload-keys', () => generatePayloadKey()),
     INTEROP_BROKER_USERNAME: settings.brokerUsername,
-    INTEROP_BROKER_PASSWORD:
-      settings.brokerPassword ??
-      kept(workDir, 'broker-password', () => randomBytes(12).toString('base64url')),
+    INTEROP_BROKER_PASSWORD: brokerPassword,
   });
   if (config.renderer.wasmFile) await configureRenderer({ wasmFile: config.renderer.wasmFile });
   const log = jsonLogger('dev', 'warn');
@@ -105,8 +105,8 @@ async function main(): Promise<void> {
       `  master cluster    kubectl --kubeconfig ${master?.kubeconfigPath} get sfplans -n ${env.info.namespace}`,
       ...sisters.map((s) => `  sister ${s.id.padEnd(10)} kubectl --kubeconfig ${s.kubeconfigPath} get ns`),
       `  catalog           ${catalog.join(', ')}`,
-      `  OSB broker        ${broker.url} (Basic auth ${config.broker.username} / ${config.broker.password})`,
-      `  try               curl -u ${config.broker.username}:${config.broker.password} -H 'X-Broker-API-Version: 2.17' ${broker.url}/v2/catalog`,
+      `  OSB broker        ${broker.url} (Basic auth ${settings.brokerUsername} / ${brokerPassword})`,
+      `  try               curl -u ${settings.brokerUsername}:${brokerPassword} -H 'X-Broker-API-Version: 2.17' ${broker.url}/v2/catalog`,
       `  state and logs    ${workDir}`,
       '',
       'Ctrl-C stops everything.',

@@ -1,6 +1,8 @@
 /**
  * Settings of the broker and the worker, from environment variables (the Helm chart sets them).
- * Read once at start; a bad value stops the process with a message naming the variable.
+ * Read once at start; a bad value stops the process with a message naming the variable. A
+ * credential may instead name a file (`<NAME>_FILE`, a mounted Secret's key): the process reads
+ * that file at start and again whenever it changes (src/roots/secret-files.ts).
  */
 import {
   parsePlanSchedulers,
@@ -21,6 +23,34 @@ export interface RendererConfig {
    * `wasm_exec.js` in the same folder. @default the build beside the code (`dist/wasm`)
    */
   readonly wasmFile?: string;
+  /**
+   * INTEROP_HELM_WASM: the WebAssembly build of Helm's engine (helm templates), with Go's
+   * `wasm_exec.js` in the same folder. @default the build beside the code (`dist/wasm/helm.wasm`)
+   */
+  readonly helmWasmFile?: string;
+  /** Limits of the charts of helm templates, fetched from their `url`. */
+  readonly chart?: {
+    /** INTEROP_HELM_CHART_MAX_BYTES: most bytes of a chart archive. @default 4194304 (4 MiB) */
+    readonly maxBytes?: number;
+    /** INTEROP_HELM_CHART_TIMEOUT_SECONDS: time limit of fetching a chart. @default 20 */
+    readonly timeoutMs?: number;
+  };
+}
+
+/**
+ * TLS to the Temporal frontend: INTEROP_TEMPORAL_TLS=true turns it on, and so does any setting below
+ * or an API key.
+ */
+export interface TemporalTlsConfig {
+  /** INTEROP_TEMPORAL_TLS_CA_FILE: the PEM CA that signed the frontend's certificate. @default the system's CAs */
+  readonly caFile?: string;
+  /** INTEROP_TEMPORAL_TLS_SERVER_NAME: the name the frontend's certificate is checked for. @default the address's host */
+  readonly serverName?: string;
+  /**
+   * INTEROP_TEMPORAL_TLS_CERT_FILE and INTEROP_TEMPORAL_TLS_KEY_FILE, set together: the client's PEM
+   * certificate and key, for mutual TLS.
+   */
+  readonly clientCert?: { readonly certFile: string; readonly keyFile: string };
 }
 
 export interface Config {
@@ -33,6 +63,13 @@ export interface Config {
     readonly taskQueue: string;
     /** INTEROP_PAYLOAD_KEYS: `id:base64key[,id:base64key]`, the first encrypts. Required. */
     readonly payloadKeys: readonly PayloadKey[];
+    /** TLS to the frontend; plain when unset. */
+    readonly tls?: TemporalTlsConfig;
+    /**
+     * INTEROP_TEMPORAL_API_KEY: an API key sent as a bearer token on every call (Temporal Cloud);
+     * turns TLS on.
+     */
+    readonly apiKey?: string;
   };
   /** INTEROP_MASTER_KUBECONFIG: the master cluster; KUBECONFIG or in-cluster when unset. */
   readonly masterKubeconfig?: string;
@@ -65,9 +102,12 @@ export interface Config {
     readonly host: string;
     /** INTEROP_PORT @default 8080 */
     readonly port: number;
-    /** INTEROP_BROKER_USERNAME, INTEROP_BROKER_PASSWORD. Required for the broker. */
-    readonly username: string;
-    readonly password: string;
+    /**
+     * INTEROP_BROKER_USERNAME and INTEROP_BROKER_PASSWORD, or INTEROP_BROKER_USERNAME_FILE and
+     * INTEROP_BROKER_PASSWORD_FILE (each a file holding the value, re-read when it changes): the
+     * OSB API's Basic-auth credentials. Required for the broker.
+     */
+    readonly credentials: CredentialSettings;
     /** INTEROP_SYNC_TIMEOUT_SECONDS: how long a synchronous request waits for its workflow. @default 60 */
     readonly syncTimeoutMs: number;
     /** INTEROP_MAX_BODY_BYTES @default 1048576 */
@@ -85,10 +125,12 @@ export interface Config {
      */
     readonly shutdownDelayMs: number;
     /**
-     * INTEROP_ADMIN_USERNAME, INTEROP_ADMIN_PASSWORD: the credentials of the admin API (`/admin`),
-     * apart from the OSB API's. Unset: the admin API accepts no one.
+     * INTEROP_ADMIN_USERNAME, INTEROP_ADMIN_PASSWORD (or INTEROP_ADMIN_USERNAME_FILE,
+     * INTEROP_ADMIN_PASSWORD_FILE, files re-read when they change): the credentials
+     * of the admin API (`/admin`), apart from the OSB API's. Unset: the admin API accepts no one.
+     * Files that are both missing at start count as unset (a mounted Secret without the keys).
      */
-    readonly admin?: { readonly username: string; readonly password: string };
+    readonly admin?: CredentialSettings;
   };
   /**
    * The codec endpoint of the broker (src/temporal/codec-server.ts), for the Temporal Web UI and
@@ -105,11 +147,18 @@ export interface Config {
     /** INTEROP_METRICS_PORT @default 9090 */
     readonly port: number;
     /**
-     * INTEROP_METRICS_TOKEN: when set, GET /metrics answers only requests with
-     * `Authorization: Bearer <token>`; the probes never need it. @default unset (open)
+     * INTEROP_METRICS_TOKEN (or INTEROP_METRICS_TOKEN_FILE, re-read when it changes): when set,
+     * GET /metrics answers only requests with `Authorization: Bearer <token>`; the probes never
+     * need it. @default unset (open)
      */
-    readonly token?: string;
+    readonly token?: SecretSetting;
   };
+  /**
+   * INTEROP_CREDENTIALS_OVERLAP_SECONDS: how long credentials replaced in their files (the OSB
+   * API's, the admin API's, the metrics token) stay accepted beside the new ones, so that the
+   * platforms can be switched over; 0 refuses them at once. @default 300
+   */
+  readonly credentialOverlapMs: number;
   readonly worker: {
     /**
      * INTEROP_WORKER_OPERATIONS: how many operations one worker advances at once. An operation holds
@@ -173,10 +222,11 @@ export interface CodecConfig {
   /** INTEROP_CODEC_PORT: its own port, never the OSB API's. */
   readonly port: number;
   /**
-   * INTEROP_CODEC_TOKEN: what clients present (`Authorization: Bearer`, or in the endpoint's path);
-   * 16 or more URL-safe characters. Required with the port.
+   * INTEROP_CODEC_TOKEN (or INTEROP_CODEC_TOKEN_FILE, re-read when it changes, the token before
+   * accepted for the credentials' overlap): what clients present (`Authorization: Bearer`, or in
+   * the endpoint's path); 16 or more URL-safe characters. Required with the port.
    */
-  readonly token: string;
+  readonly token: SecretSetting;
   /**
    * INTEROP_CODEC_ORIGINS: comma-separated origins (`https://temporal-ui.example.com`) allowed to
    * call it from a browser: the Temporal Web UI's. @default none (no browser)
@@ -192,6 +242,36 @@ export interface QuotaWebhookConfig {
 }
 
 export class ConfigError extends Error {}
+
+/**
+ * A credential's setting: its value (`NAME`), or the file that holds it (`NAME_FILE`, a key of a
+ * mounted Secret), which is read at start and re-read when it changes.
+ */
+export type SecretSetting =
+  { readonly name: string; readonly value: string } | { readonly name: string; readonly file: string };
+
+/** A user and a password, each from its setting. */
+export interface CredentialSettings {
+  readonly username: SecretSetting;
+  readonly password: SecretSetting;
+}
+
+/** `NAME` or `NAME_FILE` (never both); undefined when neither is set. */
+function secretSetting(env: NodeJS.ProcessEnv, name: string): SecretSetting | undefined {
+  const value = env[name];
+  const file = env[`${name}_FILE`];
+  if (value && file) throw new ConfigError(`${name} and ${name}_FILE are set: set one of them`);
+  if (file) return { name: `${name}_FILE`, file };
+  if (value) return { name, value };
+  return undefined;
+}
+
+/** `NAME` or `NAME_FILE`, which must be set. */
+function requiredSecret(env: NodeJS.ProcessEnv, name: string): SecretSetting {
+  const setting = secretSetting(env, name);
+  if (!setting) throw new ConfigError(`${name} (or ${name}_FILE) is not set`);
+  return setting;
+}
 
 /** A number from the environment: positive (or 0 and up with `orZero`), at most `max`. */
 function number(
@@ -255,24 +335,81 @@ function oneOf<T extends string>(
  * render command (src/cli), which needs nothing else.
  */
 export function loadRendererConfig(env: NodeJS.ProcessEnv = process.env): RendererConfig {
-  return env.INTEROP_GOTEMPLATE_WASM ? { wasmFile: env.INTEROP_GOTEMPLATE_WASM } : {};
+  const chart = {
+    ...(env.INTEROP_HELM_CHART_MAX_BYTES
+      ? { maxBytes: count(env, 'INTEROP_HELM_CHART_MAX_BYTES', 4 * 1024 * 1024) }
+      : {}),
+    ...(env.INTEROP_HELM_CHART_TIMEOUT_SECONDS
+      ? { timeoutMs: number(env, 'INTEROP_HELM_CHART_TIMEOUT_SECONDS', 20) * 1000 }
+      : {}),
+  };
+  return {
+    ...(env.INTEROP_GOTEMPLATE_WASM ? { wasmFile: env.INTEROP_GOTEMPLATE_WASM } : {}),
+    ...(env.INTEROP_HELM_WASM ? { helmWasmFile: env.INTEROP_HELM_WASM } : {}),
+    ...(Object.keys(chart).length > 0 ? { chart } : {}),
+  };
 }
 
 /**
  * The admin API's credentials: both set, or neither (no admin API); never the OSB API's, so that a
- * platform's credentials cannot reach it.
+ * platform's credentials cannot reach it (values from files are compared when they are read).
  */
 function adminCredentials(env: NodeJS.ProcessEnv): Pick<Config['broker'], 'admin'> {
-  const username = env.INTEROP_ADMIN_USERNAME || '';
-  const password = env.INTEROP_ADMIN_PASSWORD || '';
+  const username = secretSetting(env, 'INTEROP_ADMIN_USERNAME');
+  const password = secretSetting(env, 'INTEROP_ADMIN_PASSWORD');
   if (!username && !password) return {};
   if (!username || !password)
     throw new ConfigError('INTEROP_ADMIN_USERNAME and INTEROP_ADMIN_PASSWORD are set together, or neither');
-  if (username === env.INTEROP_BROKER_USERNAME && password === env.INTEROP_BROKER_PASSWORD)
+  if (
+    'value' in username &&
+    'value' in password &&
+    username.value === env.INTEROP_BROKER_USERNAME &&
+    password.value === env.INTEROP_BROKER_PASSWORD
+  )
     throw new ConfigError(
       'INTEROP_ADMIN_USERNAME and INTEROP_ADMIN_PASSWORD must differ from the OSB credentials',
     );
   return { admin: { username, password } };
+}
+
+/** The frontend's TLS settings, when TLS is on (see {@link TemporalTlsConfig}). */
+function temporalTlsConfig(env: NodeJS.ProcessEnv): { tls?: TemporalTlsConfig } {
+  const flag = env.INTEROP_TEMPORAL_TLS || '';
+  if (flag && flag !== 'true' && flag !== 'false')
+    throw new ConfigError(`INTEROP_TEMPORAL_TLS must be true or false, not "${flag}"`);
+  const certFile = env.INTEROP_TEMPORAL_TLS_CERT_FILE || '';
+  const keyFile = env.INTEROP_TEMPORAL_TLS_KEY_FILE || '';
+  if (!certFile !== !keyFile)
+    throw new ConfigError(
+      'INTEROP_TEMPORAL_TLS_CERT_FILE and INTEROP_TEMPORAL_TLS_KEY_FILE are set together, or neither',
+    );
+  const tls: TemporalTlsConfig = {
+    ...(env.INTEROP_TEMPORAL_TLS_CA_FILE ? { caFile: env.INTEROP_TEMPORAL_TLS_CA_FILE } : {}),
+    ...(env.INTEROP_TEMPORAL_TLS_SERVER_NAME ? { serverName: env.INTEROP_TEMPORAL_TLS_SERVER_NAME } : {}),
+    ...(certFile ? { clientCert: { certFile, keyFile } } : {}),
+  };
+  if (flag === 'false') {
+    if (Object.keys(tls).length > 0 || env.INTEROP_TEMPORAL_API_KEY)
+      throw new ConfigError(
+        'INTEROP_TEMPORAL_TLS is false, but a TLS file, server name or API key is set: they need TLS',
+      );
+    return {};
+  }
+  const on = flag === 'true' || Object.keys(tls).length > 0 || Boolean(env.INTEROP_TEMPORAL_API_KEY);
+  return on ? { tls } : {};
+}
+
+/** The OSB API's credentials; none for a worker (which serves no API). */
+function brokerCredentials(env: NodeJS.ProcessEnv, needsBroker: boolean): CredentialSettings {
+  if (!needsBroker)
+    return {
+      username: { name: 'INTEROP_BROKER_USERNAME', value: '' },
+      password: { name: 'INTEROP_BROKER_PASSWORD', value: '' },
+    };
+  return {
+    username: requiredSecret(env, 'INTEROP_BROKER_USERNAME'),
+    password: requiredSecret(env, 'INTEROP_BROKER_PASSWORD'),
+  };
 }
 
 /** Settings of the operator's command line (src/cli) for the admin API; flags override each. */
@@ -293,6 +430,11 @@ export function loadAdminClientConfig(env: NodeJS.ProcessEnv = process.env): Adm
   };
 }
 
+function metricsToken(env: NodeJS.ProcessEnv): { token?: SecretSetting } {
+  const token = secretSetting(env, 'INTEROP_METRICS_TOKEN');
+  return token ? { token } : {};
+}
+
 /** Reads the configuration; `role` decides which settings are required. */
 export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.ProcessEnv = process.env): Config {
   const needsBroker = role !== 'worker';
@@ -308,6 +450,8 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
       namespace: env.INTEROP_TEMPORAL_NAMESPACE || 'default',
       taskQueue: env.INTEROP_TASK_QUEUE || 'interoperator',
       payloadKeys,
+      ...temporalTlsConfig(env),
+      ...(env.INTEROP_TEMPORAL_API_KEY ? { apiKey: env.INTEROP_TEMPORAL_API_KEY } : {}),
     },
     masterKubeconfig: env.INTEROP_MASTER_KUBECONFIG || undefined,
     namespace: env.INTEROP_NAMESPACE || 'interoperator',
@@ -321,8 +465,7 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
     broker: {
       host: env.INTEROP_HOST || '127.0.0.1',
       port: number(env, 'INTEROP_PORT', 8080),
-      username: needsBroker ? required(env, 'INTEROP_BROKER_USERNAME') : '',
-      password: needsBroker ? required(env, 'INTEROP_BROKER_PASSWORD') : '',
+      credentials: brokerCredentials(env, needsBroker),
       syncTimeoutMs: number(env, 'INTEROP_SYNC_TIMEOUT_SECONDS', 60) * 1000,
       maxBodyBytes: number(env, 'INTEROP_MAX_BODY_BYTES', 1024 * 1024),
       keepAliveMs: number(env, 'INTEROP_KEEP_ALIVE_SECONDS', 95, { max: MAX_CONNECTION_SECONDS }) * 1000,
@@ -335,8 +478,10 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
     metrics: {
       host: env.INTEROP_METRICS_HOST || '127.0.0.1',
       port: port(env, 'INTEROP_METRICS_PORT', 9090),
-      ...(env.INTEROP_METRICS_TOKEN ? { token: env.INTEROP_METRICS_TOKEN } : {}),
+      ...metricsToken(env),
     },
+    credentialOverlapMs:
+      number(env, 'INTEROP_CREDENTIALS_OVERLAP_SECONDS', 300, { orZero: true, max: 86_400 }) * 1000,
     worker: {
       concurrentOperations: count(env, 'INTEROP_WORKER_OPERATIONS', 100, 2),
       concurrentSteps: count(env, 'INTEROP_WORKER_STEPS', 100),
@@ -397,6 +542,11 @@ function tracingConfig(env: NodeJS.ProcessEnv, role: 'broker' | 'worker' | 'all'
   };
 }
 
+/** What a codec token must be: it may appear in a URL path. */
+export const CODEC_TOKEN_RULE =
+  '16 characters or more of letters, digits and - . _ ~ (it may appear in a URL path)';
+export const isCodecToken = (token: string): boolean => /^[A-Za-z0-9._~-]{16,}$/.test(token);
+
 /** The codec endpoint's settings, when its port is set. */
 function codecConfig(env: NodeJS.ProcessEnv, brokerPort: number): { codec?: CodecConfig } {
   if (!env.INTEROP_CODEC_PORT) return {};
@@ -407,11 +557,9 @@ function codecConfig(env: NodeJS.ProcessEnv, brokerPort: number): { codec?: Code
     throw new ConfigError(
       'INTEROP_CODEC_PORT must differ from INTEROP_PORT: the codec endpoint has its own port',
     );
-  const token = required(env, 'INTEROP_CODEC_TOKEN');
-  if (!/^[A-Za-z0-9._~-]{16,}$/.test(token))
-    throw new ConfigError(
-      'INTEROP_CODEC_TOKEN must be 16 characters or more of letters, digits and - . _ ~ (it may appear in a URL path)',
-    );
+  const token = requiredSecret(env, 'INTEROP_CODEC_TOKEN');
+  if ('value' in token && !isCodecToken(token.value))
+    throw new ConfigError(`INTEROP_CODEC_TOKEN must be ${CODEC_TOKEN_RULE}`);
   const origins = (env.INTEROP_CODEC_ORIGINS ?? '')
     .split(',')
     .map((o) => o.trim())

@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   startLog = logs.logger(role);
   forwardWarnings(startLog);
   const log = logs.logger(role);
-  const monitoring = await prepareMonitoring(role, config.metrics, log);
+  const monitoring = await prepareMonitoring(role, config.metrics, log, config.credentialOverlapMs);
   Runtime.install({
     // The SDK's logs and, forwarded, its Core's: lines of our JSON log.
     logger: logs.temporalLogger(),
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
     shutdownSignals: [],
   });
   const tracing = config.tracing ? startTracing(config.tracing) : undefined;
-  if (config.renderer.wasmFile) await configureRenderer({ wasmFile: config.renderer.wasmFile });
+  if (Object.keys(config.renderer).length > 0) await configureRenderer(config.renderer);
   const master = clusterClientFromFile(config.masterClusterId, config.masterKubeconfig, {
     ...(monitoring.worker ? { calls: monitoring.worker } : {}),
   });

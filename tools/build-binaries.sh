@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Builds the real servers the tests and the dev stack run: the Temporal CLI (dev server), etcd,
-# kube-apiserver and kube-controller-manager, and helm for the chart checks. Everything comes
-# from the Go module proxy.
+# kube-apiserver and kube-controller-manager, helm for the chart checks, and the production
+# Temporal server with its SQL schema tool (target temporal-server) for the suite that runs on it
+# and for INTEROP_TEMPORAL=server. Everything comes from the Go module proxy.
 # Binaries are cached outside the repo, keyed by version, and reused:
 #   ${INTEROP_CACHE_DIR:-$HOME/.cache/interoperator}/bin/<name>-<version>/<name>
 # An existing binary named by TEMPORAL_CLI, ETCD_BIN, KUBE_APISERVER_BIN or
-# KUBE_CONTROLLER_MANAGER_BIN is used as it is and not built.
-# Usage: tools/build-binaries.sh [temporal|etcd|kube ...]   (default: all, in parallel)
+# KUBE_CONTROLLER_MANAGER_BIN is used as it is and not built; so is a directory named by
+# TEMPORAL_SERVER_DIR that holds temporal-server and temporal-sql-tool.
+# Usage: tools/build-binaries.sh [temporal|etcd|kube|helm|temporal-server ...]   (default: all, in parallel)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${INTEROP_CACHE_DIR:-$HOME/.cache/interoperator}"
@@ -15,6 +17,7 @@ mkdir -p "$cache/bin" "$cache/logs"
 
 TEMPORAL_VERSION=1.5.1
 KUBE_VERSION=$(awk '/^require k8s.io\/kubernetes/ {print $3}' "$here/kube/go.mod")
+TEMPORAL_SERVER_VERSION=$(awk '/^require go.temporal.io\/server/ {print $3}' "$here/temporal-server/go.mod")
 ETCD_VERSION=$(awk '/^require go.etcd.io\/etcd\/server\/v3/ {print $3}' "$here/etcd/go.mod")
 
 log() { printf '[build-binaries] %s\n' "$*" >&2; }
@@ -53,6 +56,23 @@ build_kube() {
   rm -rf "$out" && mv "$out.tmp" "$out"
 }
 
+# The production Temporal server (frontend, history, matching and worker services in one process)
+# and temporal-sql-tool, which sets up its PostgreSQL schemas. The server's go.mod asks for a newer
+# Go than the machine's, so this build runs on the Go toolchain named by GOTOOLCHAIN, which the go
+# command takes from the module proxy on first use.
+build_temporal-server() {
+  local out="$cache/bin/temporal-server-$TEMPORAL_SERVER_VERSION"
+  if [ -n "${TEMPORAL_SERVER_DIR:-}" ] || [ -x "$out/temporal-sql-tool" ]; then return 0; fi
+  log "building temporal-server and temporal-sql-tool $TEMPORAL_SERVER_VERSION (first run only)"
+  mkdir -p "$out.tmp"
+  (cd "$here/temporal-server" && export GOTOOLCHAIN="${INTEROP_TEMPORAL_SERVER_GOTOOLCHAIN:-go1.27.3}" \
+    && go build -ldflags="-s -w" -o "$out.tmp/temporal-server" go.temporal.io/server/cmd/server \
+    && go build -ldflags="-s -w" -o "$out.tmp/temporal-sql-tool" go.temporal.io/server/cmd/tools/sql) \
+      >"$cache/logs/temporal-server.log" 2>&1 \
+    || { log "temporal-server build failed; see $cache/logs/temporal-server.log"; tail -20 "$cache/logs/temporal-server.log" >&2; return 1; }
+  rm -rf "$out" && mv "$out.tmp" "$out"
+}
+
 HELM_VERSION=v3.22.0
 
 # Helm, for the chart's lint and render checks (its go.mod has no replace directives).
@@ -67,7 +87,7 @@ build_helm() {
   rm -rf "$out" && mv "$out.tmp" "$out"
 }
 
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(temporal etcd kube helm)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(temporal etcd kube helm temporal-server)
 pids=()
 for t in "${targets[@]}"; do "build_$t" & pids+=($!); done
 rc=0; for p in "${pids[@]}"; do wait "$p" || rc=1; done

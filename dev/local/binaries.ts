@@ -14,7 +14,14 @@ export interface ServerBinaries {
   readonly etcd: string;
   readonly kubeApiserver: string;
   readonly kubeControllerManager: string;
+  /** The production Temporal server (all services in one process). */
+  readonly temporalServer: string;
+  /** Its SQL schema tool. */
+  readonly temporalSqlTool: string;
 }
+
+/** The binaries {@link ensureBinaries} builds, by their tools/build-binaries.sh target. */
+export type BinaryTarget = 'temporal' | 'etcd' | 'kube' | 'temporal-server';
 
 export const TEMPORAL_CLI_VERSION = '1.5.1';
 
@@ -31,21 +38,31 @@ export function binaryPaths(): ServerBinaries {
   const kube = requiredVersion('kube/go.mod', /^require k8s\.io\/kubernetes (\S+)/m);
   const etcd = requiredVersion('etcd/go.mod', /^require go\.etcd\.io\/etcd\/server\/v3 (\S+)/m);
   const given = binaryOverrides();
+  const temporalServerDir =
+    given.temporalServerDir ??
+    path.join(
+      bin,
+      `temporal-server-${requiredVersion('temporal-server/go.mod', /^require go\.temporal\.io\/server (\S+)/m)}`,
+    );
   return {
     temporal: given.temporal ?? path.join(bin, `temporal-${TEMPORAL_CLI_VERSION}`, 'temporal'),
     etcd: given.etcd ?? path.join(bin, `etcd-${etcd}`, 'etcd'),
     kubeApiserver: given.kubeApiserver ?? path.join(bin, `kube-${kube}`, 'kube-apiserver'),
     kubeControllerManager:
       given.kubeControllerManager ?? path.join(bin, `kube-${kube}`, 'kube-controller-manager'),
+    temporalServer: path.join(temporalServerDir, 'temporal-server'),
+    temporalSqlTool: path.join(temporalServerDir, 'temporal-sql-tool'),
   };
 }
 
 /** Returns the binaries, building the missing ones first (several minutes on a fresh machine). */
-export function ensureBinaries(which: readonly ('temporal' | 'etcd' | 'kube')[]): ServerBinaries {
+export function ensureBinaries(which: readonly BinaryTarget[]): ServerBinaries {
   const paths = binaryPaths();
   const missing = which.filter((name) => {
     if (name === 'temporal') return !existsSync(paths.temporal);
     if (name === 'etcd') return !existsSync(paths.etcd);
+    if (name === 'temporal-server')
+      return !existsSync(paths.temporalServer) || !existsSync(paths.temporalSqlTool);
     return !existsSync(paths.kubeApiserver) || !existsSync(paths.kubeControllerManager);
   });
   if (missing.length > 0) {

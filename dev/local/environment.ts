@@ -1,8 +1,8 @@
 /**
- * The whole local environment, as the tests and the dev stack use it: a Temporal dev server and a
- * master plus sister Kubernetes clusters with our CRDs installed and the sisters registered as
- * SFClusters. Environment variables point it at existing servers instead (ExistingServers in
- * dev/settings.ts).
+ * The whole local environment, as the tests and the dev stack use it: a Temporal dev server (or,
+ * with INTEROP_TEMPORAL=server, the production Temporal server on PostgreSQL) and a master plus
+ * sister Kubernetes clusters with our CRDs installed and the sisters registered as SFClusters.
+ * Environment variables point it at existing servers instead (ExistingServers in dev/settings.ts).
  */
 import { readdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
@@ -10,10 +10,12 @@ import { clusterClientFromFile, type ClusterClient } from '../../src/kube/client
 import { installCrds, readCrds } from '../../src/kube/crds.js';
 import { registerCluster } from '../../src/kube/cluster-registry.js';
 import { MASTER_CLUSTER_ID } from '../../src/resources/types.js';
-import { existingServers, type ExistingServers } from '../settings.js';
+import { existingServers, temporalKind, type ExistingServers, type TemporalKind } from '../settings.js';
 import { startControlPlane, type ControlPlane } from './kube-control-plane.js';
 import { repoRoot } from './paths.js';
+import { startPostgres, type PostgresCluster } from './postgresql.js';
 import { startTemporalDevServer } from './temporal-dev-server.js';
+import { startTemporalServer } from './temporal-server.js';
 
 export interface LocalEnvironmentOptions {
   readonly workDir: string;
@@ -32,6 +34,8 @@ export interface LocalEnvironmentOptions {
   readonly temporalDbFile?: string;
   /** Namespace of the broker's own records (SFClusters, their Secrets) in the master. @default 'interoperator' */
   readonly namespace?: string;
+  /** Which Temporal to start. @default INTEROP_TEMPORAL (dev/settings.ts) */
+  readonly temporalKind?: TemporalKind;
 }
 
 /** Where the broker's codec endpoint will be, for the Temporal Web UI. */
@@ -52,6 +56,18 @@ export interface EnvironmentInfo {
   readonly temporal: {
     readonly address: string;
     readonly namespace: string;
+    /** The Temporal started: the dev server or the production server; absent for an existing one. */
+    readonly kind?: TemporalKind;
+    /**
+     * The PostgreSQL cluster under the production server, for a test's own extra Temporal server
+     * on databases of its own.
+     */
+    readonly postgres?: {
+      readonly host: string;
+      readonly port: number;
+      readonly user: string;
+      readonly socketDir: string;
+    };
     readonly uiUrl?: string;
     /** The codec endpoint the Web UI is pointed at, for the broker to serve. */
     readonly uiCodec?: UiCodec;
@@ -96,19 +112,30 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions): P
     const existing = existingServers();
     const { masterKubeconfig, temporalAddress } = existing;
 
+    const kind = options.temporalKind ?? temporalKind();
+    let postgres: PostgresCluster | undefined;
+    const startProductionTemporal = async () => {
+      postgres = await startPostgres({ workDir: path.join(options.workDir, 'postgresql') });
+      stops.push(() => postgres!.stop());
+      return startTemporalServer({ workDir: path.join(options.workDir, 'temporal-server'), postgres });
+    };
     const [controlPlane, temporal] = await Promise.all([
       masterKubeconfig
         ? Promise.resolve(undefined)
         : startControlPlane({ workDir: path.join(options.workDir, 'kube'), sisters: options.sisters ?? 2 }),
       temporalAddress
         ? Promise.resolve(undefined)
-        : startTemporalDevServer({
-            workDir: path.join(options.workDir, 'temporal'),
-            port: options.temporalPort,
-            uiPort: options.temporalUiPort,
-            ...(options.temporalUiCodec ? { uiCodecEndpoint: uiCodecEndpoint(options.temporalUiCodec) } : {}),
-            dbFile: options.temporalDbFile,
-          }),
+        : kind === 'server'
+          ? startProductionTemporal()
+          : startTemporalDevServer({
+              workDir: path.join(options.workDir, 'temporal'),
+              port: options.temporalPort,
+              uiPort: options.temporalUiPort,
+              ...(options.temporalUiCodec
+                ? { uiCodecEndpoint: uiCodecEndpoint(options.temporalUiCodec) }
+                : {}),
+              dbFile: options.temporalDbFile,
+            }),
     ]);
     if (controlPlane) stops.push(() => controlPlane.stop());
     if (temporal) stops.push(() => temporal.stop());
@@ -125,8 +152,23 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions): P
         ? {
             address: temporal.address,
             namespace: temporal.namespace,
-            uiUrl: temporal.uiUrl,
-            ...(temporal.uiUrl && options.temporalUiCodec ? { uiCodec: options.temporalUiCodec } : {}),
+            kind,
+            ...('uiUrl' in temporal && temporal.uiUrl
+              ? {
+                  uiUrl: temporal.uiUrl,
+                  ...(options.temporalUiCodec ? { uiCodec: options.temporalUiCodec } : {}),
+                }
+              : {}),
+            ...(postgres
+              ? {
+                  postgres: {
+                    host: postgres.host,
+                    port: postgres.port,
+                    user: postgres.user,
+                    socketDir: postgres.socketDir,
+                  },
+                }
+              : {}),
           }
         : { address: temporalAddress!, namespace: existing.temporalNamespace },
       clusters: clusterFiles,

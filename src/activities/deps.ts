@@ -5,13 +5,23 @@
 import type { CatalogCache } from '../kube/catalog-cache.js';
 import type { ClusterDirectory } from '../kube/cluster-directory.js';
 import type { SchedulingConfig } from '../scheduling/index.js';
-import type { RenderData } from '../templates/index.js';
+import type { ClusterCapabilities, RenderData } from '../templates/index.js';
 import type { KubeObject, PlanTemplate, TemplateAction } from '../resources/types.js';
 import type { StatusWakeups } from './status-wakeups.js';
 
+/** What a render needs besides its data: for a helm template, the target cluster's capabilities. */
+export interface RenderContext {
+  readonly capabilities?: ClusterCapabilities;
+}
+
 /** The rendering layer (src/templates), injected so activities never care how templates run. */
 export interface Renderer {
-  renderObjects(template: PlanTemplate, action: TemplateAction, data: RenderData): Promise<KubeObject[]>;
+  renderObjects(
+    template: PlanTemplate,
+    action: TemplateAction,
+    data: RenderData,
+    context?: RenderContext,
+  ): Promise<KubeObject[]>;
   renderValues(template: PlanTemplate, action: TemplateAction, data: RenderData): Promise<unknown>;
 }
 

@@ -49,8 +49,8 @@ export function timedRenderer(renderer: Renderer, recorder: OperationRecorder): 
     }
   };
   return {
-    renderObjects: (template, action, data) =>
-      timed(template, action, () => renderer.renderObjects(template, action, data)),
+    renderObjects: (template, action, data, context) =>
+      timed(template, action, () => renderer.renderObjects(template, action, data, context)),
     renderValues: (template, action, data) =>
       timed(template, action, () => renderer.renderValues(template, action, data)),
   };

@@ -9,6 +9,7 @@
 import { Context } from '@temporalio/activity';
 import type { ClusterClient } from '../kube/clients.js';
 import { getRecord, patchRecord, patchRecordStatus } from '../kube/custom-objects.js';
+import { clusterCapabilities } from '../kube/discovery.js';
 import { statusCodeOf } from '../kube/errors.js';
 import { applyObject, deleteObject, readObject, releaseFields } from '../kube/objects.js';
 import { isCustomAction, type CustomAction } from '../resources/actions.js';
@@ -29,11 +30,12 @@ import {
   type SFService,
   type SFServiceBinding,
   type SFServiceInstance,
+  type PlanTemplate,
   type TemplateAction,
 } from '../resources/types.js';
 import { findTemplate, type RenderData } from '../templates/index.js';
 import type { ActionRun, OperationName, StatusReport, Target } from '../workflows/messages.js';
-import type { ActivityDeps } from './deps.js';
+import type { ActivityDeps, RenderContext } from './deps.js';
 import {
   desiredObject,
   forbiddenNamespace,
@@ -225,6 +227,17 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
     return data as RenderData;
   }
 
+  /** A helm chart sees the capabilities of the cluster it is applied to, as `helm install` shows them. */
+  async function renderContext(loaded: Loaded, template: PlanTemplate): Promise<RenderContext | undefined> {
+    if (String(template.type).toLowerCase() !== 'helm') return undefined;
+    const capabilities = await kubeCall(
+      `reading the API versions of cluster ${loaded.cluster.id} for a helm chart`,
+      () => clusterCapabilities(loaded.cluster),
+      sisterId(loaded.cluster),
+    );
+    return { capabilities };
+  }
+
   /**
    * Renders the action's template over the target's data and gives the objects to apply, each as
    * desired-objects.ts makes it (namespace, labels, owner); undefined when the plan has no such
@@ -240,7 +253,10 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
     const template = findTemplate(loaded.plan, action);
     if (!template) return undefined;
     const data = await templateData(loaded, action);
-    const objects = await render(action, loaded.plan, () => renderer.renderObjects(template, action, data));
+    const context = await renderContext(loaded, template);
+    const objects = await render(action, loaded.plan, () =>
+      renderer.renderObjects(template, action, data, context),
+    );
     const copy = await copyOf();
     const { instance, binding, cluster } = loaded;
     const record = binding ?? instance;

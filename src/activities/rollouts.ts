@@ -5,6 +5,9 @@
  */
 import { DEFAULT_ROLLOUT_SETTINGS, type RolloutSettings } from '../admin/contract.js';
 import { getRecord, listRecords, listRecordsAnywhere } from '../kube/custom-objects.js';
+import { InstanceClaims, type ClaimDeps } from '../kube/operation-claims.js';
+import { OsbError } from '../osb/errors.js';
+import type { ClaimSide } from '../resources/operation-claims.js';
 import {
   LABELS,
   instanceNamespace,
@@ -21,11 +24,8 @@ import {
   type SFServiceBinding,
   type SFServiceInstance,
 } from '../resources/types.js';
-import type { InstanceRequest } from '../workflows/messages.js';
+import { rolloutRequestHash, type InstanceRequest } from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
-
-/** The request hash of the updates a rollout makes: tells them from a platform's own. */
-export const rolloutRequestHash = (revision: string): string => `rollout/${revision}`;
 
 /** States of a record whose operation has not ended. */
 const BUSY_STATES = new Set(['in_queue', 'in progress', 'delete']);
@@ -36,11 +36,17 @@ export interface RolloutTarget {
   readonly settings: RolloutSettings;
 }
 
-/** What a rollout may do with one instance now. */
+/**
+ * What a rollout may do with one instance now: start its update (the instance claimed for it at
+ * `claimedAt`, when it was), wait, or nothing.
+ */
 export type RolloutUpdate =
-  | { readonly request: InstanceRequest; readonly workflowId: string }
+  | { readonly request: InstanceRequest; readonly workflowId: string; readonly claimedAt?: string }
   | { readonly busy: string }
   | { readonly gone: true };
+
+/** The side of the instance/binding rule a rollout's update is on. */
+const UPDATE: ClaimSide = { kind: 'instance', operation: 'update' };
 
 /** The settings of a rollout: the rollout's own, over the plan's, over the defaults. */
 export function rolloutSettingsOf(
@@ -101,13 +107,66 @@ export const rolledOut = (record: SFServiceInstance): boolean =>
   !(record.status?.operation === 'provision' && record.status.state === 'failed') &&
   !!record.spec.instanceId;
 
-export function rolloutActivities({
-  clusters,
-  catalog,
-  instanceNamespace: shared,
-  operationTimeoutSeconds,
-}: ActivityDeps) {
+/**
+ * The rollout's steps. `runs` tells of an operation's latest run, for the claim each update makes
+ * on its instance against the operations of its bindings, as a platform's update does.
+ */
+export function rolloutActivities(
+  { clusters, catalog, instanceNamespace: shared, operationTimeoutSeconds }: ActivityDeps,
+  runs: Pick<ClaimDeps, 'latest'>,
+) {
   const master = clusters.master;
+  const claims = new InstanceClaims({
+    master,
+    latest: runs.latest,
+    ...(shared ? { instanceNamespace: shared } : {}),
+  });
+
+  /**
+   * The update that brings the instance to its plan's current spec, as its record holds it, or what
+   * it waits for (an operation of its own or of one of its bindings), or that it is gone; with
+   * `claim`, the instance is claimed for the update against its bindings' operations.
+   */
+  async function updateOf(instanceId: string, revision: string, claim: boolean): Promise<RolloutUpdate> {
+    const namespace = instanceNamespace(instanceId, shared);
+    const record = await getRecord<SFServiceInstance>(
+      master,
+      SFSERVICEINSTANCE,
+      namespace,
+      resourceName(instanceId),
+    );
+    if (!record || record.metadata.deletionTimestamp) return { gone: true };
+    const state = record.status?.state;
+    if (state && BUSY_STATES.has(state))
+      return { busy: `waiting for its ${record.status?.operation ?? 'operation'} to end` };
+    const bindings = await listRecords<SFServiceBinding>(
+      master,
+      SFSERVICEBINDING,
+      namespace,
+      `${LABELS.instanceId}=${labelValue(instanceId)}`,
+    );
+    const binding = bindings.find((b) => b.status?.state && BUSY_STATES.has(b.status.state));
+    if (binding)
+      return {
+        busy: `waiting for the ${binding.status?.operation ?? 'operation'} of binding ${binding.spec.id} to end`,
+      };
+    const request = rolloutRequest(
+      record,
+      catalog.plan(record.spec.planId),
+      revision,
+      operationTimeoutSeconds,
+    );
+    const workflowId = instanceWorkflowId(instanceId);
+    if (!claim) return { request, workflowId };
+    try {
+      const claimedAt = await claims.claimAt(instanceId, UPDATE, record);
+      return { request, workflowId, ...(claimedAt ? { claimedAt } : {}) };
+    } catch (err) {
+      if (err instanceof OsbError && err.status === 422) return { busy: err.description };
+      throw err;
+    }
+  }
+
   return {
     /**
      * Where the plan's rollout is to go: the revision of the plan's spec as the apiserver holds it
@@ -154,38 +213,34 @@ export function rolloutActivities({
     /**
      * The update that brings the instance to its plan's current spec, as its record holds it (the
      * plan, parameters and context it has); or what it waits for (an operation of its own or of
-     * one of its bindings); or that it is gone.
+     * one of its bindings); or that it is gone. Unclaimed: what rollouts started by earlier code ask.
      */
-    async rolloutUpdate(instanceId: string, revision: string): Promise<RolloutUpdate> {
-      const namespace = instanceNamespace(instanceId, shared);
-      const record = await getRecord<SFServiceInstance>(
-        master,
-        SFSERVICEINSTANCE,
-        namespace,
-        resourceName(instanceId),
+    rolloutUpdate(instanceId: string, revision: string): Promise<RolloutUpdate> {
+      return updateOf(instanceId, revision, false);
+    },
+
+    /**
+     * The updates of the instances, as {@link updateOf} finds each, read side by side: what a
+     * rollout reads ahead of the updates it starts. Each instance it may update now is claimed for
+     * the update, so a bind or unbind of it waits until the update has run.
+     */
+    async rolloutUpdates(
+      instanceIds: readonly string[],
+      revision: string,
+    ): Promise<[string, RolloutUpdate][]> {
+      return Promise.all(
+        instanceIds.map(async (id): Promise<[string, RolloutUpdate]> => [
+          id,
+          await updateOf(id, revision, true),
+        ]),
       );
-      if (!record || record.metadata.deletionTimestamp) return { gone: true };
-      const state = record.status?.state;
-      if (state && BUSY_STATES.has(state))
-        return { busy: `waiting for its ${record.status?.operation ?? 'operation'} to end` };
-      const bindings = await listRecords<SFServiceBinding>(
-        master,
-        SFSERVICEBINDING,
-        namespace,
-        `${LABELS.instanceId}=${labelValue(instanceId)}`,
+    },
+
+    /** Takes back the claims of updates a rollout read ahead but did not start (it paused, stopped or went elsewhere). */
+    async releaseRolloutClaims(claimed: readonly { instanceId: string; claimedAt: string }[]): Promise<void> {
+      await Promise.all(
+        claimed.map(({ instanceId, claimedAt }) => claims.release(instanceId, UPDATE, claimedAt)),
       );
-      const binding = bindings.find((b) => b.status?.state && BUSY_STATES.has(b.status.state));
-      if (binding)
-        return {
-          busy: `waiting for the ${binding.status?.operation ?? 'operation'} of binding ${binding.spec.id} to end`,
-        };
-      const request = rolloutRequest(
-        record,
-        catalog.plan(record.spec.planId),
-        revision,
-        operationTimeoutSeconds,
-      );
-      return { request, workflowId: instanceWorkflowId(instanceId) };
     },
   };
 }

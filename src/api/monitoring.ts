@@ -3,8 +3,8 @@
  * Kubernetes probes, apart from the OSB API so that neither its credentials nor its load balancer
  * see them.
  *
- * - GET /metrics: the Prometheus text; with a token configured, only for `Authorization: Bearer
- *   <token>` (401 otherwise).
+ * - GET /metrics: the Prometheus text; with tokens configured, only for `Authorization: Bearer
+ *   <token>` with one of them (401 otherwise).
  * - GET /livez: 200 while the process answers at all.
  * - GET /readyz: 200 when the process should get work, 503 otherwise (starting, draining).
  */
@@ -23,8 +23,11 @@ export interface MonitoringOptions {
   readonly metrics: () => Promise<Exposition>;
   /** Whether the process should get work now; read on every probe. */
   readonly ready: () => boolean;
-  /** The bearer token /metrics requires; open when unset or empty. */
-  readonly token?: string;
+  /**
+   * The bearer tokens /metrics accepts, read on every scrape (several while one is rotated); open
+   * when unset. Empty tokens never match.
+   */
+  readonly tokens?: () => readonly string[];
   /** Where a scrape that failed is logged. @default a logger that drops everything */
   readonly log?: Logger;
 }
@@ -32,16 +35,22 @@ export interface MonitoringOptions {
 /** SHA-256 of a text, as bytes: digests all have one length, as `timingSafeEqual` needs. */
 const digest = (text: string): Buffer => hash('sha256', text, 'buffer');
 
-/** Whether an `Authorization` header carries `token`, compared in constant time. */
-export function bearerMatches(header: string, token: string): boolean {
+/**
+ * Whether an `Authorization` header carries one of `tokens`, compared in constant time: every
+ * token is compared, whatever the others gave.
+ */
+export function bearerMatches(header: string, tokens: string | readonly string[]): boolean {
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-  return timingSafeEqual(digest(match?.[1] ?? ''), digest(token)) && match !== null;
+  const given = digest(match?.[1] ?? '');
+  let matched = 0;
+  for (const token of typeof tokens === 'string' ? [tokens] : tokens)
+    matched |= Number(token !== '') & Number(timingSafeEqual(given, digest(token)));
+  return matched === 1 && match !== null;
 }
 
 /** The operations port as a Koa app: serve it with `app.listen()`, or test it with supertest. */
 export function createMonitoringApp(options: MonitoringOptions): Koa {
   const log = options.log ?? silentLogger;
-  const token = options.token || undefined;
   const app = new Koa();
   app.use(async (ctx) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
@@ -60,7 +69,7 @@ export function createMonitoringApp(options: MonitoringOptions): Koa {
         return;
       }
       case '/metrics': {
-        if (token !== undefined && !bearerMatches(ctx.get('Authorization'), token)) {
+        if (options.tokens && !bearerMatches(ctx.get('Authorization'), options.tokens())) {
           ctx.status = 401;
           ctx.set('WWW-Authenticate', 'Bearer realm="metrics"');
           ctx.body = { error: 'Unauthorized', description: 'The metrics need a bearer token.' };

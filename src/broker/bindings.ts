@@ -94,10 +94,6 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
       if (instance.status?.state !== 'succeeded' && instance.status?.operation === 'provision') {
         throw concurrencyError('The service instance is still being provisioned.');
       }
-      // A running deprovision removes the instance a bind would add to: the bind waits for nothing.
-      if ((await runs.running(instanceWorkflowId(req.instanceId)))?.memo?.operation === 'deprovision') {
-        throw concurrencyError('The service instance is being deprovisioned.');
-      }
       const plan = catalogPlan(deps.catalog, req.planId);
       const requestHash = digests.bind(req);
       const workflowId = bindingWorkflowId(req.instanceId, req.bindingId);
@@ -117,7 +113,7 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
       await refuseWhileActionRuns(instance);
       const { acceptsIncomplete: _, ...request } = req;
       const input: BindingRequest = { ...request, ...runs.envelope(meta, requestHash, plan) };
-      const started = await runs.start('bind', workflowId, input);
+      const started = await runs.start('bind', workflowId, input, instance);
       if (!started.handle) return repeatOf(started.running, workflowId, requestHash, req, async);
       if (async)
         return { kind: 'accepted', operation: operationString('bind', started.handle.firstExecutionRunId) };

@@ -120,7 +120,7 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
         previousValues: req.previousValues,
         ...runs.envelope(meta, requestHash, plan),
       };
-      const started = await runs.start('update', workflowId, input);
+      const started = await runs.start('update', workflowId, input, record);
       return runs.answer(started, workflowId, 'update', requestHash, async);
     },
 
@@ -142,7 +142,7 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
       const requestHash = digests.instance(updated);
       if (running) return runs.repeatOf(running, workflowId, 'update', requestHash, true);
       const input: InstanceRequest = { instanceId, ...updated, ...runs.envelope(meta, requestHash, plan) };
-      const started = await runs.start('update', workflowId, input);
+      const started = await runs.start('update', workflowId, input, record);
       return runs.answer(started, workflowId, 'update', requestHash, true);
     },
 

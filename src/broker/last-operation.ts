@@ -5,7 +5,7 @@
 import { badRequest } from '../osb/errors.js';
 import type { LastOperation } from '../osb/service-broker.js';
 import {
-  isWaitingForCluster,
+  clusterWaitDescription,
   parseOperationString,
   type OperationName,
   type OperationStatus,
@@ -67,8 +67,9 @@ export function settledStatus(
   memo: OperationStatus,
   run: { readonly running: boolean; readonly statusName: string; readonly waiting?: string },
 ): OperationStatus {
-  if (run.running && memo.state === 'in progress' && run.waiting && isWaitingForCluster(run.waiting))
-    return { ...memo, description: run.waiting };
+  const waiting =
+    run.running && memo.state === 'in progress' && run.waiting && clusterWaitDescription(run.waiting);
+  if (waiting) return { ...memo, description: waiting };
   if (run.running || memo.state !== 'in progress') return memo;
   const reason =
     run.statusName !== 'CANCELLED'

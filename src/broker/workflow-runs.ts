@@ -16,11 +16,12 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import type { ClusterClient } from '../kube/clients.js';
+import { InstanceClaims, claimSideOf } from '../kube/operation-claims.js';
 import type { OperationStartRecorder } from '../metrics/recorders.js';
 import { concurrencyError, conflict, gone, notFound, OsbError } from '../osb/errors.js';
 import type { LastOperation, OperationOutcome, RequestMeta } from '../osb/service-broker.js';
 import { isCustomAction } from '../resources/actions.js';
-import type { SFPlan } from '../resources/types.js';
+import type { SFPlan, SFServiceInstance } from '../resources/types.js';
 import {
   ACTION_WORKFLOW_TYPE,
   MEMO_KEY,
@@ -44,7 +45,6 @@ import {
   settledStatus,
   type RecordStatus,
 } from './last-operation.js';
-import { InstanceClaims, claimSideOf } from './operation-claims.js';
 import { isTemporalUnreachable } from './temporal-errors.js';
 
 /** What a describe call tells of the latest (or a given) run of an operation workflow. */
@@ -180,9 +180,10 @@ export class WorkflowRuns {
   /**
    * Starts the operation's workflow with `input`, its memo the starting status and its search
    * attributes the ids of the input. An update or deprovision first claims the instance against
-   * its bindings' operations, a bind or unbind against the instance's (src/broker/operation-claims.ts).
+   * its bindings' operations, a bind or unbind against the instance's (src/kube/operation-claims.ts).
    * When another broker started an operation under the same id a moment ago, that one is returned
-   * as running. A custom action (`x-<name>`) runs the action workflow.
+   * as running. A custom action (`x-<name>`) runs the action workflow. `instance` is the
+   * instance's record when the caller has just read it.
    *
    * @throws OsbError 422 `ConcurrencyError` when that operation has already finished again, or
    *   while an operation of the other side of the instance runs.
@@ -191,9 +192,10 @@ export class WorkflowRuns {
     type: OperationName,
     workflowId: string,
     input: InstanceRequest | BindingRequest | ActionRequest,
+    instance?: SFServiceInstance,
   ): Promise<Started> {
     const side = claimSideOf(type, 'bindingId' in input ? input.bindingId : undefined);
-    const release = side ? await this.claims.claim(input.instanceId, side) : undefined;
+    const release = side ? await this.claims.claim(input.instanceId, side, instance) : undefined;
     try {
       const workflowType = isCustomAction(type) ? ACTION_WORKFLOW_TYPE : WORKFLOW_TYPES[type];
       const handle = await this.deps.client.workflow.start(workflowType, {

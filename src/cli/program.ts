@@ -131,12 +131,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
       'JSON or YAML object: instance, plan, service, binding and source objects by key',
     )
     .addOption(
-      new Option('--type <type>', 'the template language')
-        .choices(['gotemplate', 'mustache'])
+      new Option('--type <type>', 'the template language (helm: TEMPLATE_FILE renders the values)')
+        .choices(['gotemplate', 'mustache', 'jsonnet', 'helm'])
         .default('gotemplate'),
     )
+    .option('--chart <URL_OR_PATH>', "with --type helm: the chart's .tgz, an http(s) URL or a file")
     .option('--action <name>', 'the action the template serves, as errors name it', 'provision')
-    .action(async (templateFile: string, dataFile: string, opts: { type: TemplateType; action: string }) => {
+    .action(async (templateFile: string, dataFile: string, opts: RenderOpts) => {
+      if (opts.type === 'helm' && !opts.chart) throw new UsageError('--type helm needs --chart URL_OR_PATH');
+      if (opts.chart && opts.type !== 'helm') throw new UsageError('--chart goes with --type helm');
       exit = await render(templateFile, dataFile, opts, io);
     });
 
@@ -484,6 +487,14 @@ function parametersFile(file: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+function readChart(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw new Error(`cannot read the chart ${file}: ${(err as Error).message}`);
+  }
+}
+
 function readInput(file: string, what: string): string {
   try {
     return readFileSync(file === '-' ? 0 : file, 'utf8');
@@ -492,21 +503,29 @@ function readInput(file: string, what: string): string {
   }
 }
 
-/** `template render`: prints the output byte for byte; a failed render prints its error, exit 1. */
-async function render(
-  templateFile: string,
-  dataFile: string,
-  opts: { type: TemplateType; action: string },
-  io: CliIo,
-): Promise<Exit> {
+/** Options of `template render`. */
+interface RenderOpts {
+  readonly type: TemplateType;
+  readonly action: string;
+  readonly chart?: string;
+}
+
+/**
+ * `template render`: prints the output byte for byte; a failed render prints its error, exit 1.
+ * With `--type helm`, the template renders the values of the chart (`--chart`: a URL, fetched as
+ * the worker fetches it, or a file), whose manifests are printed.
+ */
+async function render(templateFile: string, dataFile: string, opts: RenderOpts, io: CliIo): Promise<Exit> {
   try {
-    const { wasmFile } = io.rendererConfig;
-    if (wasmFile) await configureRenderer({ wasmFile });
+    if (Object.keys(io.rendererConfig).length > 0) await configureRenderer(io.rendererConfig);
     const content = readInput(templateFile, 'template file');
     const data = parseDataFile(readInput(dataFile, 'data file'));
     // The action only names the template in errors; any name is fine here.
     const action = opts.action as TemplateAction;
-    io.stdout.write(await renderTemplate({ action, type: opts.type, content }, action, data));
+    const chartUrl = opts.chart && /^https?:\/\//i.test(opts.chart) ? opts.chart : undefined;
+    const chart = opts.chart && !chartUrl ? readChart(opts.chart) : undefined;
+    const template = { action, type: opts.type, content, ...(chartUrl ? { url: chartUrl } : {}) };
+    io.stdout.write(await renderTemplate(template, action, data, chart ? { chart } : {}));
     return EXIT.ok;
   } catch (err) {
     io.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);

@@ -213,6 +213,14 @@ function planProblem(plan: SFPlan): string | undefined {
   const s = plan.spec;
   if (blank(s.id) || blank(s.name) || blank(s.description))
     return 'it needs a non-empty id, name and description';
+  for (const template of s.templates ?? []) {
+    // As in the original: a chart renders the objects of a provision or a bind, nothing else.
+    if (String(template.type).toLowerCase() !== 'helm') continue;
+    if (template.action !== 'provision' && template.action !== 'bind')
+      return `its ${template.action} template is of type helm, which only provision and bind templates may be`;
+    if (blank(template.url))
+      return `its ${template.action} template is of type helm and has no url (its chart)`;
+  }
   const version = s.maintenance_info?.version;
   if (version !== undefined && !SEMVER.test(version)) {
     return `maintenance_info.version ${JSON.stringify(version)} is not a SemVer 2.0 version`;
@@ -244,8 +252,8 @@ function planProblem(plan: SFPlan): string | undefined {
  *
  * - a service needs a non-empty id, name and description, a boolean `bindable`, and only the
  *   `requires` values the spec defines; a plan a non-empty id, name and description, a SemVer
- *   `maintenance_info.version`, and parameter schemas of at most 64 kB that refer to nothing
- *   outside themselves and compile;
+ *   `maintenance_info.version`, parameter schemas of at most 64 kB that refer to nothing
+ *   outside themselves and compile, and `helm` templates only for provision and bind, with a url;
  * - ids are unique among all services and plans, service names among services, plan names within
  *   their service: of resources that collide, the first in catalog order (name, then id) stays;
  * - a plan needs its service in the catalog, and a service at least one plan.

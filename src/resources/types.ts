@@ -102,7 +102,7 @@ export const TEMPLATE_ACTIONS = OSB_TEMPLATE_ACTIONS;
 export type TemplateAction = OsbTemplateAction | CustomAction;
 
 /** Template languages a plan template can be written in. */
-export const TEMPLATE_TYPES = ['gotemplate', 'mustache', 'helm'] as const;
+export const TEMPLATE_TYPES = ['gotemplate', 'mustache', 'helm', 'jsonnet'] as const;
 export type TemplateType = (typeof TEMPLATE_TYPES)[number];
 
 /**

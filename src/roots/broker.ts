@@ -5,7 +5,7 @@ import type Koa from 'koa';
 import type { Registry } from 'prom-client';
 import { TemporalAdminService } from '../broker/admin.js';
 import { TemporalServiceBroker, brokerParts, type BrokerDeps } from '../broker/service.js';
-import type { Config } from '../config.js';
+import { CODEC_TOKEN_RULE, isCodecToken, type Config } from '../config.js';
 import type { ClusterClient } from '../kube/clients.js';
 import { startCatalogCache } from '../kube/catalog-cache.js';
 import { startCodecServer } from '../temporal/codec-server.js';
@@ -14,6 +14,7 @@ import { createApp } from '../api/app.js';
 import { answerClientError } from '../api/client-errors.js';
 import type { Logger } from '../log.js';
 import { brokerMetrics } from '../metrics/prometheus.js';
+import { adminConfigured, rotatingCredentials, rotatingSecret } from './secret-files.js';
 
 import type { Tracing } from '../tracing.js';
 
@@ -36,6 +37,27 @@ export async function startBroker(
   monitoring?: BrokerMonitoring,
   tracing?: Tracing,
 ): Promise<{ url: string; stop(delayMs?: number): Promise<void> }> {
+  // First: credential files that cannot be read stop the broker before it connects to anything.
+  const fileOptions = { log, overlapMs: config.credentialOverlapMs };
+  const credentials = rotatingCredentials(config.broker.credentials, fileOptions);
+  const adminSettings = config.broker.admin;
+  // Never the OSB API's: a platform's credentials must not reach the admin API.
+  const adminCredentials = adminConfigured(adminSettings)
+    ? rotatingCredentials(adminSettings, {
+        ...fileOptions,
+        check: (admin) =>
+          credentials().some((osb) => osb.username === admin.username && osb.password === admin.password)
+            ? 'the admin credentials must differ from the OSB credentials'
+            : undefined,
+      })
+    : () => [];
+  const codecEndpoint = config.codec && {
+    ...config.codec,
+    tokens: rotatingSecret(config.codec.token, {
+      ...fileOptions,
+      check: (token) => (isCodecToken(token) ? undefined : `the token must be ${CODEC_TOKEN_RULE}`),
+    }),
+  };
   const { client, close } = await connectClient(config.temporal, tracing?.clientInterceptors);
   const catalog = await startCatalogCache(master, config.namespace, (err) =>
     log.warn('catalog watch failed; restarting', { error: String(err) }),
@@ -63,23 +85,21 @@ export async function startBroker(
   };
   const broker = new TemporalServiceBroker(brokerDeps);
   const admin = new TemporalAdminService(brokerParts(brokerDeps), { namespace: config.namespace, log });
-  const adminCredentials = config.broker.admin ? [config.broker.admin] : [];
-  const credentials = [{ username: config.broker.username, password: config.broker.password }];
   let stopping = false;
   const app = createApp({
     broker,
     catalog,
-    credentials: () => credentials,
+    credentials,
     maxBodyBytes: config.broker.maxBodyBytes,
     log,
     stopping: () => stopping,
     ...(metrics ? { requests: metrics } : {}),
     ...(tracing ? { tracer: tracing.tracer } : {}),
-    admin: { service: admin, credentials: () => adminCredentials },
+    admin: { service: admin, credentials: adminCredentials },
   });
-  const codec = config.codec
+  const codec = codecEndpoint
     ? await startCodecServer({
-        ...config.codec,
+        ...codecEndpoint,
         host: config.broker.host,
         codec: payloadCodec(config.temporal),
         namespace: config.temporal.namespace,

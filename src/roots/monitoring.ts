@@ -16,6 +16,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { processRegistry, workerMetrics } from '../metrics/prometheus.js';
 import { closeServer, listen } from './broker.js';
+import { secretReader, withOverlap } from './secret-files.js';
 
 /** How long /metrics waits for the SDK's metrics before it answers with ours alone. */
 const SDK_SCRAPE_TIMEOUT_MS = 5_000;
@@ -45,12 +46,19 @@ async function freeLoopbackPort(): Promise<number> {
   return port;
 }
 
-/** Sets up the metrics of a process in `role`; call before Runtime.install and before the roots. */
+/**
+ * Sets up the metrics of a process in `role`; call before Runtime.install and before the roots. A
+ * token read from a file is re-read when it changes, the one before accepted for `overlapMs`.
+ */
 export async function prepareMonitoring(
   role: 'broker' | 'worker' | 'all',
   config: Config['metrics'],
   log: Logger,
+  overlapMs = 0,
 ): Promise<Monitoring> {
+  const tokens = config.token
+    ? withOverlap(secretReader(config.token, { log }), (a, b) => a === b, overlapMs)
+    : undefined;
   const registry = processRegistry();
   const runsWorker = role !== 'broker';
   const sdkPort = runsWorker ? await freeLoopbackPort() : undefined;
@@ -88,7 +96,7 @@ export async function prepareMonitoring(
       const app = createMonitoringApp({
         metrics,
         ready: () => checks.length > 0 && checks.every((check) => check()),
-        ...(config.token ? { token: config.token } : {}),
+        ...(tokens ? { tokens } : {}),
         log,
       });
       server = await listen(app, { host: config.host, port: config.port, keepAliveMs: 5_000 });

@@ -25,13 +25,16 @@ import type { Logger } from '../log.js';
 import type { workerMetrics } from '../metrics/prometheus.js';
 import type { Tracing } from '../tracing.js';
 import { closeRenderer, renderObjects, renderValues } from '../templates/index.js';
-import { connectClient, dataConverter } from '../temporal/connection.js';
+import { connectClient, connectionOptions, dataConverter } from '../temporal/connection.js';
+import { latestRun } from '../temporal/runs.js';
 import type { clusterHealthWorkflow } from '../workflows/cluster-health.js';
 import {
   CLUSTER_HEALTH_SETTINGS_SIGNAL,
+  MEMO_KEY,
   OPERATOR_CHANGED_SIGNAL,
   clusterHealthWorkflowId,
   type ClusterHealthSettings,
+  type OperationStatus,
 } from '../workflows/messages.js';
 
 export interface RunningWorker {
@@ -62,7 +65,7 @@ export async function startWorker(
   tracing?: Tracing,
 ): Promise<RunningWorker> {
   const metrics = monitoring?.worker;
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await NativeConnection.connect(connectionOptions(config.temporal));
   // The workers keep the plans' revisions and start the rollouts of the plans that change.
   const temporal = await connectClient(config.temporal);
   const revisions = {
@@ -115,7 +118,17 @@ export async function startWorker(
     operationTimeoutSeconds: config.operationTimeoutSeconds,
     statusWakeups: wakeups,
   };
-  const activities = { ...createActivities(deps), ...rolloutActivities(deps), ...dryRunActivities(deps) };
+  const runs = {
+    latest: async (workflowId: string) => {
+      const run = await latestRun(temporal.client, workflowId, MEMO_KEY);
+      return run && { ...run, memo: run.memo as OperationStatus | undefined };
+    },
+  };
+  const activities = {
+    ...createActivities(deps),
+    ...rolloutActivities(deps, runs),
+    ...dryRunActivities(deps),
+  };
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
@@ -177,7 +190,7 @@ export async function startClusterWorker(
     throw new Error(
       `SFCluster ${config.namespace}/${id} has no spec.taskQueue: set it to the task queue this worker is to poll`,
     );
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await NativeConnection.connect(connectionOptions(config.temporal));
   const catalog = await startCatalogCache(master, config.namespace, (err) =>
     log.warn('catalog watch failed; restarting', { error: String(err) }),
   );

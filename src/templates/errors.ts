@@ -3,7 +3,8 @@
  * - `template`: the template itself (syntax, execution, invalid YAML, a function that failed);
  * - `timeout`, `output-too-large`, `input-too-large`, `out-of-memory`: a limit of the renderer;
  * - `source`: its text could not be read (`contentEncoded` not base64, `url` not fetched);
- * - `unsupported`: a template type that cannot be rendered (helm, for now);
+ * - `unsupported`: a template type that cannot be rendered (unknown, or helm for an action other than
+ *   provision and bind);
  * - `unavailable`: the renderer is not built, closed, or its threads do not start.
  */
 export type TemplateErrorReason =

@@ -29,18 +29,30 @@ export function clearTemplateCache(): void {
 }
 
 async function download(url: string, limits: UrlLimits): Promise<string> {
-  const tooLarge = () =>
-    new TemplateError(`fetching template ${url} failed: it is over ${limits.maxBytes} bytes`, 'source');
+  const failed = (why: string) => new TemplateError(`fetching template ${url} failed: ${why}`, 'source');
   let response: Response;
   try {
     response = await fetch(url, { signal: AbortSignal.timeout(limits.timeoutMs), redirect: 'follow' });
   } catch (err) {
-    throw new TemplateError(`fetching template ${url} failed: ${describe(err, limits)}`, 'source');
+    throw failed(fetchFailure(err, limits));
   }
   if (!response.ok) {
     await response.body?.cancel();
-    throw new TemplateError(`fetching template ${url} failed: HTTP ${response.status}`, 'source');
+    throw failed(`HTTP ${response.status}`);
   }
+  return (await limitedBody(response, limits, failed)).toString('utf8');
+}
+
+/**
+ * The body of a response, at most `limits.maxBytes`: its Content-Length is checked first, then the
+ * bytes as they stream in. `failed` makes the error of a body over the limit or cut off.
+ */
+export async function limitedBody(
+  response: Response,
+  limits: { readonly maxBytes: number; readonly timeoutMs: number },
+  failed: (why: string) => TemplateError,
+): Promise<Buffer> {
+  const tooLarge = () => failed(`it is over the limit of ${limits.maxBytes} bytes`);
   if (Number(response.headers.get('content-length') ?? 0) > limits.maxBytes) {
     await response.body?.cancel();
     throw tooLarge();
@@ -55,12 +67,13 @@ async function download(url: string, limits: UrlLimits): Promise<string> {
     }
   } catch (err) {
     if (err instanceof TemplateError) throw err;
-    throw new TemplateError(`fetching template ${url} failed: ${describe(err, limits)}`, 'source');
+    throw failed(fetchFailure(err, limits));
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
-function describe(err: unknown, limits: UrlLimits): string {
+/** Why a fetch failed, in a few words: its time limit, or the network's own reason. */
+export function fetchFailure(err: unknown, limits: { readonly timeoutMs: number }): string {
   const e = err as Error & { cause?: Error };
   if (e?.name === 'TimeoutError') return `no answer within ${limits.timeoutMs} ms`;
   return e?.cause?.message ?? e?.message ?? String(err);

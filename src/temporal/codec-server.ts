@@ -29,8 +29,8 @@ export interface CodecEndpointOptions {
   readonly codec: PayloadCodec;
   /** The Temporal namespace whose payloads it decodes; requests naming another are refused. */
   readonly namespace: string;
-  /** The token clients present. */
-  readonly token: string;
+  /** The tokens accepted from clients now (more than one while a rotated token's overlap lasts). */
+  readonly tokens: () => readonly string[];
   /** Origins (`scheme://host[:port]`) allowed to call it from a browser. */
   readonly origins: readonly string[];
   /** @default MAX_CODEC_BODY_BYTES */
@@ -55,10 +55,15 @@ export function codecEndpoint(
   options: CodecEndpointOptions,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const origins = new Set(options.origins);
-  const tokenDigest = digest(options.token);
   const maxBodyBytes = options.maxBodyBytes ?? MAX_CODEC_BODY_BYTES;
-  const tokenMatches = (candidate: string | undefined) =>
-    candidate !== undefined && timingSafeEqual(digest(candidate), tokenDigest);
+  /** Compared with every accepted token, each in constant time, with no early exit. */
+  const tokenMatches = (candidate: string | undefined) => {
+    if (candidate === undefined) return false;
+    const presented = digest(candidate);
+    let matched = false;
+    for (const token of options.tokens()) matched = timingSafeEqual(presented, digest(token)) || matched;
+    return matched;
+  };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const origin = req.headers.origin;

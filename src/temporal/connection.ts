@@ -1,5 +1,6 @@
 /** The Temporal client and data converter shared by the broker and the worker. */
-import { Client, Connection, type ClientInterceptors } from '@temporalio/client';
+import { Client, Connection, type ClientInterceptors, type TLSConfig } from '@temporalio/client';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { DataConverter, PayloadCodec } from '@temporalio/common';
 import { EncryptionCodec, type PayloadKey } from './codec.js';
@@ -10,6 +11,57 @@ export interface TemporalSettings {
   readonly namespace: string;
   /** The first encrypts, all decrypt. */
   readonly payloadKeys: readonly PayloadKey[];
+  /** TLS to the frontend (files named as in src/config.ts); plain when unset. */
+  readonly tls?: {
+    readonly caFile?: string;
+    readonly serverName?: string;
+    readonly clientCert?: { readonly certFile: string; readonly keyFile: string };
+  };
+  /** Sent as a bearer token on every call. */
+  readonly apiKey?: string;
+}
+
+/** What the client connection and the worker's native connection are given. */
+export interface ConnectionOptions {
+  readonly address: string;
+  readonly tls?: TLSConfig;
+  readonly apiKey?: string;
+}
+
+/** The connection options of the settings, with the TLS files read (they are read at each connect, so renewed certificates are picked up). */
+export function connectionOptions(
+  settings: Pick<TemporalSettings, 'address' | 'tls' | 'apiKey'>,
+): ConnectionOptions {
+  const read = (file: string, what: string): Buffer => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new Error(
+        `cannot read the Temporal ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      );
+    }
+  };
+  const { tls } = settings;
+  return {
+    address: settings.address,
+    ...(tls
+      ? {
+          tls: {
+            ...(tls.caFile ? { serverRootCACertificate: read(tls.caFile, 'CA file') } : {}),
+            ...(tls.serverName ? { serverNameOverride: tls.serverName } : {}),
+            ...(tls.clientCert
+              ? {
+                  clientCertPair: {
+                    crt: read(tls.clientCert.certFile, 'client certificate'),
+                    key: read(tls.clientCert.keyFile, 'client key'),
+                  },
+                }
+              : {}),
+          },
+        }
+      : {}),
+    ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
+  };
 }
 
 /** The codec of every payload: the data converter's, and the codec endpoint's. */
@@ -27,7 +79,7 @@ export async function connectClient(
   settings: TemporalSettings,
   interceptors?: ClientInterceptors,
 ): Promise<{ client: Client; close(): Promise<void> }> {
-  const connection = await Connection.connect({ address: settings.address });
+  const connection = await Connection.connect(connectionOptions(settings));
   const client = new Client({
     connection,
     namespace: settings.namespace,

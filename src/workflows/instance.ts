@@ -9,6 +9,8 @@ import { patched, upsertSearchAttributes } from '@temporalio/workflow';
 import { MASTER_CLUSTER_ID } from '../resources/types.js';
 import { failureDescription, isStepFailure } from './local-then-queued.js';
 import {
+  asRecorded,
+  isRolloutUpdate,
   startingStatus,
   type InstanceRef,
   type InstanceRequest,
@@ -128,7 +130,8 @@ async function cancelUpdate(
 }
 
 /** OSB update: PATCH /v2/service_instances/:instance_id */
-export async function updateWorkflow(req: InstanceRequest): Promise<OperationStatus> {
+export async function updateWorkflow(request: InstanceRequest): Promise<OperationStatus> {
+  let req = request;
   const op = new Operation(startingStatus('update', req), req.deadlineSeconds, req.firstPollMs);
   const { recordedInstanceRequest, applyTemplate, checkStatus } = op.steps;
   let previous: InstanceRequest | undefined;
@@ -136,6 +139,9 @@ export async function updateWorkflow(req: InstanceRequest): Promise<OperationSta
   let report = await op.run(async (compensations) => {
     // An update whose history has no such step (started by code that did not roll back) goes on without.
     if (patched('update-rolls-back')) previous = await recordedInstanceRequest(req);
+    // A rollout brings the instance to its plan's revision with what the record holds now.
+    if (previous && isRolloutUpdate(req) && patched('rollout-updates-as-recorded'))
+      req = asRecorded(req, previous);
     const before = previous;
     if (before) compensations.push(() => cancelUpdate(op, before, target));
     const placed = await placeInstance(op, req, 'update');

@@ -108,6 +108,34 @@ export const startingStatus = (
   ...(operation === 'provision' && request.dashboardUrl ? { dashboardUrl: request.dashboardUrl } : {}),
 });
 
+/** The request hash of the updates a plan's rollout makes: tells them from a platform's own. */
+export const rolloutRequestHash = (revision: string): string => `rollout/${revision}`;
+
+/** Whether an update request comes from a plan's rollout rather than from a platform. */
+export const isRolloutUpdate = (request: { readonly requestHash: string }): boolean =>
+  request.requestHash.startsWith('rollout/');
+
+/**
+ * A rollout's update request as the instance's record holds it when the update starts: the
+ * instance's plan, parameters and context are the record's (a platform's update may have ended
+ * between the rollout's read of the record and this start, and a rollout never undoes it); the
+ * maintenance info, the envelope and who asked stay the rollout's.
+ */
+export function asRecorded(request: InstanceRequest, recorded: InstanceRequest): InstanceRequest {
+  const { organizationGuid, spaceGuid, context, parameters } = recorded;
+  const { organizationGuid: _o, spaceGuid: _s, context: _c, parameters: _p, ...rollout } = request;
+  return {
+    ...rollout,
+    serviceId: recorded.serviceId,
+    planId: recorded.planId,
+    ...(organizationGuid !== undefined ? { organizationGuid } : {}),
+    ...(spaceGuid !== undefined ? { spaceGuid } : {}),
+    ...(context !== undefined ? { context } : {}),
+    ...(parameters !== undefined ? { parameters } : {}),
+    previousValues: { serviceId: recorded.serviceId, planId: recorded.planId },
+  };
+}
+
 /**
  * The `operation` string of a 202 response: the operation type and the run that carries it. A
  * custom action's is handed to admins only; `last_operation` knows the OSB ones alone.
@@ -228,5 +256,11 @@ export interface CatalogReplication {
 export const waitingForCluster = (clusterId: string, error: string): string =>
   `waiting for cluster ${clusterId}: ${error}`;
 
-/** Whether a step's failure says it waits for a cluster (see {@link waitingForCluster}). */
-export const isWaitingForCluster = (message: string): boolean => message.startsWith('waiting for cluster ');
+/**
+ * What a platform is told while a step waits for a cluster ({@link waitingForCluster}): which cluster, not the error, which
+ * may name the cluster's address (operators read it in the step's failure and the worker's log).
+ */
+export function clusterWaitDescription(message: string): string | undefined {
+  const clusterId = /^waiting for cluster (.+?): /.exec(message)?.[1];
+  return clusterId === undefined ? undefined : `waiting for cluster ${clusterId}: it does not answer yet`;
+}

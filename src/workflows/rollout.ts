@@ -21,6 +21,7 @@ import {
   defineQuery,
   defineSignal,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   setHandler,
   startChild,
@@ -37,6 +38,7 @@ import {
   type RolloutSettings,
 } from '../admin/contract.js';
 import type { RolloutActivities } from '../activities/index.js';
+import type { RolloutUpdate } from '../activities/rollouts.js';
 import {
   MEMO_KEY,
   WORKFLOW_TYPES,
@@ -137,6 +139,8 @@ export async function rolloutWorkflow(
   let aborted = false;
   let resumed = false;
   let newer: RolloutRequest | undefined;
+  // Rollouts started by earlier code read each instance just before its update, unclaimed.
+  const readsAhead = patched('rollout-reads-ahead');
 
   setHandler(rolloutRevisionSignal, (next) => {
     if (next.revision !== progress.revision || next.settings) newer = next;
@@ -192,11 +196,15 @@ export async function rolloutWorkflow(
   const mustStop = () => aborted || paused || !!newer || tooManyFailures() || historyLong();
 
   /**
-   * Updates one instance through the update workflow: true once it ended (or the instance is
-   * gone); false when it has to wait, or the rollout stopped before it started.
+   * Updates one instance through the update workflow, as `update` (read before) says: true once it
+   * ended (or the instance is gone); false when it has to wait, or the rollout stopped before it
+   * started.
    */
-  async function updateOne(instanceId: string, onStarted: () => void): Promise<boolean> {
-    const update = await steps.rolloutUpdate(instanceId, progress.revision);
+  async function updateOne(
+    instanceId: string,
+    update: RolloutUpdate,
+    onStarted: () => void,
+  ): Promise<boolean> {
     if ('gone' in update) {
       setResult(instanceId, undefined);
       publish();
@@ -207,8 +215,6 @@ export async function rolloutWorkflow(
       publish();
       return false;
     }
-    // A pause, an abort or a failure may have come while the instance was read.
-    if (mustStop()) return false;
     const { request: req, workflowId } = update;
     setResult(instanceId, { state: 'in flight' });
     publish();
@@ -253,8 +259,10 @@ export async function rolloutWorkflow(
 
   /**
    * Updates the instances in order, at most `concurrency` at once: as soon as one update ends, the
-   * next instance's starts, until none is left or the rollout must stop. Resolves once every update
-   * it started has ended (none is left in flight), with how many ended.
+   * next instance's starts, until none is left or the rollout must stop. While the window is full,
+   * the next instances are read (and claimed) ahead, so that a freed slot starts the next update at
+   * once. Resolves once every update it started has ended (none is left in flight) and the claims
+   * of those read ahead but not started are taken back, with how many ended.
    */
   async function updateAll(
     instanceIds: readonly string[],
@@ -262,11 +270,53 @@ export async function rolloutWorkflow(
     onStarted: () => void = () => undefined,
   ): Promise<number> {
     const queue = [...instanceIds];
+    const ahead = new Map<string, RolloutUpdate>();
+    let reading: Promise<void> | undefined;
+    /** Reads `first` and the instances after it in the queue not read yet, as many as the window holds. */
+    const readFrom = (first: string): Promise<void> =>
+      (reading ??= (async () => {
+        try {
+          if (!readsAhead) {
+            ahead.set(first, await steps.rolloutUpdate(first, progress.revision));
+            return;
+          }
+          const ids = [first, ...queue].filter((id) => !ahead.has(id)).slice(0, concurrency);
+          for (const [id, update] of await steps.rolloutUpdates(ids, progress.revision))
+            ahead.set(id, update);
+        } finally {
+          reading = undefined;
+        }
+      })());
+    const readAheadOfWindow = () => {
+      const next = queue.slice(0, concurrency);
+      if (readsAhead && next.length > 0 && !next.every((id) => ahead.has(id)) && !mustStop())
+        void readFrom(next.find((id) => !ahead.has(id))!);
+    };
     let ended = 0;
     const slot = async () => {
-      while (queue.length > 0 && !mustStop()) if (await updateOne(queue.shift()!, onStarted)) ended++;
+      while (queue.length > 0 && !mustStop()) {
+        const instanceId = queue.shift()!;
+        while (!ahead.has(instanceId)) await readFrom(instanceId);
+        const update = ahead.get(instanceId)!;
+        ahead.delete(instanceId);
+        // A pause, an abort or a failure may have come while the instance was read.
+        if (mustStop()) {
+          ahead.set(instanceId, update);
+          break;
+        }
+        const started = () => {
+          onStarted();
+          readAheadOfWindow();
+        };
+        if (await updateOne(instanceId, update, started)) ended++;
+      }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, slot));
+    await reading;
+    const unstarted = [...ahead].flatMap(([instanceId, update]) =>
+      'claimedAt' in update && update.claimedAt ? [{ instanceId, claimedAt: update.claimedAt }] : [],
+    );
+    if (unstarted.length > 0) await steps.releaseRolloutClaims(unstarted);
     return ended;
   }
 

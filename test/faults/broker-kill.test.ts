@@ -12,20 +12,17 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { bindingWorkflowId, instanceWorkflowId } from '../../src/resources/names.js';
 import { operationString, type OperationType } from '../../src/workflows/messages.js';
-import { auditUntilSettled } from '../support/audit.js';
 import { temporalClient } from '../support/env.js';
-import { startFaultEnvironment, type FaultEnvironment } from '../support/fault-environment.js';
+import { endsWithSecretsSweep, faultLandscape } from '../support/fault-environment.js';
 import {
   faultSizes,
   installFaultPlans,
   PLAN_ID,
-  PLAN_KINDS,
   Platform,
   SERVICE_ID,
   type Operation,
 } from '../support/fault-run.js';
 import { osbClient, provisionBody } from '../support/osb.js';
-import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
 
 /**
  * Instances whose four operations each get a kill, as many as INTEROP_FAULT_KILLS asks (default 12);
@@ -37,33 +34,19 @@ const MAX_INSTANCES = INSTANCES + 5;
 const TIMEOUT_MS = 300_000 + MAX_INSTANCES * 4 * 15_000;
 
 describe('fault: the broker is killed between accepting a request and answering it', () => {
-  let env: FaultEnvironment;
-  let operator: { stop(): Promise<void> } | undefined;
-  let broker: SystemProcess | undefined;
-  let worker: SystemProcess | undefined;
+  const landscape = faultLandscape('broker-kill');
   let temporal: { client: Client; close(): Promise<void> } | undefined;
 
-  beforeAll(async () => {
-    env = await startFaultEnvironment('broker-kill');
-    operator = await startOperator();
-  }, 300_000);
-  afterAll(async () => {
-    await temporal?.close();
-    await worker?.stop();
-    await broker?.stop();
-    await operator?.stop();
-    await env?.stop();
-  }, 120_000);
+  afterAll(() => temporal?.close());
 
   test(
     'the retry of a request whose answer was lost gets the same operation, never a second one',
     async () => {
-      const settings = await systemSettings({ INTEROP_SCHEDULER: 'round-robin' });
-      broker = await startProcess('broker', settings);
-      worker = await startProcess('worker', settings);
+      let broker = await landscape.start('broker');
+      await landscape.start('worker');
       await installFaultPlans(broker.url);
-      temporal = await temporalClient(settings.payloadKeys);
-      const platform = new Platform(() => broker!.url);
+      temporal = await temporalClient(landscape.settings.payloadKeys);
+      const platform = landscape.platform(() => broker.url);
 
       /** The latest run of the operation's workflow, if any. */
       const latestRun = async (what: Operation) => {
@@ -87,11 +70,11 @@ describe('fault: the broker is killed between accepting a request and answering 
       const withKill = async (what: Operation & { type: OperationType }, method: string, body: unknown) => {
         const request = Platform.request(what, method, body);
         const before = await latestRun(what);
-        const first = osbClient(broker!.url)(method, request.path, request.body).catch(() => undefined);
+        const first = osbClient(broker.url)(method, request.path, request.body).catch(() => undefined);
         await new Promise((r) => setTimeout(r, Math.random() * 80));
-        await broker!.kill();
+        await broker.kill();
         const answered = await first;
-        broker = await startProcess('broker', settings);
+        broker = await landscape.start('broker');
         const run = await latestRun(what);
         const started = run !== undefined && run !== before ? run : undefined;
         if (!answered && started) inWindow += 1;
@@ -124,6 +107,7 @@ describe('fault: the broker is killed between accepting a request and answering 
         expect(
           await withKill({ ...binding, type: 'bind' }, 'PUT', { service_id: SERVICE_ID, plan_id: PLAN_ID }),
         ).toBe('succeeded');
+        await platform.fetchCredentials(instanceId, bindingId);
         expect(await withKill({ ...binding, type: 'unbind' }, 'DELETE', { plan_id: PLAN_ID })).toBe(
           'succeeded',
         );
@@ -141,20 +125,13 @@ describe('fault: the broker is killed between accepting a request and answering 
       // per accepted operation and nothing left behind
       expect(inWindow).toBeGreaterThan(0);
       expect(platform.surprises).toEqual([]);
-      const verdict = await auditUntilSettled(
-        {
-          clusters: env.clusters,
-          temporal: temporal.client,
-          operations: platform.operations,
-          instances: platform.expected(),
-          kinds: PLAN_KINDS,
-        },
-        'broker killed mid-request',
-      );
+      const verdict = await landscape.audit(platform, 'broker killed mid-request');
       expect(verdict.findings).toEqual([]);
       const n = platform.operations.length;
       expect(verdict.line).toBe(`${n} operations, ${n} ended, 0 lost, 0 duplicated, 0 orphaned`);
     },
     TIMEOUT_MS,
   );
+
+  endsWithSecretsSweep(landscape);
 });

@@ -4,17 +4,10 @@
  * started again on its data. Operations wait and complete, and the audit finds nothing lost,
  * duplicated or left behind.
  */
-import { auditUntilSettled } from '../support/audit.js';
-import { eventually, temporalClient } from '../support/env.js';
-import { startFaultEnvironment, type FaultEnvironment } from '../support/fault-environment.js';
-import {
-  faultSizes,
-  installFaultPlans,
-  LIFECYCLE_OPERATIONS,
-  PLAN_KINDS,
-  Platform,
-} from '../support/fault-run.js';
-import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
+import { eventually } from '../support/env.js';
+import { endsWithSecretsSweep, faultLandscape } from '../support/fault-environment.js';
+import { faultSizes, installFaultPlans, LIFECYCLE_OPERATIONS } from '../support/fault-run.js';
+import type { SystemProcess } from '../support/system.js';
 
 /** INTEROP_FAULT_OPERATIONS sizes each run (default 20); each server restarts once. */
 const LIVES = Math.ceil(faultSizes({ operations: 20, kills: 1 }).operations / LIFECYCLE_OPERATIONS);
@@ -24,29 +17,19 @@ const TIMEOUT_MS = 300_000 + LIVES * 15_000;
 const OUTAGE_MS = 8000;
 
 describe('fault: an apiserver or etcd restarts while operations run', () => {
-  let env: FaultEnvironment;
-  let operator: { stop(): Promise<void> } | undefined;
+  const landscape = faultLandscape('kube-restart');
   let system: SystemProcess | undefined;
-  let settings: Awaited<ReturnType<typeof systemSettings>>;
   /** Instances of the tests before, on the same servers. */
   const earlierInstances: string[] = [];
 
   beforeAll(async () => {
-    env = await startFaultEnvironment('kube-restart');
-    operator = await startOperator();
-    settings = await systemSettings({ INTEROP_SCHEDULER: 'round-robin' });
-    system = await startProcess('all', settings);
+    system = await landscape.start('all');
     await installFaultPlans(system.url);
   }, 300_000);
-  afterAll(async () => {
-    await system?.stop();
-    await operator?.stop();
-    await env?.stop();
-  }, 120_000);
 
   /** Runs lifecycles, takes Kubernetes away once operations are in flight, and audits. */
   async function underOutage(label: string, stop: () => Promise<void>, start: () => Promise<void>) {
-    const platform = new Platform(() => system!.url);
+    const platform = landscape.platform(() => system!.url);
     // GIVEN instances going through their lives, on the master and the sister by turns
     const done = Promise.all(Array.from({ length: LIVES }, (_, i) => platform.lifecycle(i % 2 === 0)));
     await eventually('operations in flight', async () => (platform.inFlight >= 2 ? true : undefined));
@@ -60,24 +43,12 @@ describe('fault: an apiserver or etcd restarts while operations run', () => {
     await done;
     // THEN every accepted operation ended and nothing is left behind
     expect(platform.surprises).toEqual([]);
-    const temporal = await temporalClient(settings.payloadKeys);
     try {
-      const verdict = await auditUntilSettled(
-        {
-          clusters: env.clusters,
-          temporal: temporal.client,
-          operations: platform.operations,
-          instances: platform.expected(),
-          kinds: PLAN_KINDS,
-          earlierInstances: [...earlierInstances],
-        },
-        label,
-      );
+      const verdict = await landscape.audit(platform, label, [...earlierInstances]);
       expect(verdict.findings).toEqual([]);
       const n = LIVES * LIFECYCLE_OPERATIONS;
       expect(verdict.line).toBe(`${n} operations, ${n} ended, 0 lost, 0 duplicated, 0 orphaned`);
     } finally {
-      await temporal.close();
       earlierInstances.push(...platform.instances.keys());
     }
   }
@@ -87,8 +58,8 @@ describe('fault: an apiserver or etcd restarts while operations run', () => {
     () =>
       underOutage(
         'sister apiserver restarted',
-        () => env.stopSister(),
-        () => env.startSister(),
+        () => landscape.env.stopSister(),
+        () => landscape.env.startSister(),
       ),
     TIMEOUT_MS,
   );
@@ -98,9 +69,11 @@ describe('fault: an apiserver or etcd restarts while operations run', () => {
     () =>
       underOutage(
         'etcd restarted',
-        () => env.killEtcd(),
-        () => env.startEtcd(),
+        () => landscape.env.killEtcd(),
+        () => landscape.env.startEtcd(),
       ),
     TIMEOUT_MS,
   );
+
+  endsWithSecretsSweep(landscape);
 });

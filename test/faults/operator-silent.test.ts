@@ -5,40 +5,17 @@
  * update (to the plan that answers) or deprovision works. The audit finds the failed provision
  * failed, everything else succeeded, and nothing left behind.
  */
-import { auditUntilSettled } from '../support/audit.js';
-import { temporalClient } from '../support/env.js';
-import { startFaultEnvironment, type FaultEnvironment } from '../support/fault-environment.js';
-import {
-  installFaultPlans,
-  PLAN_ID,
-  PLAN_KINDS,
-  Platform,
-  SILENT_DEADLINE_SECONDS,
-  SILENT_PLAN_ID,
-} from '../support/fault-run.js';
+import { endsWithSecretsSweep, faultLandscape } from '../support/fault-environment.js';
+import { installFaultPlans, PLAN_ID, SILENT_DEADLINE_SECONDS, SILENT_PLAN_ID } from '../support/fault-run.js';
 import { osbClient } from '../support/osb.js';
-import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
 
 describe('fault: the operator never reports', () => {
-  let env: FaultEnvironment;
-  let operator: { stop(): Promise<void> } | undefined;
-  let system: SystemProcess | undefined;
-
-  beforeAll(async () => {
-    env = await startFaultEnvironment('operator-silent');
-    operator = await startOperator();
-  }, 300_000);
-  afterAll(async () => {
-    await system?.stop();
-    await operator?.stop();
-    await env?.stop();
-  }, 120_000);
+  const landscape = faultLandscape('operator-silent');
 
   test('the provision fails at its deadline, clearly; the next update or deprovision works', async () => {
-    const settings = await systemSettings({ INTEROP_SCHEDULER: 'round-robin' });
-    system = await startProcess('all', settings);
+    const system = await landscape.start('all');
     await installFaultPlans(system.url);
-    const platform = new Platform(() => system!.url);
+    const platform = landscape.platform(() => system.url);
     const osb = osbClient(system.url);
 
     // GIVEN two provisions of the plan whose status never comes
@@ -70,22 +47,10 @@ describe('fault: the operator never reports', () => {
     expect(await platform.deprovision(updated.id, PLAN_ID)).toBe('succeeded');
 
     expect(platform.surprises).toEqual([]);
-    const temporal = await temporalClient(settings.payloadKeys);
-    try {
-      const verdict = await auditUntilSettled(
-        {
-          clusters: env.clusters,
-          temporal: temporal.client,
-          operations: platform.operations,
-          instances: platform.expected(),
-          kinds: PLAN_KINDS,
-        },
-        'operator never reports',
-      );
-      expect(verdict.findings).toEqual([]);
-      expect(verdict.line).toBe('5 operations, 5 ended, 0 lost, 0 duplicated, 0 orphaned');
-    } finally {
-      await temporal.close();
-    }
+    const verdict = await landscape.audit(platform, 'operator never reports');
+    expect(verdict.findings).toEqual([]);
+    expect(verdict.line).toBe('5 operations, 5 ended, 0 lost, 0 duplicated, 0 orphaned');
   }, 300_000);
+
+  endsWithSecretsSweep(landscape);
 });

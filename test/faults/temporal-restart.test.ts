@@ -8,20 +8,16 @@ import { randomUUID } from 'node:crypto';
 import { getRecord } from '../../src/kube/custom-objects.js';
 import { instanceNamespace, resourceName } from '../../src/resources/names.js';
 import { SFSERVICEINSTANCE } from '../../src/resources/types.js';
-import { auditUntilSettled } from '../support/audit.js';
-import { eventually, temporalClient } from '../support/env.js';
-import { startFaultEnvironment, type FaultEnvironment } from '../support/fault-environment.js';
+import { eventually } from '../support/env.js';
+import { endsWithSecretsSweep, faultLandscape } from '../support/fault-environment.js';
 import {
   faultSizes,
   installFaultPlans,
   LIFECYCLE_OPERATIONS,
   PLAN_ID,
-  PLAN_KINDS,
-  Platform,
   SERVICE_ID,
 } from '../support/fault-run.js';
 import { osbClient, provisionBody } from '../support/osb.js';
-import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
 
 /** INTEROP_FAULT_OPERATIONS sizes the run (default 20); Temporal restarts once. */
 const LIVES = Math.ceil(faultSizes({ operations: 20, kills: 1 }).operations / LIFECYCLE_OPERATIONS);
@@ -29,30 +25,16 @@ const LIVES = Math.ceil(faultSizes({ operations: 20, kills: 1 }).operations / LI
 const TIMEOUT_MS = 300_000 + LIVES * 15_000;
 
 describe('fault: the Temporal server restarts while operations run', () => {
-  let env: FaultEnvironment;
-  let operator: { stop(): Promise<void> } | undefined;
-  let broker: SystemProcess | undefined;
-  let worker: SystemProcess | undefined;
-
-  beforeAll(async () => {
-    env = await startFaultEnvironment('temporal-restart');
-    operator = await startOperator();
-  }, 300_000);
-  afterAll(async () => {
-    await worker?.stop();
-    await broker?.stop();
-    await operator?.stop();
-    await env?.stop();
-  }, 120_000);
+  const landscape = faultLandscape('temporal-restart');
 
   test(
     '503 with Retry-After while it is gone, last_operation from the record; every operation completes after',
     async () => {
-      const settings = await systemSettings({ INTEROP_SCHEDULER: 'round-robin' });
-      broker = await startProcess('broker', settings);
-      worker = await startProcess('worker', settings);
+      const { env } = landscape;
+      const broker = await landscape.start('broker');
+      await landscape.start('worker');
       await installFaultPlans(broker.url);
-      const platform = new Platform(() => broker!.url);
+      const platform = landscape.platform(() => broker.url);
       const osb = osbClient(broker.url);
 
       // GIVEN instances going through their lives, and one whose record is written
@@ -108,25 +90,13 @@ describe('fault: the Temporal server restarts while operations run', () => {
 
       // THEN every accepted operation ended, never with a 500 on the way, and nothing is left behind
       expect(platform.surprises).toEqual([]);
-      const temporal = await temporalClient(settings.payloadKeys);
-      try {
-        const verdict = await auditUntilSettled(
-          {
-            clusters: env.clusters,
-            temporal: temporal.client,
-            operations: platform.operations,
-            instances: platform.expected(),
-            kinds: PLAN_KINDS,
-          },
-          'Temporal restarted',
-        );
-        expect(verdict.findings).toEqual([]);
-        const n = LIVES * LIFECYCLE_OPERATIONS;
-        expect(verdict.line).toBe(`${n} operations, ${n} ended, 0 lost, 0 duplicated, 0 orphaned`);
-      } finally {
-        await temporal.close();
-      }
+      const verdict = await landscape.audit(platform, 'Temporal restarted');
+      expect(verdict.findings).toEqual([]);
+      const n = LIVES * LIFECYCLE_OPERATIONS;
+      expect(verdict.line).toBe(`${n} operations, ${n} ended, 0 lost, 0 duplicated, 0 orphaned`);
     },
     TIMEOUT_MS,
   );
+
+  endsWithSecretsSweep(landscape);
 });

@@ -8,47 +8,23 @@
  * Size: INTEROP_FAULT_OPERATIONS (default 30) and INTEROP_FAULT_KILLS (default 5); the manual run
  * of docs/reliability.md uses 200 and 30.
  */
-import { auditUntilSettled } from '../support/audit.js';
-import { temporalClient } from '../support/env.js';
-import { startFaultEnvironment, type FaultEnvironment } from '../support/fault-environment.js';
-import {
-  faultSizes,
-  installFaultPlans,
-  LIFECYCLE_OPERATIONS,
-  PLAN_KINDS,
-  Platform,
-} from '../support/fault-run.js';
-import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
+import { endsWithSecretsSweep, faultLandscape } from '../support/fault-environment.js';
+import { faultSizes, installFaultPlans, LIFECYCLE_OPERATIONS } from '../support/fault-run.js';
 
 const { operations, kills } = faultSizes({ operations: 30, kills: 5 });
 /** Time for the run: generous, it grows with the size (the assertions are on outcomes, never on time). */
 const TIMEOUT_MS = 300_000 + (operations * 3000 + kills * 10_000);
 
 describe('fault: the worker is killed while operations run', () => {
-  let env: FaultEnvironment;
-  let operator: { stop(): Promise<void> } | undefined;
-  let broker: SystemProcess | undefined;
-  let worker: SystemProcess | undefined;
-
-  beforeAll(async () => {
-    env = await startFaultEnvironment('worker-kill');
-    operator = await startOperator();
-  }, 300_000);
-  afterAll(async () => {
-    await worker?.stop();
-    await broker?.stop();
-    await operator?.stop();
-    await env?.stop();
-  }, 120_000);
+  const landscape = faultLandscape('worker-kill');
 
   test(
     `${operations} operations, ${kills} kills: each accepted operation ends once, nothing left behind`,
     async () => {
-      const settings = await systemSettings({ INTEROP_SCHEDULER: 'round-robin' });
-      broker = await startProcess('broker', settings);
-      worker = await startProcess('worker', settings);
+      const broker = await landscape.start('broker');
+      let worker = await landscape.start('worker');
       await installFaultPlans(broker.url);
-      const platform = new Platform(() => broker!.url);
+      const platform = landscape.platform(() => broker.url);
 
       // GIVEN instances going through their lives side by side (half keep a binding, half end
       // deprovisioned), their starts spread over the time the kills take (each about a second apart
@@ -72,7 +48,7 @@ describe('fault: the worker is killed while operations run', () => {
         if (platform.inFlight === 0) continue;
         killedWith.push(platform.inFlight);
         await worker.kill();
-        worker = await startProcess('worker', settings);
+        worker = await landscape.start('worker');
       }
       await done;
 
@@ -80,26 +56,14 @@ describe('fault: the worker is killed while operations run', () => {
       expect(killedWith).toHaveLength(kills);
       expect(killedWith.every((n) => n > 0)).toBe(true);
       expect(platform.surprises).toEqual([]);
-      const temporal = await temporalClient(settings.payloadKeys);
-      try {
-        const verdict = await auditUntilSettled(
-          {
-            clusters: env.clusters,
-            temporal: temporal.client,
-            operations: platform.operations,
-            instances: platform.expected(),
-            kinds: PLAN_KINDS,
-          },
-          `worker killed ${kills} times`,
-        );
-        expect(verdict.findings).toEqual([]);
-        expect(verdict.line).toBe(
-          `${lives * LIFECYCLE_OPERATIONS} operations, ${lives * LIFECYCLE_OPERATIONS} ended, 0 lost, 0 duplicated, 0 orphaned`,
-        );
-      } finally {
-        await temporal.close();
-      }
+      const verdict = await landscape.audit(platform, `worker killed ${kills} times`);
+      expect(verdict.findings).toEqual([]);
+      expect(verdict.line).toBe(
+        `${lives * LIFECYCLE_OPERATIONS} operations, ${lives * LIFECYCLE_OPERATIONS} ended, 0 lost, 0 duplicated, 0 orphaned`,
+      );
     },
     TIMEOUT_MS,
   );
+
+  endsWithSecretsSweep(landscape);
 });

@@ -22,77 +22,37 @@ import {
   type SFServiceBinding,
   type SFServiceInstance,
 } from '../../src/resources/types.js';
-import { ADMIN, callAdmin, runBuiltCli } from '../support/admin.js';
-import { clusters, eventually, temporalClient, unique } from '../support/env.js';
-import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import {
-  CREDENTIALS,
-  installCatalog,
-  startOperator,
-  startProcess,
-  systemSettings,
-  type SystemProcess,
-} from '../support/system.js';
+  ADMIN,
+  adminLandscape,
+  callAdmin,
+  POSTGRESQL_PLAN_ID,
+  POSTGRESQL_SERVICE_ID,
+  runBuiltCli,
+} from '../support/admin.js';
+import { clusters, eventually, temporalClient, unique } from '../support/env.js';
+import { untilSettled, type OsbClient } from '../support/osb.js';
+import { CREDENTIALS } from '../support/system.js';
 
-const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
-const PLAN_ID = '39d7d4c8-6fe2-4c2a-a5ca-b826937d5a88';
+const SERVICE_ID = POSTGRESQL_SERVICE_ID;
+const PLAN_ID = POSTGRESQL_PLAN_ID;
 
 describe('the admin API', () => {
   const [master] = clusters();
-  let system: SystemProcess;
-  let operator: { stop(): Promise<void> };
-  let osb: OsbClient;
+  // GIVEN three instances of the plan, provisioned through the OSB API
   const instances: string[] = [randomUUID(), randomUUID(), randomUUID()];
+  const landscape = adminLandscape(instances);
+  const osb: OsbClient = (...args) => landscape.osb(...args);
 
   /** Calls the admin API as `alice`, with the admin credentials (or `auth`). */
   const admin = (method: 'GET' | 'POST', path: string, auth?: { username: string; password: string }) =>
-    callAdmin(system.url, method, path, auth ? { auth } : {});
+    callAdmin(landscape.system.url, method, path, auth ? { auth } : {});
   /** Runs the built command line with the admin settings in its environment. */
-  const cli = (...args: string[]) => runBuiltCli(system.url, ...args);
-
-  beforeAll(async () => {
-    operator = await startOperator();
-    system = await startProcess(
-      'all',
-      await systemSettings({
-        INTEROP_ADMIN_USERNAME: ADMIN.username,
-        INTEROP_ADMIN_PASSWORD: ADMIN.password,
-      }),
-    );
-    osb = osbClient(system.url);
-    await installCatalog('examples/postgresql');
-    await eventually('the plan in the catalog', async () => {
-      const res = await osb('GET', '/v2/catalog');
-      return JSON.stringify(res.body).includes(PLAN_ID) ? true : undefined;
-    });
-    // GIVEN three instances of the plan, provisioned through the OSB API
-    const operations = await Promise.all(
-      instances.map(async (id) => {
-        const res = await osb(
-          'PUT',
-          `/v2/service_instances/${id}?accepts_incomplete=true`,
-          provisionBody(SERVICE_ID, PLAN_ID, { foo: 'bar' }),
-        );
-        expect(res.status).toBe(202);
-        return String(res.body.operation);
-      }),
-    );
-    for (const [i, id] of instances.entries()) {
-      const done = await untilSettled(
-        osb,
-        `/v2/service_instances/${id}/last_operation?operation=${encodeURIComponent(operations[i]!)}`,
-      );
-      expect(done.body.state).toBe('succeeded');
-    }
-  });
-  afterAll(async () => {
-    await system?.stop();
-    await operator?.stop();
-  });
+  const cli = (...args: string[]) => runBuiltCli(landscape.system.url, ...args);
 
   test('the OSB credentials do not open the admin API, nor the admin credentials the OSB API', async () => {
     expect((await admin('GET', '/admin/instances', CREDENTIALS)).status).toBe(401);
-    const osbAsAdmin = await fetch(`${system.url}/v2/catalog`, {
+    const osbAsAdmin = await fetch(`${landscape.system.url}/v2/catalog`, {
       headers: {
         Authorization: `Basic ${Buffer.from(`${ADMIN.username}:${ADMIN.password}`).toString('base64')}`,
         'X-Broker-API-Version': '2.17',
@@ -271,7 +231,7 @@ describe('the admin API', () => {
         ['Warning', 'SFServiceInstance', expect.stringContaining('force-removed by alice (ops)')],
       ]);
       // AND the broker's log has the audit line at warn
-      const audit = readFileSync(system.logFile, 'utf8')
+      const audit = readFileSync(landscape.system.logFile, 'utf8')
         .split('\n')
         .filter((l) => l.includes('"record force-removed"'))
         .map((l) => JSON.parse(l) as Record<string, unknown>);

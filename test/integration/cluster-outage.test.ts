@@ -140,6 +140,8 @@ describe('a sister that stops mid-operation', () => {
       60_000,
     );
     expect(waiting.state).toBe('in progress');
+    // The platform is not told where the cluster is.
+    expect(waiting.description).not.toMatch(/\d+\.\d+\.\d+\.\d+|localhost|ECONNREFUSED|:\d{2,5}\b/);
     await eventually(
       'the sister offline',
       async () =>

@@ -6,33 +6,26 @@
  * status template's `x-backup` section, and records how it ended in the instance's
  * `status.lastAction`, while the state OSB reports of the instance's operations stays as it was.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { BACKUP_ANNOTATION, POSTGRESQL, backupConfigMapName } from '../../examples/operator/operator.js';
 import { createRecord, getRecord, patchRecordStatus } from '../../src/kube/custom-objects.js';
 import { ensureNamespace } from '../../src/kube/objects.js';
 import { instanceNamespace, instanceWorkflowId, resourceName } from '../../src/resources/names.js';
 import { SFSERVICEINSTANCE, type SFServiceInstance } from '../../src/resources/types.js';
-import { clusters, environment, eventually, temporalClient } from '../support/env.js';
-import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import {
-  installCatalog,
-  startOperator,
-  startProcess,
-  systemSettings,
-  type SystemProcess,
-} from '../support/system.js';
+  adminLandscape,
+  callAdmin,
+  POSTGRESQL_PLAN_ID,
+  POSTGRESQL_SERVICE_ID,
+  runBuiltCli,
+} from '../support/admin.js';
+import { clusters, environment, eventually, temporalClient } from '../support/env.js';
+import { untilSettled, type OsbClient } from '../support/osb.js';
 
-const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
-const PLAN_ID = '39d7d4c8-6fe2-4c2a-a5ca-b826937d5a88';
-const ADMIN = { username: 'ops', password: 'admin-password-not-secret' };
+const SERVICE_ID = POSTGRESQL_SERVICE_ID;
+const PLAN_ID = POSTGRESQL_PLAN_ID;
 /** How long a backup the tests watch "while it runs" takes at the example operator. */
 const SLOW_BACKUP_MS = 6000;
-
-interface AdminResponse {
-  readonly status: number;
-  readonly body: Record<string, unknown>;
-}
 
 interface Started {
   readonly instanceId: string;
@@ -44,25 +37,14 @@ interface Started {
 
 describe('custom actions of a plan', () => {
   const [master] = clusters();
-  let system: SystemProcess;
-  let operator: { stop(): Promise<void> };
-  let osb: OsbClient;
+  // GIVEN an instance of the example plan, provisioned through the OSB API
   const instanceId = randomUUID();
+  const landscape = adminLandscape([instanceId]);
+  const osb: OsbClient = (...args) => landscape.osb(...args);
   const namespace = instanceNamespace(instanceId);
 
-  async function admin(method: 'GET' | 'POST', path: string, body?: unknown): Promise<AdminResponse> {
-    const response = await fetch(`${system.url}${path}`, {
-      method,
-      headers: {
-        Authorization: `Basic ${Buffer.from(`${ADMIN.username}:${ADMIN.password}`).toString('base64')}`,
-        'X-Requested-By': 'alice',
-        ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-  }
+  const admin = (method: 'GET' | 'POST', path: string, body?: unknown) =>
+    callAdmin(landscape.system.url, method, path, body !== undefined ? { body } : {});
 
   const runAction = (id: string, action: string, parameters?: Record<string, unknown>) =>
     admin('POST', `/admin/instances/${id}/actions/${action}`, parameters ? { parameters } : undefined);
@@ -105,56 +87,7 @@ describe('custom actions of a plan', () => {
     }
   }
 
-  function cli(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-    return new Promise((resolve) => {
-      const child = spawn(process.execPath, ['dist/src/cli/main.js', ...args], {
-        env: {
-          ...process.env,
-          INTEROP_ADMIN_URL: system.url,
-          INTEROP_ADMIN_USERNAME: ADMIN.username,
-          INTEROP_ADMIN_PASSWORD: ADMIN.password,
-        },
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('close', (status) => resolve({ status, stdout, stderr }));
-    });
-  }
-
-  beforeAll(async () => {
-    operator = await startOperator();
-    system = await startProcess(
-      'all',
-      await systemSettings({
-        INTEROP_ADMIN_USERNAME: ADMIN.username,
-        INTEROP_ADMIN_PASSWORD: ADMIN.password,
-      }),
-    );
-    osb = osbClient(system.url);
-    await installCatalog('examples/postgresql');
-    await eventually('the plan in the catalog', async () => {
-      const res = await osb('GET', '/v2/catalog');
-      return JSON.stringify(res.body).includes(PLAN_ID) ? true : undefined;
-    });
-    // GIVEN an instance of the example plan, provisioned through the OSB API
-    const res = await osb(
-      'PUT',
-      `/v2/service_instances/${instanceId}?accepts_incomplete=true`,
-      provisionBody(SERVICE_ID, PLAN_ID, { foo: 'bar' }),
-    );
-    expect(res.status).toBe(202);
-    const done = await untilSettled(
-      osb,
-      `/v2/service_instances/${instanceId}/last_operation?operation=${encodeURIComponent(String(res.body.operation))}`,
-    );
-    expect(done.body.state).toBe('succeeded');
-  });
-  afterAll(async () => {
-    await system?.stop();
-    await operator?.stop();
-  });
+  const cli = (...args: string[]) => runBuiltCli(landscape.system.url, ...args);
 
   test('x-backup runs as a run of the instance’s workflow: the operator takes the backup, the record and Temporal show it, and no other operation runs beside it', async () => {
     // WHEN an admin runs x-backup with parameters

@@ -119,7 +119,7 @@ describe('the local Kubernetes clusters', () => {
   });
 });
 
-describe('the Temporal dev server', () => {
+describe('the Temporal server of the run (dev or production)', () => {
   test('a workflow started with a search attribute is found again by a visibility query', async () => {
     const { client, close } = await temporalClient();
     const { temporal } = environment();

@@ -9,8 +9,8 @@
  *   changes anything: the records, the workflows of the task queue and the objects in the
  *   instances' namespaces are the same before and after, but for the instances a request was
  *   accepted for (2xx);
- * - generated plans with hostile templates (endless loops, huge outputs, deep recursion, unbounded
- *   allocation, prototype keys, YAML bombs in sources): each provision fails with a description
+ * - generated plans with hostile templates, in gotemplate, mustache and jsonnet (endless loops, huge
+ *   outputs, deep recursion, unbounded allocation, prototype keys, imports, YAML bombs in sources): each provision fails with a description
  *   in bounded time, and a normal provision succeeds afterwards;
  * - after both, the secrets sweep (test/support/secrets-sweep.ts) finds no credential of the run
  *   in the decoded histories, search attributes, logs, records and descriptions.
@@ -470,7 +470,7 @@ const sections = (depth: number, inner: string) =>
 type Action = 'sources' | 'provision' | 'status';
 interface Attack {
   readonly name: string;
-  readonly type: 'gotemplate' | 'mustache';
+  readonly type: 'gotemplate' | 'mustache' | 'jsonnet';
   readonly actions: readonly Action[];
   readonly content: string;
 }
@@ -541,6 +541,49 @@ const ATTACKS: readonly Attack[] = [
     content: sections(15, 'x'.repeat(64)),
   },
   { name: 'an unclosed section', type: 'mustache', actions: ['provision', 'status'], content: '{{#plan}}' },
+  {
+    // 2^100 calls, never deeper than 100 frames.
+    name: 'an endless loop',
+    type: 'jsonnet',
+    actions: ['sources', 'provision', 'status'],
+    content: 'local f(n) = if n == 0 then 0 else f(n - 1) + f(n - 1); f(100)',
+  },
+  {
+    name: 'a huge output',
+    type: 'jsonnet',
+    actions: ['sources', 'provision', 'status'],
+    content: "std.makeArray(100000000, function(i) 'xxxxxxxxxxxxxxxx')",
+  },
+  {
+    name: 'deep recursion',
+    type: 'jsonnet',
+    actions: ['sources', 'provision', 'status'],
+    content: 'local f(x) = f(x + 1) + 1; f(0)',
+  },
+  {
+    name: "recursion past the thread's stack",
+    type: 'jsonnet',
+    actions: ['sources', 'provision', 'status'],
+    content: 'local f(n) = if n == 0 then 0 else f(n - 1) tailstrict; f(1e15)',
+  },
+  {
+    name: 'an import of a local file',
+    type: 'jsonnet',
+    actions: ['sources', 'provision', 'status'],
+    content: "importstr '/etc/passwd'",
+  },
+  {
+    name: 'a prototype key',
+    type: 'jsonnet',
+    actions: ['provision'],
+    content: "{ __proto__: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'polluted' } } }",
+  },
+  {
+    name: 'a prototype key',
+    type: 'jsonnet',
+    actions: ['status'],
+    content: "{ __proto__: { provision: { state: 'succeeded' } } }",
+  },
 ];
 
 /** A plan with one hostile template: the attack, the action it replaces, noise around it. */
@@ -765,7 +808,10 @@ describe('a bind while its instance is deprovisioned', () => {
     });
     expect([bind.status, bind.body]).toEqual([
       422,
-      { error: 'ConcurrencyError', description: 'The service instance is being deprovisioned.' },
+      {
+        error: 'ConcurrencyError',
+        description: 'The service instance is being deprovisioned; try again when that has finished.',
+      },
     ]);
     const bindings = await listRecordsAnywhere(master!, SFSERVICEBINDING, instanceNamespace(instanceId));
     expect(bindings).toEqual([]);

@@ -420,6 +420,8 @@ describe('instances on sister clusters', () => {
       const waiting = (await osb('GET', lastOperation)).body;
       expect(waiting.state).toBe('in progress');
       expect(waiting.description).toMatch(new RegExp(`^waiting for cluster ${UNREACHABLE}: `));
+      // The platform is not told where the cluster is.
+      expect(waiting.description).not.toMatch(/\d+\.\d+\.\d+\.\d+|localhost|ECONNREFUSED|:\d{2,5}\b/);
     } finally {
       await temporal.close();
     }

@@ -1,6 +1,6 @@
 /**
- * End to end, on the real servers: the design document's PostgreSQL plan, unmodified, with the
- * example operator. A platform provisions, polls last_operation, binds and gets the credentials
+ * End to end, on the real servers: the design document's PostgreSQL plan, unmodified, and its
+ * mustache and jsonnet twins, with the example operator. A platform provisions, polls last_operation, binds and gets the credentials
  * the status template builds, unbinds and deprovisions; Kubernetes shows the records on the way.
  */
 import { SFSERVICEINSTANCE, type SFPlan } from '../../src/resources/types.js';
@@ -29,7 +29,7 @@ const PLAN_ID = '39d7d4c8-6fe2-4c2a-a5ca-b826937d5a88';
 /** The mustache plan again, with `manager.asyncBinding`. */
 const ASYNC_BINDING_PLAN_ID = '2f3c9a8e-0d7b-4a8e-b7a6-5a1c0e9d4b03';
 
-/** The two example plans: the design document's (gotemplate) and its mustache twin. */
+/** The example plans: the design document's (gotemplate) and its mustache and jsonnet twins. */
 const PLANS = [
   {
     name: 'gotemplate (design document)',
@@ -37,6 +37,7 @@ const PLANS = [
     planId: PLAN_ID,
     prefix: 'sapcp',
     parameters: { foo: 'bar' } as Record<string, unknown>,
+    schema: true,
     uri: true,
     asyncBinding: false,
   },
@@ -46,6 +47,7 @@ const PLANS = [
     planId: '2f3c9a8e-0d7b-4a8e-b7a6-5a1c0e9d4b02',
     prefix: 'mpg',
     parameters: {} as Record<string, unknown>,
+    schema: false,
     uri: false,
     asyncBinding: false,
   },
@@ -55,8 +57,19 @@ const PLANS = [
     planId: ASYNC_BINDING_PLAN_ID,
     prefix: 'mpg',
     parameters: {} as Record<string, unknown>,
+    schema: false,
     uri: false,
     asyncBinding: true,
+  },
+  {
+    name: 'jsonnet',
+    serviceId: '122989ea-ed62-48aa-ade7-b290b8d0e834',
+    planId: '96edc916-b56c-4dc9-b39e-e5e6d55b739e',
+    prefix: 'jpg',
+    parameters: {} as Record<string, unknown>,
+    schema: false,
+    uri: true,
+    asyncBinding: false,
   },
 ];
 
@@ -70,7 +83,7 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
     operator = await startOperator();
     system = await startProcess('all', await systemSettings());
     osb = osbClient(system.url);
-    const installed = await installCatalog('examples/postgresql', 'examples/mustache');
+    const installed = await installCatalog('examples/postgresql', 'examples/mustache', 'examples/jsonnet');
     const mustache = installed.find(
       (o) => o.kind === 'SFPlan' && (o as SFPlan).spec.id === PLANS[1]!.planId,
     ) as SFPlan;
@@ -126,7 +139,7 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
     const body = provisionBody(serviceId, planId, p.parameters);
     // WHEN it asks synchronously, THEN the async plan answers 422 AsyncRequired
     expect((await osb('PUT', instancePath, body)).body.error).toBe('AsyncRequired');
-    if (p.uri) {
+    if (p.schema) {
       // WHEN parameters fail the plan's schema, THEN 400 names the field
       const invalid = await osb('PUT', `${instancePath}?accepts_incomplete=true`, {
         ...body,

@@ -13,7 +13,10 @@ import { Client, Connection } from '@temporalio/client';
 import { ROLLOUT_MESSAGES, rolloutWorkflowId, type RolloutProgress } from '../../src/admin/contract.js';
 import { startRollout } from '../../src/broker/plan-revisions.js';
 import { patchRecordStatus } from '../../src/kube/custom-objects.js';
-import { LABELS, resourceName } from '../../src/resources/names.js';
+import { rolloutRequest } from '../../src/activities/rollouts.js';
+import { ANNOTATIONS, LABELS, instanceWorkflowId, resourceName } from '../../src/resources/names.js';
+import { parseClaims } from '../../src/resources/operation-claims.js';
+import { MEMO_KEY, WORKFLOW_TYPES, startingStatus } from '../../src/workflows/messages.js';
 import { SFSERVICEBINDING, type SFPlan } from '../../src/resources/types.js';
 import { clusters, environment, eventually, unique } from '../support/env.js';
 import { payloadCodec } from '../../src/temporal/connection.js';
@@ -78,9 +81,25 @@ describe('plan changes reach running instances', () => {
     design: () => design,
   });
 
-  /** A copy of the design document's plan, updating its instances itself, with these rollout settings. */
-  const autoUpdatingPlan = (name: string, rollout: SFPlan['spec']['rollout']) =>
-    planCopy(name, { autoUpdateInstances: true, rollout });
+  /**
+   * GIVEN `count` instances of a copy of the design document's plan, updating its instances itself,
+   * with these rollout settings (no canary, one at a time, no soak, no failure tolerated unless said).
+   */
+  async function instancesOfNewPlan(
+    name: string,
+    count: number,
+    rollout: Partial<NonNullable<SFPlan['spec']['rollout']>> = {},
+  ): Promise<{ planId: string; instances: string[] }> {
+    const planId = await planCopy(name, {
+      autoUpdateInstances: true,
+      rollout: { canary: 0, maxConcurrency: 1, soakSeconds: 0, maxFailures: 0, ...rollout },
+    });
+    return { planId, instances: await provisionMany(planId, count) };
+  }
+
+  /** A change of the plan's context: its instances' `max_connections`; returns the new revision. */
+  const changeMaxConnections = (planId: string, maxConnections: number) =>
+    changePlan(planId, { context: { ...design.spec.context, maxConnections } });
 
   /** The plan's templates changed so that the example operator fails its update (a team named `fail`). */
   async function failingTemplates(planId: string): Promise<SFPlan['spec']['templates']> {
@@ -97,6 +116,19 @@ describe('plan changes reach running instances', () => {
 
   const rollout = (planId: string) => temporal.client.workflow.getHandle(rolloutWorkflowId(registry, planId));
   const progressOf = (planId: string) => rollout(planId).query<RolloutProgress>(ROLLOUT_MESSAGES.progress);
+
+  /** Waits until the plan's rollout works on `revision` and, if given, `enough` holds of its progress. */
+  const untilRolloutOf = (planId: string, revision: string, enough = (_p: RolloutProgress) => true) =>
+    eventually(`the rollout of ${revision}`, async () => {
+      const p = await progressOf(planId).catch(() => undefined);
+      return p?.revision === revision && enough(p) ? p : undefined;
+    });
+
+  /** Aborts the plan's rollout and returns how it ended. */
+  async function abortRollout(planId: string): Promise<RolloutProgress> {
+    await rollout(planId).signal(ROLLOUT_MESSAGES.abort);
+    return (await rollout(planId).result()) as RolloutProgress;
+  }
 
   /** Waits until the rollout of `revision` reaches `state`. */
   const untilRollout = (
@@ -143,18 +175,15 @@ describe('plan changes reach running instances', () => {
   }
 
   test('30 instances: a canary, then no more than the maximum at once, each update starting as another ends; every instance on the new revision', async () => {
-    const planId = await autoUpdatingPlan('rolled-out', {
+    const { planId, instances } = await instancesOfNewPlan('rolled-out', 30, {
       canary: 2,
       maxConcurrency: 5,
-      soakSeconds: 0,
-      maxFailures: 0,
     });
-    const instances = await provisionMany(planId, 30);
     const before = (await readPlan(planId))!.status!.specHash!;
     for (const id of instances)
       expect((await recordOf(id))?.metadata.labels?.[LABELS.planRevision]).toBe(before);
 
-    const revision = await changePlan(planId, { context: { ...design.spec.context, maxConnections: 250 } });
+    const revision = await changeMaxConnections(planId, 250);
     expect(revision).not.toBe(before);
     const done = await untilRollout(planId, revision, ['done'], 240_000);
     expect(done).toMatchObject({ total: 30, done: 30, failed: 0, inFlight: 0, requestedBy: 'plan change' });
@@ -190,18 +219,9 @@ describe('plan changes reach running instances', () => {
   }, 400_000);
 
   test('pause holds new updates until resumed; abort lets the ones in flight finish and says so', async () => {
-    const planId = await autoUpdatingPlan('paused', {
-      canary: 0,
-      maxConcurrency: 1,
-      soakSeconds: 0,
-      maxFailures: 0,
-    });
-    const instances = await provisionMany(planId, 6);
-    const revision = await changePlan(planId, { context: { ...design.spec.context, maxConnections: 150 } });
-    await eventually('two updates done', async () => {
-      const p = await progressOf(planId).catch(() => undefined);
-      return p?.revision === revision && p.done >= 2 ? p : undefined;
-    });
+    const { planId, instances } = await instancesOfNewPlan('paused', 6);
+    const revision = await changeMaxConnections(planId, 150);
+    await untilRolloutOf(planId, revision, (p) => p.done >= 2);
     await rollout(planId).signal(ROLLOUT_MESSAGES.pause);
     const paused = await untilRollout(planId, revision, ['paused']);
     // what was in flight when it paused finishes; then nothing new starts
@@ -213,19 +233,30 @@ describe('plan changes reach running instances', () => {
     expect((await updatesOf(planId)).length).toBe(started);
     expect((await progressOf(planId)).state).toBe('paused');
     expect(paused.done).toBeLessThan(instances.length);
+    // The next instance, read ahead and claimed while the last update ran, is free again: binds
+    // of the instances the rollout has not updated are not held up by a paused rollout.
+    await eventually(
+      'no claim left on the instances not updated',
+      async () => {
+        for (const id of instances) {
+          const record = await recordOf(id);
+          const claims = parseClaims(record?.metadata.annotations?.[ANNOTATIONS.operationClaims]);
+          if (record?.metadata.labels?.[LABELS.planRevision] !== revision && claims.instance)
+            return undefined;
+        }
+        return true;
+      },
+      15_000,
+    );
 
     await rollout(planId).signal(ROLLOUT_MESSAGES.resume);
     const done = await untilRollout(planId, revision, ['done']);
     expect(done).toMatchObject({ total: 6, done: 6, failed: 0 });
 
     // abort: a new revision; after the first update, no new one starts
-    const next = await changePlan(planId, { context: { ...design.spec.context, maxConnections: 175 } });
-    await eventually('an update of the next revision done', async () => {
-      const p = await progressOf(planId).catch(() => undefined);
-      return p?.revision === next && p.done >= 1 ? p : undefined;
-    });
-    await rollout(planId).signal(ROLLOUT_MESSAGES.abort);
-    const aborted = (await rollout(planId).result()) as RolloutProgress;
+    const next = await changeMaxConnections(planId, 175);
+    await untilRolloutOf(planId, next, (p) => p.done >= 1);
+    const aborted = await abortRollout(planId);
     expect(aborted).toMatchObject({ revision: next, state: 'aborted', inFlight: 0 });
     expect(aborted.done).toBeLessThan(6);
     const updatedToNext = [];
@@ -235,13 +266,11 @@ describe('plan changes reach running instances', () => {
   }, 300_000);
 
   test('a change that makes updates fail halts the rollout at the limit, naming the instances; they stay usable', async () => {
-    const planId = await autoUpdatingPlan('failing', {
+    const { planId, instances } = await instancesOfNewPlan('failing', 5, {
       canary: 1,
       maxConcurrency: 2,
-      soakSeconds: 0,
       maxFailures: 1,
     });
-    const instances = await provisionMany(planId, 5);
     const revision = await changePlan(planId, { templates: await failingTemplates(planId) });
     const halted = await untilRollout(planId, revision, ['halted']);
     // the canary failed (tolerated), then the first wave's two: three failures, over the limit of one
@@ -256,24 +285,14 @@ describe('plan changes reach running instances', () => {
     }
     // nothing more starts while it is halted
     expect(await updatesOf(planId)).toHaveLength(3);
-    await rollout(planId).signal(ROLLOUT_MESSAGES.abort);
-    expect(((await rollout(planId).result()) as RolloutProgress).state).toBe('aborted');
+    expect((await abortRollout(planId)).state).toBe('aborted');
   }, 300_000);
 
   test('`rollout watch` on the command line follows a rollout that halts, names the failed instance and exits 1', async () => {
     // GIVEN a rollout that tolerates no failure, of a change that makes updates fail
-    const planId = await autoUpdatingPlan('watched', {
-      canary: 0,
-      maxConcurrency: 1,
-      soakSeconds: 0,
-      maxFailures: 0,
-    });
-    const instances = await provisionMany(planId, 2);
+    const { planId, instances } = await instancesOfNewPlan('watched', 2);
     const revision = await changePlan(planId, { templates: await failingTemplates(planId) });
-    await eventually('the rollout of the change', async () => {
-      const p = await progressOf(planId).catch(() => undefined);
-      return p?.revision === revision ? p : undefined;
-    });
+    await untilRolloutOf(planId, revision);
     // WHEN an operator watches it from the command line, through the admin API
     const watched = await runBuiltCli(landscape.url, 'rollout', 'watch', planId, '--interval', '0.2');
     // THEN the command ends once the rollout halted, with status 1, naming the instance and why
@@ -286,25 +305,19 @@ describe('plan changes reach running instances', () => {
     expect(watched.stdout).toMatch(/^halted \(wave 1\): 0\/2 done, 1 failed, 0 in flight$/m);
     expect(watched.stdout).toMatch(new RegExp(`^failed: ${failed[0]}: .*told to fail`, 'm'));
     expect(watched.stdout).not.toContain(instances.find((id) => id !== failed[0])!);
-    await rollout(planId).signal(ROLLOUT_MESSAGES.abort);
-    expect(((await rollout(planId).result()) as RolloutProgress).state).toBe('aborted');
+    expect((await abortRollout(planId)).state).toBe('aborted');
   }, 300_000);
 
   test('two changes in a row: one rollout, ending on the newest revision', async () => {
-    const planId = await autoUpdatingPlan('changed-twice', {
+    const { planId, instances } = await instancesOfNewPlan('changed-twice', 4, {
       canary: 1,
       maxConcurrency: 2,
       soakSeconds: 1,
-      maxFailures: 0,
     });
-    const instances = await provisionMany(planId, 4);
-    const first = await changePlan(planId, { context: { ...design.spec.context, maxConnections: 120 } });
-    const newest = await changePlan(planId, { context: { ...design.spec.context, maxConnections: 130 } });
+    const first = await changeMaxConnections(planId, 120);
+    const newest = await changeMaxConnections(planId, 130);
     // The first change heard last (each worker hears each change, in any order): still the newest.
-    await eventually('the rollout towards the newest revision', async () => {
-      const p = await progressOf(planId).catch(() => undefined);
-      return p?.revision === newest ? p : undefined;
-    });
+    await untilRolloutOf(planId, newest);
     await startRollout(
       temporal.client,
       { namespace: registry, taskQueue: settings.taskQueue },
@@ -327,13 +340,10 @@ describe('plan changes reach running instances', () => {
   }, 300_000);
 
   test('an instance busy with a binding when its turn comes is updated after it, not skipped', async () => {
-    const planId = await autoUpdatingPlan('busy', {
-      canary: 0,
-      maxConcurrency: 2,
-      soakSeconds: 0,
-      maxFailures: 0,
-    });
-    const [busy, free] = await provisionMany(planId, 2);
+    const {
+      planId,
+      instances: [busy, free],
+    } = await instancesOfNewPlan('busy', 2, { maxConcurrency: 2 });
     const bindingId = randomUUID();
     const bound = await osb('PUT', `/v2/service_instances/${busy}/service_bindings/${bindingId}`, {
       service_id: DESIGN_SERVICE_ID,
@@ -346,7 +356,7 @@ describe('plan changes reach running instances', () => {
       state: 'in progress',
       operation: 'bind',
     });
-    const revision = await changePlan(planId, { context: { ...design.spec.context, maxConnections: 140 } });
+    const revision = await changeMaxConnections(planId, 140);
     const waiting = await eventually('the busy instance to wait', async () => {
       const p = await progressOf(planId).catch(() => undefined);
       return p?.revision === revision &&
@@ -364,4 +374,37 @@ describe('plan changes reach running instances', () => {
     expect(done).toMatchObject({ total: 2, done: 2, failed: 0 });
     expect(await maxConnectionsOf(busy!)).toBe('140');
   }, 300_000);
+
+  test('a rollout’s update never undoes a platform’s update that ended after the rollout read the record', async () => {
+    const planId = await planCopy('read-ahead', {});
+    const [instanceId] = await provisionMany(planId, 1);
+    // The rollout reads the record (here: now), and the platform's update comes and ends before
+    // the rollout's update starts.
+    const read = (await recordOf(instanceId!))!;
+    const plan = (await readPlan(planId))!;
+    const stale = rolloutRequest(read, plan, plan.status!.specHash!, 600);
+    const path = `/v2/service_instances/${instanceId}`;
+    const updated = await osb('PATCH', `${path}?accepts_incomplete=true`, {
+      service_id: DESIGN_SERVICE_ID,
+      plan_id: planId,
+      parameters: { tier: 'gold' },
+    });
+    expect(updated.status).toBe(202);
+    await eventually('the platform’s update to end', async () => {
+      const last = await osb('GET', `${path}/last_operation`);
+      return last.body.state === 'succeeded' ? true : undefined;
+    });
+    expect((await recordOf(instanceId!))!.spec.parameters).toEqual({ tier: 'gold' });
+
+    const status = await temporal.client.workflow.execute(WORKFLOW_TYPES.update, {
+      workflowId: instanceWorkflowId(instanceId!),
+      taskQueue: settings.taskQueue,
+      args: [stale],
+      memo: { [MEMO_KEY]: startingStatus('update', stale) },
+    });
+    expect(status).toMatchObject({ operation: 'update', state: 'succeeded' });
+    const after = (await recordOf(instanceId!))!;
+    expect(after.spec.parameters).toEqual({ tier: 'gold' });
+    expect(after.metadata.annotations?.[ANNOTATIONS.requestHash]).toBe(stale.requestHash);
+  }, 180_000);
 });

@@ -7,7 +7,8 @@
  * Once started, `environment()` and everything built on it (test/support/env.ts, system.ts) points
  * at these servers: the file it reads is this environment's.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { crdFiles, type EnvironmentInfo } from '../../dev/local/environment.js';
@@ -22,7 +23,20 @@ import { clusterClientFromFile, type ClusterClient } from '../../src/kube/client
 import { registerCluster } from '../../src/kube/cluster-registry.js';
 import { installCrds, readCrds } from '../../src/kube/crds.js';
 import { patchRecordStatus } from '../../src/kube/custom-objects.js';
+import { instanceNamespace, LABELS, labelValue } from '../../src/resources/names.js';
 import { SFCLUSTER } from '../../src/resources/types.js';
+import { auditUntilSettled, type Verdict } from './audit.js';
+import { temporalClient } from './env.js';
+import { PLAN_ID, PLAN_KINDS, Platform, SERVICE_ID } from './fault-run.js';
+import { sweepForSecrets } from './secrets-sweep.js';
+import {
+  CREDENTIALS,
+  startOperator,
+  startProcess,
+  systemSettings,
+  type SystemProcess,
+  type SystemSettings,
+} from './system.js';
 
 /** The id of the sister cluster, the one whose apiserver a test may restart. */
 export const SISTER_ID = 'sister-1';
@@ -122,4 +136,145 @@ export async function startFaultEnvironment(name: string): Promise<FaultEnvironm
     await stop();
     throw err;
   }
+}
+
+/**
+ * A fault file's landscape: its own servers, the example operator on them, and the settings its
+ * broker and worker processes share (placement by turns, so instances land on the master and the
+ * sister). Every process started through it is stopped after the file, and every platform made
+ * through it is read by the secrets sweep.
+ */
+export interface FaultLandscape {
+  /** The servers (set once the file's beforeAll ran). */
+  readonly env: FaultEnvironment;
+  /** The settings of the run's processes. */
+  readonly settings: SystemSettings;
+  /** Starts a process of the run and waits until it serves or polls. */
+  start(role: 'all' | 'broker' | 'worker'): Promise<SystemProcess>;
+  /** A platform that sends its requests to `broker()`. */
+  platform(broker: () => string): Platform;
+  /** Audits the platform's operations (every cluster, the records, Temporal's visibility) until settled. */
+  audit(platform: Platform, label: string, earlierInstances?: readonly string[]): Promise<Verdict>;
+}
+
+/**
+ * Registers the landscape's setup and teardown in the current `describe` (the servers and the
+ * operator before its tests; the processes, the operator and the servers after them).
+ */
+export function faultLandscape(name: string): FaultLandscape {
+  let env: FaultEnvironment | undefined;
+  let settings: SystemSettings | undefined;
+  let operator: { stop(): Promise<void> } | undefined;
+  const processes: SystemProcess[] = [];
+  const platforms: Platform[] = [];
+  const landscape: FaultLandscape = {
+    get env() {
+      if (!env) throw new Error('the fault environment is not started (used outside a test?)');
+      return env;
+    },
+    get settings() {
+      if (!settings) throw new Error('the fault environment is not started (used outside a test?)');
+      return settings;
+    },
+    async start(role) {
+      const started = await startProcess(role, landscape.settings);
+      processes.push(started);
+      return started;
+    },
+    platform(broker) {
+      const platform = new Platform(broker);
+      platforms.push(platform);
+      return platform;
+    },
+    async audit(platform, label, earlierInstances) {
+      const temporal = await temporalClient(landscape.settings.payloadKeys);
+      try {
+        return await auditUntilSettled(
+          {
+            clusters: landscape.env.clusters,
+            temporal: temporal.client,
+            operations: platform.operations,
+            instances: platform.expected(),
+            kinds: PLAN_KINDS,
+            ...(earlierInstances ? { earlierInstances } : {}),
+          },
+          label,
+        );
+      } finally {
+        await temporal.close();
+      }
+    },
+  };
+  landscapes.set(landscape, { platforms, processes });
+  beforeAll(async () => {
+    env = await startFaultEnvironment(name);
+    operator = await startOperator();
+    settings = await systemSettings({ INTEROP_SCHEDULER: 'round-robin' });
+  }, 300_000);
+  afterAll(async () => {
+    for (const p of processes.reverse()) await p.stop();
+    await operator?.stop();
+    await env?.stop();
+  }, 120_000);
+  return landscape;
+}
+
+/** What a landscape started and made, for its sweep. */
+const landscapes = new WeakMap<FaultLandscape, { platforms: Platform[]; processes: SystemProcess[] }>();
+
+/**
+ * Registers the file's last test: the secrets sweep of the run (test/support/secrets-sweep.ts).
+ * Once every process stopped (so that their logs are whole), it decodes every workflow history of
+ * the run's task queue and looks, there and in the search attributes, in every log of the
+ * landscape (the processes' and the servers'), in the records and the Events of the run's
+ * namespaces and in every description the platforms were answered, for the broker's password, the payload key and
+ * every binding's credentials: no hit. A credential planted in a log of the run must be found, and
+ * the decoded histories must hold what only the encrypted payloads hold, or the sweep proves nothing.
+ */
+export function endsWithSecretsSweep(landscape: FaultLandscape): void {
+  test('THEN no credential of the run is in the decoded histories, search attributes, logs, records, Events or descriptions', async () => {
+    const { platforms, processes } = landscapes.get(landscape)!;
+    for (const p of processes) await p.stop();
+    const { env, settings } = landscape;
+    const planted = `planted-${randomBytes(12).toString('hex')}`;
+    const plantedLog = path.join(env.info.workDir, 'planted.log');
+    writeFileSync(plantedLog, `{"level":"info","message":"a line that leaks ${planted}"}\n`);
+    const instances = platforms.flatMap((p) => [...p.instances.keys()]);
+    const result = await sweepForSecrets({
+      taskQueue: settings.taskQueue,
+      payloadKeys: settings.payloadKeys,
+      credentials: [
+        ['the broker password', CREDENTIALS.password],
+        ['the payload key', settings.payloadKeys.split(':')[1]!],
+        ...platforms.flatMap((p) => p.credentials),
+        ['a credential planted in a log', planted],
+      ],
+      logFiles: logFilesUnder(env.info.workDir),
+      records: {
+        master: env.clusters[0]!,
+        labelSelector: `${LABELS.serviceId}=${labelValue(SERVICE_ID)}`,
+      },
+      eventNamespaces: [env.info.namespace, ...instances.map((id) => instanceNamespace(id))],
+      texts: Object.fromEntries(
+        platforms.map((p, i) => [`descriptions seen by platform ${i + 1}`, p.descriptions.join('\n')]),
+      ),
+    });
+    const bindings = platforms.reduce((n, p) => n + p.credentials.length, 0);
+    console.log(
+      `[secrets sweep] ${result.executions} executions, ${result.payloads} payloads decoded, ` +
+        `${result.corpus.size} sources read, ${bindings} bindings' credentials sought: ` +
+        `${result.hits.length - 1} hits, the planted one found: ${result.hits.some((h) => h.startsWith('a credential planted'))}`,
+    );
+    expect(result.hits).toEqual([`a credential planted in a log in log ${plantedLog}`]);
+    expect(result.executions).toBeGreaterThan(0);
+    const decoded = [...result.corpus].filter(([where]) => where.startsWith('workflow'));
+    expect(decoded.some(([, text]) => text.includes(`"planId":"${PLAN_ID}"`))).toBe(true);
+  }, 300_000);
+}
+
+/** Every `.log` file below `dir`. */
+function logFilesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.log'))
+    .map((entry) => path.join(entry.parentPath, entry.name));
 }

@@ -9,6 +9,7 @@ import { applyObject } from '../../src/kube/objects.js';
 import { resourceName } from '../../src/resources/names.js';
 import type { KubeObject, SFPlan } from '../../src/resources/types.js';
 import type { AcceptedOperation, ExpectedInstance, PlanKind } from './audit.js';
+import type { Credential } from './secrets-sweep.js';
 import { clusters, environment, eventually } from './env.js';
 import { osbClient, provisionBody, type OsbClient, type OsbResponse } from './osb.js';
 import { installCatalog } from './system.js';
@@ -132,6 +133,13 @@ export class Platform {
   inFlight = 0;
   /** Requests without an answer, retried. */
   retries = 0;
+  /** The credentials the bindings handed out, for the secrets sweep. */
+  readonly credentials: Credential[] = [];
+  /**
+   * The description of every answer that had one (errors, last_operation), for the secrets sweep;
+   * not whole bodies: a binding's answer holds its credentials by right.
+   */
+  readonly descriptions: string[] = [];
 
   constructor(private broker: () => string) {}
 
@@ -152,6 +160,8 @@ export class Platform {
   async send(method: string, path: string, body?: unknown): Promise<OsbResponse> {
     for (let attempt = 1; ; attempt += 1) {
       const res = await this.osb(method, path, body).catch((err: unknown) => ({ error: err }));
+      if ('status' in res && typeof res.body?.description === 'string')
+        this.descriptions.push(`${method} ${path}: ${res.status} ${res.body.description}`);
       if ('status' in res && res.status < 500) return res;
       if ('status' in res && res.status !== 503)
         this.surprises.push(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
@@ -255,7 +265,19 @@ export class Platform {
     });
     // A binding that failed leaves nothing behind.
     if (state !== 'succeeded') bindings.set(id, false);
+    else await this.fetchCredentials(instanceId, id);
     return { id, state };
+  }
+
+  /** Fetches a binding made asynchronously, as a platform does once it succeeded, and keeps its credentials. */
+  async fetchCredentials(instanceId: string, bindingId: string): Promise<void> {
+    const res = await this.send('GET', `/v2/service_instances/${instanceId}/service_bindings/${bindingId}`);
+    const credentials = res.body.credentials as Record<string, unknown> | undefined;
+    if (res.status !== 200 || typeof credentials?.password !== 'string') {
+      this.surprises.push(`fetch binding ${bindingId}: ${res.status} without a password`);
+      return;
+    }
+    this.credentials.push(["a binding's password", credentials.password]);
   }
 
   async unbind(instanceId: string, bindingId: string, planId = PLAN_ID) {

@@ -60,3 +60,56 @@ export function renderChart(
     .map((d) => d.toJS() as Manifest | null)
     .filter((m): m is Manifest => m !== null);
 }
+
+/** The test charts written here (test/fixtures/helm), each in its own folder. */
+export const FIXTURE_CHARTS = path.join(process.cwd(), 'test', 'fixtures', 'helm');
+
+/** A chart folder packed as `helm package` packs it: a gzipped tarball of the folder. */
+export function packChart(dir: string): Buffer {
+  return execFileSync('tar', ['-czf', '-', '-C', path.dirname(dir), path.basename(dir)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    maxBuffer: 64 * 1024 * 1024,
+  });
+}
+
+/** What `helm template` is given besides the chart. */
+export interface HelmTemplateOptions {
+  readonly release: string;
+  readonly namespace: string;
+  /** A values file (`-f`). */
+  readonly valuesFile?: string;
+  readonly kubeVersion?: string;
+  /** Added to Helm's default API versions (`--api-versions`). */
+  readonly apiVersions?: readonly string[];
+}
+
+/**
+ * `helm template` of a chart (folder or archive) with `--include-crds`, as text; a failing render
+ * throws with helm's message.
+ */
+export function helmTemplate(helm: string, chart: string, options: HelmTemplateOptions): string {
+  return execFileSync(
+    helm,
+    [
+      'template',
+      options.release,
+      chart,
+      '--namespace',
+      options.namespace,
+      '--include-crds',
+      ...(options.valuesFile ? ['-f', options.valuesFile] : []),
+      ...(options.kubeVersion ? ['--kube-version', options.kubeVersion] : []),
+      ...(options.apiVersions ?? []).flatMap((v) => ['--api-versions', v]),
+    ],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+}
+
+/** The objects of multi-document YAML, sorted by apiVersion, kind and name (empty documents dropped). */
+export function objectsIn(text: string): Manifest[] {
+  const key = (m: Manifest) => `${m.apiVersion}/${m.kind}/${m.metadata.name}`;
+  return parseAllDocuments(text)
+    .map((d) => d.toJS() as Manifest | null)
+    .filter((m): m is Manifest => m !== null)
+    .sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}

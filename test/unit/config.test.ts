@@ -191,6 +191,19 @@ describe('scheduler settings', () => {
 });
 
 describe('renderer settings', () => {
+  test('GIVEN the helm settings WHEN loaded THEN the helm build and the chart limits', () => {
+    expect(
+      loadRendererConfig({
+        INTEROP_HELM_WASM: '/opt/renderer/helm.wasm',
+        INTEROP_HELM_CHART_MAX_BYTES: '1048576',
+        INTEROP_HELM_CHART_TIMEOUT_SECONDS: '2.5',
+      }),
+    ).toEqual({ helmWasmFile: '/opt/renderer/helm.wasm', chart: { maxBytes: 1048576, timeoutMs: 2500 } });
+    expect(() => loadRendererConfig({ INTEROP_HELM_CHART_MAX_BYTES: '1.5' })).toThrow(
+      'INTEROP_HELM_CHART_MAX_BYTES must be a whole number, 1 or more, not "1.5"',
+    );
+  });
+
   test('GIVEN nothing set WHEN loaded THEN the renderer uses the build beside the code', () => {
     expect(loadConfig('worker', base).renderer).toEqual({});
     expect(loadRendererConfig({})).toEqual({});
@@ -214,8 +227,8 @@ describe('admin API credentials', () => {
 
   test('GIVEN both WHEN loaded THEN the broker accepts them, and the command line reads them with the URL', () => {
     expect(loadConfig('all', { ...base, ...admin }).broker.admin).toEqual({
-      username: 'ops',
-      password: 'other-secret',
+      username: { name: 'INTEROP_ADMIN_USERNAME', value: 'ops' },
+      password: { name: 'INTEROP_ADMIN_PASSWORD', value: 'other-secret' },
     });
     expect(loadAdminClientConfig({ ...admin, INTEROP_ADMIN_URL: 'http://broker:8080' })).toEqual({
       url: 'http://broker:8080',
@@ -232,8 +245,59 @@ describe('admin API credentials', () => {
       { INTEROP_ADMIN_USERNAME: 'broker', INTEROP_ADMIN_PASSWORD: 'secret' },
       /must differ from the OSB credentials/,
     ],
+    [
+      { INTEROP_ADMIN_USERNAME: 'ops', INTEROP_ADMIN_USERNAME_FILE: '/s/u', INTEROP_ADMIN_PASSWORD: 'x' },
+      /INTEROP_ADMIN_USERNAME and INTEROP_ADMIN_USERNAME_FILE are set: set one of them/,
+    ],
+    [{ INTEROP_ADMIN_PASSWORD_FILE: '/s/p' }, /set together, or neither/],
   ])('GIVEN %j WHEN the broker loads THEN it refuses', (env, error) => {
     expect(() => loadConfig('broker', { ...base, ...env })).toThrow(error);
+  });
+});
+
+describe('credentials from files', () => {
+  const files = {
+    INTEROP_PAYLOAD_KEYS: base.INTEROP_PAYLOAD_KEYS,
+    INTEROP_BROKER_USERNAME_FILE: '/etc/interoperator/auth/username',
+    INTEROP_BROKER_PASSWORD_FILE: '/etc/interoperator/auth/password',
+  };
+
+  test('GIVEN _FILE settings WHEN loaded THEN the broker reads its credentials from those files', () => {
+    const config = loadConfig('broker', {
+      ...files,
+      INTEROP_ADMIN_USERNAME_FILE: '/etc/interoperator/auth/adminUsername',
+      INTEROP_ADMIN_PASSWORD: 'given',
+      INTEROP_METRICS_TOKEN_FILE: '/etc/interoperator/metrics/token',
+    });
+    expect(config.broker.credentials).toEqual({
+      username: { name: 'INTEROP_BROKER_USERNAME_FILE', file: '/etc/interoperator/auth/username' },
+      password: { name: 'INTEROP_BROKER_PASSWORD_FILE', file: '/etc/interoperator/auth/password' },
+    });
+    expect(config.broker.admin).toEqual({
+      username: { name: 'INTEROP_ADMIN_USERNAME_FILE', file: '/etc/interoperator/auth/adminUsername' },
+      password: { name: 'INTEROP_ADMIN_PASSWORD', value: 'given' },
+    });
+    expect(config.metrics.token).toEqual({
+      name: 'INTEROP_METRICS_TOKEN_FILE',
+      file: '/etc/interoperator/metrics/token',
+    });
+  });
+
+  test('GIVEN nothing WHEN loaded THEN replaced credentials stay accepted 5 minutes; the overlap is a setting', () => {
+    expect(loadConfig('broker', files).credentialOverlapMs).toBe(300_000);
+    expect(
+      loadConfig('broker', { ...files, INTEROP_CREDENTIALS_OVERLAP_SECONDS: '0' }).credentialOverlapMs,
+    ).toBe(0);
+    expect(() => loadConfig('broker', { ...files, INTEROP_CREDENTIALS_OVERLAP_SECONDS: '-1' })).toThrow(
+      /INTEROP_CREDENTIALS_OVERLAP_SECONDS/,
+    );
+  });
+
+  test('GIVEN neither the value nor the file WHEN the broker loads THEN the error names both', () => {
+    const { INTEROP_BROKER_PASSWORD_FILE: _, ...withoutPassword } = files;
+    expect(() => loadConfig('broker', withoutPassword)).toThrow(
+      'INTEROP_BROKER_PASSWORD (or INTEROP_BROKER_PASSWORD_FILE) is not set',
+    );
   });
 });
 
@@ -270,8 +334,20 @@ describe('codec endpoint settings', () => {
     });
     expect(codec).toEqual({
       port: 8081,
-      token,
+      token: { name: 'INTEROP_CODEC_TOKEN', value: token },
       origins: ['https://ui.example.com', 'http://127.0.0.1:8233'],
+    });
+  });
+
+  test('GIVEN the token as a file WHEN loaded THEN the file is the setting (read, and checked, by the broker)', () => {
+    const { codec } = loadConfig('broker', {
+      ...base,
+      INTEROP_CODEC_PORT: '8081',
+      INTEROP_CODEC_TOKEN_FILE: '/etc/interoperator/codec/token',
+    });
+    expect(codec?.token).toEqual({
+      name: 'INTEROP_CODEC_TOKEN_FILE',
+      file: '/etc/interoperator/codec/token',
     });
   });
 
@@ -280,7 +356,16 @@ describe('codec endpoint settings', () => {
   });
 
   test.each([
-    ['no token', { INTEROP_CODEC_PORT: '8081' }, /INTEROP_CODEC_TOKEN is not set/],
+    [
+      'no token',
+      { INTEROP_CODEC_PORT: '8081' },
+      /INTEROP_CODEC_TOKEN \(or INTEROP_CODEC_TOKEN_FILE\) is not set/,
+    ],
+    [
+      'a token and a token file',
+      { INTEROP_CODEC_PORT: '8081', INTEROP_CODEC_TOKEN: token, INTEROP_CODEC_TOKEN_FILE: '/t' },
+      /INTEROP_CODEC_TOKEN and INTEROP_CODEC_TOKEN_FILE are set/,
+    ],
     [
       'a short token',
       { INTEROP_CODEC_PORT: '8081', INTEROP_CODEC_TOKEN: 'short' },
@@ -339,7 +424,11 @@ describe('the operations port', () => {
       INTEROP_METRICS_PORT: '9102',
       INTEROP_METRICS_TOKEN: 'scrape-me',
     });
-    expect(metrics).toEqual({ host: '0.0.0.0', port: 9102, token: 'scrape-me' });
+    expect(metrics).toEqual({
+      host: '0.0.0.0',
+      port: 9102,
+      token: { name: 'INTEROP_METRICS_TOKEN', value: 'scrape-me' },
+    });
   });
 
   test.each(['0', '65536', '90.5', 'http'])(
@@ -394,5 +483,50 @@ describe('the entitlement service', () => {
     const load = () => loadConfig('broker', { ...base, INTEROP_QUOTA_WEBHOOK_URL: 'ftp://user:pw@host/' });
     expect(load).toThrow('INTEROP_QUOTA_WEBHOOK_URL must be an http or https URL');
     expect(load).not.toThrow(/pw/);
+  });
+});
+
+describe('the connection to Temporal', () => {
+  test('GIVEN nothing set WHEN loaded THEN plain, without an API key', () => {
+    const { temporal } = loadConfig('worker', base);
+    expect([temporal.tls, temporal.apiKey]).toEqual([undefined, undefined]);
+  });
+
+  test('GIVEN INTEROP_TEMPORAL_TLS=true alone WHEN loaded THEN TLS with the system’s CAs', () => {
+    expect(loadConfig('worker', { ...base, INTEROP_TEMPORAL_TLS: 'true' }).temporal.tls).toEqual({});
+  });
+
+  test('GIVEN a CA, a server name and a client certificate WHEN loaded THEN mutual TLS with them', () => {
+    const { temporal } = loadConfig('worker', {
+      ...base,
+      INTEROP_TEMPORAL_TLS_CA_FILE: '/tls/ca.crt',
+      INTEROP_TEMPORAL_TLS_SERVER_NAME: 'temporal.example.com',
+      INTEROP_TEMPORAL_TLS_CERT_FILE: '/tls/tls.crt',
+      INTEROP_TEMPORAL_TLS_KEY_FILE: '/tls/tls.key',
+    });
+    expect(temporal.tls).toEqual({
+      caFile: '/tls/ca.crt',
+      serverName: 'temporal.example.com',
+      clientCert: { certFile: '/tls/tls.crt', keyFile: '/tls/tls.key' },
+    });
+  });
+
+  test('GIVEN an API key WHEN loaded THEN it is sent over TLS', () => {
+    const { temporal } = loadConfig('worker', { ...base, INTEROP_TEMPORAL_API_KEY: 'key-not-secret' });
+    expect([temporal.tls, temporal.apiKey]).toEqual([{}, 'key-not-secret']);
+  });
+
+  test('GIVEN a certificate without its key, TLS off with a CA, or a flag not true/false WHEN loaded THEN refused, saying why', () => {
+    expect(() => loadConfig('worker', { ...base, INTEROP_TEMPORAL_TLS_CERT_FILE: '/tls/tls.crt' })).toThrow(
+      /INTEROP_TEMPORAL_TLS_CERT_FILE and INTEROP_TEMPORAL_TLS_KEY_FILE are set together/,
+    );
+    expect(() =>
+      loadConfig('worker', {
+        ...base,
+        INTEROP_TEMPORAL_TLS: 'false',
+        INTEROP_TEMPORAL_TLS_CA_FILE: '/tls/ca.crt',
+      }),
+    ).toThrow(/INTEROP_TEMPORAL_TLS is false, but/);
+    expectRefused('worker', 'INTEROP_TEMPORAL_TLS', 'yes');
   });
 });

@@ -67,6 +67,15 @@ app.kubernetes.io/component: {{ index . 1 }}
     secretKeyRef:
       name: {{ include "interoperator.secretName" . }}
       key: payloadKeys
+{{- with .Values.temporal.apiKeySecret }}
+{{- if .name }}
+- name: INTEROP_TEMPORAL_API_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .name }}
+      key: {{ .key }}
+{{- end }}
+{{- end }}
 {{- range $name, $value := .Values.settings.extraEnv }}
 - name: {{ $name }}
   value: {{ $value | toString | quote }}
@@ -80,11 +89,31 @@ app.kubernetes.io/component: {{ index . 1 }}
     sizeLimit: 256Mi
 {{- end }}
 
-{{/* Checksums that roll the pods when their configuration changes. */}}
+{{/* The Secret of the Temporal frontend's CA and the client's certificate (temporal.tls), when one is named. */}}
+{{- define "interoperator.temporalTlsMount" -}}
+{{- if and .Values.temporal.tls.enabled .Values.temporal.tls.secretName }}
+- name: temporal-tls
+  mountPath: /etc/interoperator/temporal-tls
+  readOnly: true
+{{- end }}
+{{- end }}
+{{- define "interoperator.temporalTlsVolume" -}}
+{{- if and .Values.temporal.tls.enabled .Values.temporal.tls.secretName }}
+- name: temporal-tls
+  secret:
+    secretName: {{ .Values.temporal.tls.secretName }}
+{{- end }}
+{{- end }}
+
+{{/*
+Checksums that roll the pods when their configuration changes. The credentials are not in them:
+the broker re-reads them from the mounted Secret, so changing them needs no restart. Turning the
+admin API on or off does.
+*/}}
 {{- define "interoperator.configChecksums" -}}
 checksum/config: {{ include (print .Template.BasePath "/configmap.yaml") . | sha256sum }}
 {{- if not .Values.auth.existingSecret }}
-checksum/auth-input: {{ printf "%s|%s|%s|%s|%s" .Values.auth.username .Values.auth.password .Values.auth.payloadKeys .Values.auth.adminUsername .Values.auth.adminPassword | sha256sum }}
+checksum/auth-input: {{ printf "%s|%t" .Values.auth.payloadKeys (not (empty .Values.auth.adminUsername)) | sha256sum }}
 {{- end }}
 {{- end }}
 
@@ -155,14 +184,36 @@ objects the plans render), or both (a ClusterRole, or one namespace for everythi
 {{- end }}
 {{- end }}
 
-{{/* Settings of the operations server (metrics and probes) and of tracing, for every process. */}}
+{{/*
+Settings of the operations server (metrics and probes) and of tracing, for every process. The
+metrics token is a file of its mounted Secret (interoperator.metricsTokenVolume), re-read when the
+Secret changes: a rotated token takes effect without a restart.
+*/}}
 {{- define "interoperator.operationsEnv" -}}
+{{- if .Values.metrics.tokenSecret.name }}
+- name: INTEROP_METRICS_TOKEN_FILE
+  value: /etc/interoperator/metrics/token
+{{- end }}
+{{- end }}
+
+{{/* The mount of the metrics token's Secret, when there is one: call with the root context. */}}
+{{- define "interoperator.metricsTokenMount" -}}
+{{- if .Values.metrics.tokenSecret.name }}
+- name: metrics-token
+  mountPath: /etc/interoperator/metrics
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{/* The metrics token's Secret as a volume, when there is one: call with the root context. */}}
+{{- define "interoperator.metricsTokenVolume" -}}
 {{- with .Values.metrics.tokenSecret.name }}
-- name: INTEROP_METRICS_TOKEN
-  valueFrom:
-    secretKeyRef:
-      name: {{ . }}
-      key: {{ $.Values.metrics.tokenSecret.key }}
+- name: metrics-token
+  secret:
+    secretName: {{ . }}
+    items:
+      - key: {{ $.Values.metrics.tokenSecret.key }}
+        path: token
 {{- end }}
 {{- end }}
 

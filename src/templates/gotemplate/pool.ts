@@ -1,6 +1,6 @@
 /**
  * A small pool of worker threads that run every template (worker.mjs): Go's text/template + sprig
- * compiled to WebAssembly, and mustache. A runaway template never blocks the caller's event loop: a
+ * and go-jsonnet, compiled to WebAssembly, and mustache. A runaway template never blocks the caller's event loop: a
  * render past its time limit terminates its thread (the only way to stop Go code) and a fresh one
  * takes its place; so does a thread whose Go runtime died (out of memory).
  */
@@ -38,13 +38,13 @@ export interface RendererLimits {
 }
 
 /**
- * Where `npm run build` puts the WebAssembly build: `wasm/gotemplate.wasm` of the compiled tree
- * (`dist/`) this module is part of, found from this module's own location; when the module runs
- * from source (under jest), the repository's `dist/wasm/gotemplate.wasm`.
+ * Where `npm run build` puts a WebAssembly build (`gotemplate.wasm`, or `helm.wasm`): `wasm/` of
+ * the compiled tree (`dist/`) this module is part of, found from this module's own location; when
+ * the module runs from source (under jest), the repository's `dist/wasm/`.
  */
-export function builtWasmFile(): string {
+export function builtWasmFile(name = 'gotemplate.wasm'): string {
   const fromSource = import.meta.url.endsWith('.ts');
-  const relative = fromSource ? '../../../dist/wasm/gotemplate.wasm' : '../../../wasm/gotemplate.wasm';
+  const relative = fromSource ? `../../../dist/wasm/${name}` : `../../../wasm/${name}`;
   return fileURLToPath(new URL(relative, import.meta.url));
 }
 
@@ -63,11 +63,15 @@ export type RenderLimits = Partial<Pick<RendererLimits, 'timeoutMs' | 'maxOutput
 
 /**
  * What the threads run: the template languages, and `documents`, which reads rendered YAML
- * documents (a JSON array of texts in place of the template, no data) as the original did.
+ * documents (a JSON array of texts in place of the template, no data) as the original did; `helm`
+ * runs in a pool of the helm build only (the chart archive in base64 in place of the template).
  */
-export type PoolEngine = 'gotemplate' | 'mustache' | 'documents';
+export type PoolEngine = 'gotemplate' | 'jsonnet' | 'mustache' | 'documents' | 'helm';
 
-/** What a render's output is read as in the thread: any number of YAML documents, or one value. */
+/**
+ * What a render's output is read as in the thread: any number of YAML documents (for jsonnet: the
+ * items of a list, or one object), or one value.
+ */
 export type ReadAs = 'documents' | 'value';
 
 // The thread's code is plain JavaScript beside this module: in the source tree, and copied beside
@@ -213,7 +217,7 @@ export class RenderPool {
       if (!existsSync(file) || !existsSync(path.join(path.dirname(file), 'wasm_exec.js'))) {
         return Promise.reject(
           new TemplateError(
-            `the gotemplate renderer is not built (${file} or its wasm_exec.js is missing): run \`npm run build\``,
+            `the ${engine === 'helm' ? 'helm' : 'gotemplate'} renderer is not built (${file} or its wasm_exec.js is missing): run \`npm run build\``,
             'unavailable',
           ),
         );

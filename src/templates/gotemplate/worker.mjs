@@ -1,15 +1,19 @@
-// One render thread of the pool (pool.ts). It runs Go's text/template + sprig, compiled to
-// WebAssembly and instantiated once per thread, and mustache, so that no template ever runs on the
-// caller's event loop. Plain JavaScript because worker threads cannot load TypeScript; the pool
-// loads it from beside its own module (`npm run build` copies it beside the compiled pool.js).
+// One render thread of the pool (pool.ts). It runs Go's text/template + sprig and go-jsonnet,
+// compiled to one WebAssembly module instantiated once per thread, and mustache, so that no template
+// ever runs on the caller's event loop; or, in a pool of the helm build (helm.wasm), Helm's chart
+// engine. Plain JavaScript because worker threads cannot load TypeScript; the pool loads it from
+// beside its own module (`npm run build` copies it beside the compiled pool.js).
 //
 // workerData: { wasmExecFile: Go's wasm_exec.js, goMemLimit: GOMEMLIMIT for the Go runtime }
 // In:  first { module: WebAssembly.Module } (compiled once by the pool, with its memory capped),
-//      then { id, engine: 'gotemplate' | 'mustache', name, template, data: JSON text, maxOutput },
+//      then { id, engine: 'gotemplate' | 'jsonnet' | 'mustache', name, template, data: JSON text,
+//      maxOutput },
 //      or { id, engine: 'documents', name, template: JSON array of YAML documents, maxOutput }
+//      or { id, engine: 'helm', name, template: the chart archive in base64, data: JSON text of
+//      the values, release and capabilities (src/templates/helm/go), maxOutput }
 //      `read: 'documents' | 'value'` on a gotemplate or mustache job: the output's YAML documents are
 //      read here too (as the 'documents' job would; 'value': at most one), and the output is their
-//      values as a JSON array: one trip.
+//      values as a JSON array: one trip. On a jsonnet job: the JSON it manifests, as that array.
 // Out: { ready: true } once, then per job { id, output } or { id, error, reason },
 //      with memoryBytes (the WebAssembly memory) and exited (the Go runtime is gone: retire me).
 import os from 'node:os';
@@ -68,8 +72,8 @@ go.env = { GOMEMLIMIT: goMemLimit };
 go.exit = () => {}; // wasm_exec.js would print "exit code: 2"; renderGo reports why Go stopped.
 const instance = await WebAssembly.instantiate(module, go.importObject);
 void go.run(instance);
-if (typeof globalThis.interopRender !== 'function') {
-  throw new Error('the gotemplate WebAssembly module did not register interopRender');
+if (typeof globalThis.interopRender !== 'function' && typeof globalThis.interopHelm !== 'function') {
+  throw new Error('the WebAssembly module registered neither interopRender nor interopHelm');
 }
 
 /** Why the Go runtime stopped during a job, from what it wrote. */
@@ -84,7 +88,19 @@ function goStopped(job) {
 }
 
 function renderGo(job) {
-  const result = globalThis.interopRender(job.name, job.template, job.data, job.maxOutput);
+  const render =
+    job.engine === 'helm'
+      ? globalThis.interopHelm
+      : job.engine === 'jsonnet'
+        ? globalThis.interopJsonnet
+        : globalThis.interopRender;
+  if (typeof render !== 'function') {
+    return {
+      error: `template: ${job.name}: this thread does not render ${job.engine}`,
+      reason: 'unavailable',
+    };
+  }
+  const result = render(job.name, job.template, job.data, job.maxOutput);
   if (go.exited || !result) return goStopped(job);
   return result.error === undefined
     ? { output: result.output }
@@ -134,6 +150,19 @@ function readRendered(job, rendered) {
     return { error: `the ${job.name} template rendered invalid YAML: ${read.error}`, reason: 'template' };
   }
   return read;
+}
+
+/**
+ * What a jsonnet program evaluated to (JSON text), as the values of rendered documents: `null` is
+ * none; for `documents`, a list gives its items and anything else is one value; for `value`, the
+ * value itself. The values are JSON already: no YAML to read.
+ */
+function readJsonnet(job, evaluated) {
+  if (evaluated.error !== undefined) return evaluated;
+  const json = evaluated.output.trim();
+  if (json === 'null') return { output: '[]' };
+  if (job.read === 'documents' && json.startsWith('[')) return { output: json };
+  return { output: `[${json}]` };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -262,18 +291,34 @@ function renderMustache(job) {
 
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * Set once an exception came out of the Go code (the thread's native stack overflowed: Go code
+ * recursing deeply, as a jsonnet program that nests without end can make it): the Go runtime
+ * stopped in the middle of its work, so the thread must not render again.
+ */
+let broken = false;
+
 parentPort.on('message', (job) => {
   goOutput = '';
   let reply;
   try {
     if (job.engine === 'documents') reply = readDocuments(job);
-    else {
+    else if (job.engine === 'jsonnet') {
+      reply = renderGo(job);
+      if (job.read) reply = readJsonnet(job, reply);
+    } else {
       reply = job.engine === 'mustache' ? renderMustache(job) : renderGo(job);
       if (job.read) reply = readRendered(job, reply);
     }
   } catch (err) {
+    const engine = job.engine === 'jsonnet' ? 'jsonnet' : 'template';
+    const message = err instanceof Error ? err.message : String(err);
+    broken ||= job.engine !== 'mustache';
     reply = {
-      error: `template: ${job.name}: ${err instanceof Error ? err.message : String(err)}`,
+      error:
+        err instanceof RangeError && /call stack/i.test(message)
+          ? `${engine}: ${job.name}: the render nested too deeply (${message})`
+          : `${engine}: ${job.name}: ${message}`,
       reason: 'template',
     };
   }
@@ -281,7 +326,7 @@ parentPort.on('message', (job) => {
     id: job.id,
     ...reply,
     memoryBytes: instance.exports.mem.buffer.byteLength,
-    exited: go.exited === true,
+    exited: go.exited === true || broken,
   });
 });
 parentPort.postMessage({ ready: true });

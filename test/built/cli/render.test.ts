@@ -6,6 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { releaseName } from '../../../src/templates/index.js';
+import { FIXTURE_CHARTS, packChart } from '../../support/helm.js';
 
 describe('interoperator template render', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'render-cli-'));
@@ -41,6 +43,28 @@ describe('interoperator template render', () => {
       const res = cli('template', 'render', file('m.tpl', 'name: {{instance.metadata.name}}'), data, ...type);
       expect([res.status, res.stdout]).toEqual([0, 'name: x<y']);
     }
+  });
+
+  test('renders jsonnet with --type jsonnet: the data as external variables, the JSON it manifests', () => {
+    const data = file('j.yaml', 'instance: {metadata: {name: abc}}\npg: {spec: {port: 5432}}\n');
+    const res = cli(
+      'template',
+      'render',
+      file(
+        't.jsonnet',
+        "{ name: std.extVar('instance').metadata.name, port: std.extVar('sources').pg.spec.port }",
+      ),
+      data,
+      '--type',
+      'jsonnet',
+    );
+    expect([res.status, res.stdout, res.stderr]).toEqual([
+      0,
+      '{\n   "name": "abc",\n   "port": 5432\n}\n',
+      '',
+    ]);
+    const bad = cli('template', 'render', file('bad.jsonnet', "error 'no'"), data, '--type=jsonnet');
+    expect([bad.status, bad.stdout, bad.stderr]).toEqual([1, '', 'jsonnet: provision:1:1-11: no\n']);
   });
 
   test('a template error goes to stderr in Go’s words, with exit status 1', () => {
@@ -83,6 +107,45 @@ describe('interoperator template render', () => {
     ]);
   });
 
+  test('renders a helm chart from a file with values from the template', () => {
+    // GIVEN the test chart packed, and values that set its required database host
+    const chart = path.join(dir, 'webapp.tgz');
+    writeFileSync(chart, packChart(path.join(FIXTURE_CHARTS, 'webapp')));
+    const data = file('helm-data.yaml', 'instance:\n  metadata: {name: abc, namespace: sf-abc}\n');
+    const values = file('values.tpl', 'database:\n  host: {{ .instance.metadata.name }}-db\n');
+    // WHEN
+    const res = cli('template', 'render', '--type', 'helm', '--chart', chart, values, data);
+    // THEN the chart's manifests, for release in-<adler32 of abc>
+    expect([res.status, res.stderr]).toEqual([0, '']);
+    expect(res.stdout).toContain('# Source: webapp/templates/secret.yaml\n');
+    expect(res.stdout).toContain('url: "postgres://abc-db:5432/app"');
+    expect(res.stdout).toContain(`name: ${releaseName('abc')}-webapp\n`);
+  });
+
+  test('a helm chart that is not there: the error, exit status 1', () => {
+    const data = file('helm-data2.yaml', 'instance:\n  metadata: {name: abc, namespace: sf-abc}\n');
+    const res = cli(
+      'template',
+      'render',
+      '--type',
+      'helm',
+      '--chart',
+      path.join(dir, 'none.tgz'),
+      data,
+      data,
+    );
+    expect(res.status).toBe(1);
+    expect(res.stderr).toMatch(/^cannot read the chart .*none\.tgz: ENOENT/);
+  });
+
+  test.each([
+    [['--type', 'helm'], '--type helm needs --chart URL_OR_PATH'],
+    [['--chart', 'c.tgz'], '--chart goes with --type helm'],
+  ])('a helm chart option misused %j: the error, exit status 2', (args, error) => {
+    const res = cli('template', 'render', 'a', 'b', ...args);
+    expect([res.status, res.stdout, res.stderr]).toEqual([2, '', `interoperator: ${error}\n`]);
+  });
+
   test('no command prints the usage on stderr with exit status 2', () => {
     const res = cli();
     expect([res.status, res.stdout]).toEqual([2, '']);
@@ -93,7 +156,10 @@ describe('interoperator template render', () => {
     [['template', 'explode'], "unknown command 'explode'"],
     [['template', 'render', 'only-one'], "missing required argument 'DATA_FILE'"],
     [['template', 'render', 'a', 'b', '--frob'], "unknown option '--frob'"],
-    [['template', 'render', 'a', 'b', '--type', 'helm'], "option '--type <type>' argument 'helm' is invalid"],
+    [
+      ['template', 'render', 'a', 'b', '--type', 'jinja'],
+      "option '--type <type>' argument 'jinja' is invalid",
+    ],
     [['template', 'render', 'a', 'b', '--action'], "option '--action <name>' argument missing"],
   ])('wrong usage %j prints the error and the usage with exit status 2', (args, error) => {
     const res = cli(...args);

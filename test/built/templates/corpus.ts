@@ -401,6 +401,10 @@ const more: [string, string, Record<string, unknown>?][] = [
     sources,
   ],
   ['case conversions', '{{ snakecase "FooBar" }} {{ camelcase "foo_bar" }} {{ kebabcase "FooBar" }}'],
+  [
+    'camelcase of mixed case (sprig v3.2.3)',
+    '{{ camelcase "fooBar" }} {{ camelcase "some-mixed case_string" }}',
+  ],
   ['round floor ceil', '{{ round 2.567 2 }} {{ floor 2.5 }} {{ ceil 2.1 }} {{ addf 1.5 2 }}'],
   ['seq until untilStep', '{{ seq 3 }} {{ until 2 }} {{ untilStep 0 10 4 }}'],
   ['required', '{{ required "a value is required" .missing }}'],

@@ -17,6 +17,7 @@ import {
   type RenderData,
   type TemplateError,
 } from '../../../src/templates/index.js';
+import { exampleStates, expectSameStatus } from '../../support/example-states.js';
 import { rejectionOf } from '../../support/rejection.js';
 
 const mustache = (content: string): PlanTemplate => ({ action: 'status', type: 'mustache', content });
@@ -133,77 +134,10 @@ describe('the example plan written in mustache', () => {
   const goService = parse(readFileSync('examples/postgresql/sfservice.yaml', 'utf8')) as SFService;
   const template = (p: SFPlan, action: PlanTemplate['action']) => findTemplate(p, action)!;
 
-  const instanceId = '6f1c2a9e-4d3b-4a51-9a8e-0c2b7d4e5f60';
-  const bindingId = 'c0ffee00-1234-4abc-8def-001122334455';
-  const instance = {
-    apiVersion: 'osb.servicefabrik.io/v1alpha1',
-    kind: 'SFServiceInstance',
-    metadata: { name: instanceId, namespace: `sf-${instanceId}` },
-    spec: { serviceId: service.spec.id, planId: plan.spec.id, parameters: {} },
-  };
-  const binding = {
-    apiVersion: 'osb.servicefabrik.io/v1alpha1',
-    kind: 'SFServiceBinding',
-    metadata: { name: bindingId, namespace: `sf-${instanceId}` },
-    spec: { id: bindingId, instanceId },
-  };
-  /** The example operator's objects, named after a plan's prefix. */
-  const objects = (prefix: string) => ({
-    postgresql: (status?: Record<string, unknown>, meta: Record<string, unknown> = {}) => ({
-      apiVersion: 'acid.zalan.do/v1',
-      kind: 'postgresql',
-      metadata: { name: `${prefix}-${instanceId}`, namespace: `sf-${instanceId}`, generation: 1, ...meta },
-      spec: { teamId: prefix, users: { main: ['superuser', 'createdb'] } },
-      ...(status ? { status } : {}),
-    }),
-    svc: {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: `${prefix}-${instanceId}`, namespace: `sf-${instanceId}` },
-      spec: { clusterIP: '10.0.0.42', ports: [{ name: 'postgresql', port: 5432, targetPort: 5432 }] },
-    },
-    secret: {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: `${bindingId}.${prefix}-${instanceId}.credentials.postgresql.acid.zalan.do` },
-      data: {
-        username: Buffer.from(bindingId.replace(/-/g, '_')).toString('base64'),
-        password: Buffer.from('Zm9vYmFyYmF6cXV4cXV1eA').toString('base64'),
-      },
-    },
-  });
-
-  /** The example operator's states, as the sources of each plan see them. */
-  const states = (prefix: string): [string, RenderData][] => {
-    const { postgresql, svc, secret } = objects(prefix);
-    const running = postgresql({ PostgresClusterStatus: 'Running' });
-    return [
-      ['nothing yet (or gone)', {}],
-      ['created, no status yet', { postgresql: postgresql() }],
-      ['Creating', { postgresql: postgresql({ PostgresClusterStatus: 'Creating' }) }],
-      ['Running', { postgresql: running, svc }],
-      [
-        'CreateFailed',
-        { postgresql: postgresql({ PostgresClusterStatus: 'CreateFailed', reason: 'no space left' }) },
-      ],
-      [
-        'UpdateFailed',
-        { postgresql: postgresql({ PostgresClusterStatus: 'UpdateFailed', reason: 'bad size' }), svc },
-      ],
-      [
-        'being deleted',
-        {
-          postgresql: postgresql(
-            { PostgresClusterStatus: 'Running' },
-            { deletionTimestamp: '2026-11-23T00:00:00Z' },
-          ),
-          svc,
-        },
-      ],
-      ['bound: the user’s Secret exists', { binding, postgresql: running, svc, secret }],
-      ['binding: no Secret yet', { binding, postgresql: running, svc }],
-    ];
-  };
+  const { instanceId, bindingId, instance, binding, objects, states, statusOf } = exampleStates(
+    plan,
+    service,
+  );
 
   test('has its own service and plan ids, and the plan belongs to its service', () => {
     expect(service.spec.id).not.toBe(goService.spec.id);
@@ -279,43 +213,13 @@ describe('the example plan written in mustache', () => {
     ]);
   });
 
-  interface Status {
-    provision: { state: string; description: string };
-    bind: { state: string; error: string; response: string };
-    unbind: { state: string; error: string };
-    deprovision: { state: string; error: string };
-  }
-  const statusOf = async (p: SFPlan, sources: RenderData) =>
-    (await renderValues(template(p, 'status'), 'status', {
-      instance,
-      service,
-      plan: p,
-      binding,
-      ...sources,
-    })) as Status;
   const states_ = states('mpg');
   const goStates = states('sapcp');
 
   test.each(states_.map(([name], i) => [name, i] as const))(
     'status says what the design document’s plan says when the operator shows: %s',
     async (_, i) => {
-      const ours = await statusOf(plan, states_[i]![1]);
-      const theirs = await statusOf(goPlan, goStates[i]![1]);
-      expect(Object.keys(ours).sort()).toEqual(['bind', 'deprovision', 'provision', 'unbind']);
-      expect({
-        provision: ours.provision.state,
-        description: ours.provision.description,
-        bind: ours.bind.state,
-        unbind: ours.unbind.state,
-        deprovision: ours.deprovision.state,
-      }).toEqual({
-        provision: theirs.provision.state,
-        description: String(theirs.provision.description ?? ''),
-        bind: theirs.bind.state,
-        unbind: theirs.unbind.state,
-        deprovision: theirs.deprovision.state,
-      });
-      expect([ours.bind.error, ours.unbind.error, ours.deprovision.error]).toEqual(['', '', '']);
+      expectSameStatus(await statusOf(plan, states_[i]![1]), await statusOf(goPlan, goStates[i]![1]));
     },
   );
 

@@ -187,6 +187,23 @@ describe('Go semantics', () => {
     expect(await render('{{ .nothing }}|{{ .m.none }}', { m: {} })).toBe('<no value>|<no value>');
   });
 
+  // The original was built with sprig v3.2.3; v3.3.0 changed camelcase (xstrings' upper camel case
+  // moved to ToPascalCase) and added sha512sum. These pin the v3.2.3 behaviour templates relied on.
+  test.each([
+    ['camelcase lower-cases what follows a capital inside a word', '{{ camelcase "fooBar" }}', 'Foobar'],
+    ['camelcase of snake case', '{{ camelcase "foo_bar" }} {{ camelcase "FOO_BAR" }}', 'FooBar FooBar'],
+  ])('sprig v3.2.3: %s', async (_, content, out) => {
+    expect(await render(content)).toBe(out);
+  });
+
+  test('sprig v3.2.3 has no sha512sum (v3.3.0 added it)', async () => {
+    const err = await failure(render('{{ sha512sum "abc" }}'));
+    expect([err.reason, err.message]).toEqual([
+      'template',
+      'template: status:1: function "sha512sum" not defined',
+    ]);
+  });
+
   test('toYaml formats as in Go', async () => {
     expect(await render('{{ toYaml .m }}', { m: { b: [1, 'x'], a: true } })).toBe('a: true\nb:\n- 1\n- x');
   });
@@ -206,13 +223,20 @@ describe('Go semantics', () => {
     ).toBe('1');
   });
 
-  test('helm is not supported yet, and an unknown type is refused, with clear errors', async () => {
+  test('helm outside provision and bind, helm without a chart, and an unknown type are refused, with clear errors', async () => {
     const helm = await failure(
-      renderTemplate({ action: 'provision', type: 'helm', content: 'x' }, 'provision', {}),
+      renderTemplate({ action: 'status', type: 'helm', content: 'x' }, 'status', {}),
     );
     expect([helm.reason, helm.message]).toEqual([
       'unsupported',
-      'templates of type helm are not supported yet',
+      'the status template is of type helm, which only provision and bind templates may be',
+    ]);
+    const noChart = await failure(
+      renderTemplate({ action: 'provision', type: 'helm', content: 'x' }, 'provision', { instance }),
+    );
+    expect([noChart.reason, noChart.message]).toEqual([
+      'source',
+      'the provision template is of type helm and has no url (its chart)',
     ]);
     const other = await failure(
       renderTemplate(go('x') && { ...go('x'), type: 'jinja' as 'helm' }, 'status', {}),

@@ -36,8 +36,16 @@ describe('templates from a url', () => {
   });
 
   test.each([
-    ['over 1 MiB', '/huge.tpl', /^fetching template .*\/huge.tpl failed: it is over 1048576 bytes$/],
-    ['over 1 MiB without a content-length', '/chunked-huge.tpl', /failed: it is over 1048576 bytes$/],
+    [
+      'over 1 MiB',
+      '/huge.tpl',
+      /^fetching template .*\/huge.tpl failed: it is over the limit of 1048576 bytes$/,
+    ],
+    [
+      'over 1 MiB without a content-length',
+      '/chunked-huge.tpl',
+      /failed: it is over the limit of 1048576 bytes$/,
+    ],
     ['a 404', '/missing.tpl', /^fetching template .*\/missing.tpl failed: HTTP 404$/],
   ])('a template %s fails with a clear error', async (_, url, message) => {
     const err = await failure(

@@ -22,7 +22,7 @@ describe('the operations port', () => {
     ['the token', 'Bearer s3cret', 200],
     ['the token, scheme in lower case', 'bearer s3cret', 200],
   ])('GIVEN a token WHEN /metrics is scraped with %s THEN %d', async (_name, header, status) => {
-    const req = http({ token: 's3cret' }).get('/metrics');
+    const req = http({ tokens: () => ['s3cret'] }).get('/metrics');
     const res = await (header ? req.set('Authorization', header) : req);
     expect(res.status).toBe(status);
     if (status === 401) {
@@ -32,7 +32,7 @@ describe('the operations port', () => {
   });
 
   test('GIVEN a token WHEN the probes are asked without it THEN they answer', async () => {
-    const api = http({ token: 's3cret' });
+    const api = http({ tokens: () => ['s3cret'] });
     expect((await api.get('/livez')).status).toBe(200);
     expect((await api.get('/readyz')).status).toBe(200);
   });
@@ -70,6 +70,10 @@ describe('the operations port', () => {
     ['Bearer', '', false],
     ['', '', false],
     ['Token abc', 'abc', false],
+    ['Bearer old', ['new', 'old'], true],
+    ['Bearer new', ['new', 'old'], true],
+    ['Bearer older', ['new', 'old'], false],
+    ['Bearer ', ['', 'x'], false],
   ])('bearerMatches(%j, %j) is %s', (header, token, expected) => {
     expect(bearerMatches(header, token)).toBe(expected);
   });

@@ -131,7 +131,8 @@ describe('settledStatus while a step waits', () => {
       'waiting for a cluster',
       running,
       { running: true, statusName: 'RUNNING', waiting: WAITING },
-      { ...running, description: WAITING },
+      // Which cluster, never its address.
+      { ...running, description: 'waiting for cluster sister-1: it does not answer yet' },
     ],
     [
       'another step failure (not shown: its text is not the platform’s business)',

@@ -24,8 +24,8 @@ const templates = () =>
 
 /** The settings the brief names, which the chart must set (src/config.ts reads them). */
 const REQUIRED_ENV = [
-  'INTEROP_BROKER_USERNAME',
-  'INTEROP_BROKER_PASSWORD',
+  'INTEROP_BROKER_USERNAME_FILE',
+  'INTEROP_BROKER_PASSWORD_FILE',
   'INTEROP_HOST',
   'INTEROP_PORT',
   'INTEROP_TEMPORAL_ADDRESS',
@@ -256,6 +256,8 @@ withHelm('the chart rendered by helm', () => {
     const worker = find(manifests, 'Deployment', 'r-interoperator-worker');
     expect(broker.spec?.replicas).toBe(2);
     expect(worker.spec?.replicas).toBe(2);
+    expect(podSpec(worker).containers[0]!.volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
+    expect(podSpec(worker).volumes).toEqual([{ name: 'tmp', emptyDir: { sizeLimit: '256Mi' } }]);
     for (const [deployment, role] of [
       [broker, 'broker'],
       [worker, 'worker'],
@@ -287,8 +289,8 @@ withHelm('the chart rendered by helm', () => {
         'prometheus.io/path': '/metrics',
       });
       // The read-only root file system leaves /tmp writable, in memory of the pod.
-      expect(container.volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
-      expect(pod.volumes).toEqual([{ name: 'tmp', emptyDir: { sizeLimit: '256Mi' } }]);
+      expect(container.volumeMounts).toContainEqual({ name: 'tmp', mountPath: '/tmp' });
+      expect(pod.volumes).toContainEqual({ name: 'tmp', emptyDir: { sizeLimit: '256Mi' } });
       expect(
         pod.topologySpreadConstraints.map((c) => [c.topologyKey, c.whenUnsatisfiable, c.labelSelector]),
       ).toEqual(
@@ -305,12 +307,33 @@ withHelm('the chart rendered by helm', () => {
     expect(
       (podSpec(broker) as { terminationGracePeriodSeconds?: number }).terminationGracePeriodSeconds,
     ).toBe(75);
-    expect(brokerContainer.env.map((e) => [e.name, e.valueFrom?.secretKeyRef])).toEqual([
-      ['INTEROP_BROKER_USERNAME', { name: 'r-interoperator', key: 'username' }],
-      ['INTEROP_BROKER_PASSWORD', { name: 'r-interoperator', key: 'password' }],
-      ['INTEROP_ADMIN_USERNAME', { name: 'r-interoperator', key: 'adminUsername', optional: true }],
-      ['INTEROP_ADMIN_PASSWORD', { name: 'r-interoperator', key: 'adminPassword', optional: true }],
+    // The credentials are files of the mounted Secret (re-read when it changes); the payload keys
+    // alone come from the Secret into the environment.
+    expect(brokerContainer.env.map((e) => [e.name, e.value ?? e.valueFrom?.secretKeyRef])).toEqual([
+      ['INTEROP_BROKER_USERNAME_FILE', '/etc/interoperator/auth/username'],
+      ['INTEROP_BROKER_PASSWORD_FILE', '/etc/interoperator/auth/password'],
+      ['INTEROP_ADMIN_USERNAME_FILE', '/etc/interoperator/auth/adminUsername'],
+      ['INTEROP_ADMIN_PASSWORD_FILE', '/etc/interoperator/auth/adminPassword'],
+      ['INTEROP_CREDENTIALS_OVERLAP_SECONDS', '300'],
       ['INTEROP_PAYLOAD_KEYS', { name: 'r-interoperator', key: 'payloadKeys' }],
+    ]);
+    expect(brokerContainer.volumeMounts).toEqual([
+      { name: 'tmp', mountPath: '/tmp' },
+      { name: 'auth', mountPath: '/etc/interoperator/auth', readOnly: true },
+    ]);
+    expect(podSpec(broker).volumes).toEqual([
+      { name: 'tmp', emptyDir: { sizeLimit: '256Mi' } },
+      {
+        name: 'auth',
+        secret: {
+          secretName: 'r-interoperator',
+          optional: true,
+          items: ['username', 'password', 'adminUsername', 'adminPassword'].map((key) => ({
+            key,
+            path: key,
+          })),
+        },
+      },
     ]);
 
     expect(find(manifests, 'ConfigMap', 'r-interoperator').data).toEqual({
@@ -397,6 +420,57 @@ withHelm('the chart rendered by helm', () => {
     );
   });
 
+  test('GIVEN Temporal over mutual TLS with an API key THEN every pod mounts the Secret where the settings name its files', () => {
+    const manifests = render(
+      'temporal.tls.enabled=true',
+      'temporal.tls.serverName=temporal.example.com',
+      'temporal.tls.secretName=temporal-client',
+      'temporal.tls.mtls=true',
+      'temporal.apiKeySecret.name=temporal-api',
+      'clusterWorker.enabled=true',
+      'clusterWorker.clusterId=2',
+      'clusterWorker.masterKubeconfigSecret=master',
+    );
+    expect(find(manifests, 'ConfigMap', 'r-interoperator').data).toMatchObject({
+      INTEROP_TEMPORAL_TLS: 'true',
+      INTEROP_TEMPORAL_TLS_SERVER_NAME: 'temporal.example.com',
+      INTEROP_TEMPORAL_TLS_CA_FILE: '/etc/interoperator/temporal-tls/ca.crt',
+      INTEROP_TEMPORAL_TLS_CERT_FILE: '/etc/interoperator/temporal-tls/tls.crt',
+      INTEROP_TEMPORAL_TLS_KEY_FILE: '/etc/interoperator/temporal-tls/tls.key',
+    });
+    for (const name of [
+      'r-interoperator-broker',
+      'r-interoperator-worker',
+      'r-interoperator-cluster-worker',
+    ]) {
+      const pod = podSpec(find(manifests, 'Deployment', name));
+      expect(pod.containers[0]!.volumeMounts).toContainEqual({
+        name: 'temporal-tls',
+        mountPath: '/etc/interoperator/temporal-tls',
+        readOnly: true,
+      });
+      expect(pod.volumes).toContainEqual({ name: 'temporal-tls', secret: { secretName: 'temporal-client' } });
+      expect(envOf(find(manifests, 'Deployment', name)).INTEROP_TEMPORAL_API_KEY).toEqual({
+        name: 'temporal-api',
+        key: 'apiKey',
+      });
+    }
+    // TLS with the system's CAs: nothing mounted; plain: no TLS setting at all
+    const system = render('temporal.tls.enabled=true');
+    expect(find(system, 'ConfigMap', 'r-interoperator').data).not.toHaveProperty(
+      'INTEROP_TEMPORAL_TLS_CA_FILE',
+    );
+    expect(
+      podSpec(find(system, 'Deployment', 'r-interoperator-worker')).volumes.map((v) => v.name),
+    ).not.toContain('temporal-tls');
+    expect(Object.keys(find(render(), 'ConfigMap', 'r-interoperator').data ?? {})).not.toContain(
+      'INTEROP_TEMPORAL_TLS',
+    );
+    expect(() => render('temporal.tls.enabled=true', 'temporal.tls.mtls=true')).toThrow(
+      /temporal.tls.mtls needs temporal.tls.secretName/,
+    );
+  });
+
   test('GIVEN the codec endpoint THEN the brokers serve it on port codec with a generated token kept in the Secret', () => {
     const manifests = render(
       'codec.enabled=true',
@@ -410,8 +484,18 @@ withHelm('the chart rendered by helm', () => {
     });
     expect(envOf(broker)).toMatchObject({
       INTEROP_CODEC_PORT: '8081',
-      INTEROP_CODEC_TOKEN: { name: 'r-interoperator', key: 'codecToken' },
+      // A file of the mounted Secret, re-read when it changes: rotated without a restart.
+      INTEROP_CODEC_TOKEN_FILE: '/etc/interoperator/codec/token',
       INTEROP_CODEC_ORIGINS: 'https://temporal.example,https://ui.example',
+    });
+    expect(podSpec(broker).containers[0]!.volumeMounts).toContainEqual({
+      name: 'codec-token',
+      mountPath: '/etc/interoperator/codec',
+      readOnly: true,
+    });
+    expect(podSpec(broker).volumes).toContainEqual({
+      name: 'codec-token',
+      secret: { secretName: 'r-interoperator', items: [{ key: 'codecToken', path: 'token' }] },
     });
     // The workers serve no codec.
     expect(Object.keys(envOf(find(manifests, 'Deployment', 'r-interoperator-worker')))).not.toContain(
@@ -427,9 +511,9 @@ withHelm('the chart rendered by helm', () => {
     expect(Buffer.from(token, 'base64').toString('utf8')).toMatch(/^[A-Za-z0-9]{40}$/);
 
     const own = render('codec.enabled=true', 'codec.tokenSecret.name=codec', 'auth.existingSecret=mine');
-    expect(envOf(find(own, 'Deployment', 'r-interoperator-broker')).INTEROP_CODEC_TOKEN).toEqual({
-      name: 'codec',
-      key: 'token',
+    expect(podSpec(find(own, 'Deployment', 'r-interoperator-broker')).volumes).toContainEqual({
+      name: 'codec-token',
+      secret: { secretName: 'codec', items: [{ key: 'token', path: 'token' }] },
     });
     expect(() => render('codec.enabled=true', 'auth.existingSecret=mine')).toThrow(
       /needs codec.tokenSecret.name/,
@@ -446,7 +530,16 @@ withHelm('the chart rendered by helm', () => {
     );
     for (const name of ['r-interoperator-broker', 'r-interoperator-worker']) {
       const deployment = find(manifests, 'Deployment', name);
-      expect(envOf(deployment).INTEROP_METRICS_TOKEN).toEqual({ name: 'metrics', key: 'token' });
+      expect(envOf(deployment).INTEROP_METRICS_TOKEN_FILE).toBe('/etc/interoperator/metrics/token');
+      expect(podSpec(deployment).containers[0]!.volumeMounts).toContainEqual({
+        name: 'metrics-token',
+        mountPath: '/etc/interoperator/metrics',
+        readOnly: true,
+      });
+      expect(podSpec(deployment).volumes).toContainEqual({
+        name: 'metrics-token',
+        secret: { secretName: 'metrics', items: [{ key: 'token', path: 'token' }] },
+      });
       expect(Object.keys(podAnnotations(deployment))).not.toContain('prometheus.io/scrape');
     }
     const service = find(manifests, 'Service', 'r-interoperator-metrics');
@@ -602,8 +695,12 @@ withHelm('the chart rendered by helm', () => {
   test('GIVEN an existing Secret THEN the chart makes none and the pods read that one', () => {
     const manifests = render('auth.existingSecret=mine');
     expect(manifests.some((m) => m.kind === 'Secret')).toBe(false);
-    const env = podSpec(find(manifests, 'Deployment', 'r-interoperator-broker')).containers[0]!.env;
-    expect(env.map((e) => e.valueFrom?.secretKeyRef?.name)).toEqual(['mine', 'mine', 'mine', 'mine', 'mine']);
+    const pod = podSpec(find(manifests, 'Deployment', 'r-interoperator-broker'));
+    const env = pod.containers[0]!.env;
+    expect(env.flatMap((e) => e.valueFrom?.secretKeyRef?.name ?? [])).toEqual(['mine']);
+    expect(pod.volumes).toContainEqual(
+      expect.objectContaining({ name: 'auth', secret: expect.objectContaining({ secretName: 'mine' }) }),
+    );
   });
 
   test('GIVEN no admin user THEN the Secret holds no admin credentials (the admin API is off)', () => {

@@ -157,6 +157,7 @@ describe('Dockerfile', () => {
     for (const needed of [
       'dist/src',
       'dist/wasm/gotemplate.wasm',
+      'dist/wasm/helm.wasm',
       'dist/wasm/wasm_exec.js',
       'dist/src/templates/gotemplate/worker.mjs',
     ]) {

@@ -42,6 +42,13 @@ const OURS = ['osb.servicefabrik.io', 'resource.servicefabrik.io'];
 /** Methods of an array, which a list named `objects` has. */
 const ARRAY_METHODS = new Set(['some', 'every', 'filter', 'map', 'forEach', 'find', 'flatMap', 'reduce']);
 
+/**
+ * Discovery (`/version`, `/api`, `/apis`, `/apis/<group>/<version>`): non-resource URLs every
+ * authenticated user may read (the apiserver's `system:discovery` role), so no rule of ours.
+ */
+const DISCOVERY_METHODS = new Set(['getAPIResources', 'getAPIVersions']);
+const DISCOVERY_CLIENTS = new Set(['VersionApi', 'CoreApi', 'ApisApi']);
+
 /** What the generic object client (`objects.*`) does: server-side apply creates what is missing. */
 const OBJECT_VERBS: Record<string, string[]> = {
   patch: ['patch', 'create'],
@@ -59,6 +66,7 @@ function verbsOfCode(texts: readonly string[]) {
   const unknown: string[] = [];
   for (const text of texts) {
     for (const [, method] of text.matchAll(/\.core\.(\w+)\(/g)) {
+      if (DISCOVERY_METHODS.has(method!)) continue;
       const m =
         /^(read|list|create|patch|replace|delete)(?:Namespaced)?([A-Z]\w*?)(?:ForAllNamespaces)?$/.exec(
           method!,
@@ -71,6 +79,7 @@ function verbsOfCode(texts: readonly string[]) {
       core.add(grant('', kind.endsWith('s') ? `${kind}es` : `${kind}s`, VERBS[m[1]!]!));
     }
     for (const [, method] of text.matchAll(/\.custom\.(\w+)\(/g)) {
+      if (DISCOVERY_METHODS.has(method!)) continue;
       const m = /^(get|list|create|patch|replace|delete)\w*?CustomObject(?:ForAllNamespaces)?(Status)?$/.exec(
         method!,
       );
@@ -90,7 +99,7 @@ function verbsOfCode(texts: readonly string[]) {
       else verbs.forEach((v) => objects.add(v));
     }
     for (const [, api] of text.matchAll(/makeApiClient\((\w+)\)/g))
-      if (api !== 'VersionApi') unknown.push(`an API client ${api}`);
+      if (!DISCOVERY_CLIENTS.has(api!)) unknown.push(`an API client ${api}`);
   }
   return { core, ours, oursStatus, objects, unknown };
 }

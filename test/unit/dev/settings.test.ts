@@ -7,6 +7,8 @@ import {
   DevSettingsError,
   devStackSettings,
   existingServers,
+  postgresBinDir,
+  temporalKind,
 } from '../../../dev/settings.js';
 
 describe('the dev tooling settings', () => {
@@ -68,5 +70,20 @@ describe('the dev tooling settings', () => {
     const read = () => devStackSettings({ [name]: value });
     expect(read).toThrow(DevSettingsError);
     expect(read).toThrow(new RegExp(`${name}.*"${value}"`));
+  });
+
+  test('GIVEN INTEROP_TEMPORAL WHEN read THEN the dev server by default, the production server for `server`, else a clear error', () => {
+    expect(temporalKind({})).toBe('dev');
+    expect(temporalKind({ INTEROP_TEMPORAL: '' })).toBe('dev');
+    expect(temporalKind({ INTEROP_TEMPORAL: 'server' })).toBe('server');
+    expect(() => temporalKind({ INTEROP_TEMPORAL: 'production' })).toThrow(DevSettingsError);
+    expect(() => temporalKind({ INTEROP_TEMPORAL: 'production' })).toThrow(
+      'INTEROP_TEMPORAL must be dev or server, not "production"',
+    );
+    expect(binaryOverrides({ TEMPORAL_SERVER_DIR: '/opt/temporal' }).temporalServerDir).toBe('/opt/temporal');
+    expect([postgresBinDir({}), postgresBinDir({ INTEROP_POSTGRES_BIN_DIR: '/pg/bin' })]).toEqual([
+      undefined,
+      '/pg/bin',
+    ]);
   });
 });

@@ -259,6 +259,21 @@ describe('checkCatalog (checklist rows 13–19)', () => {
         /^the service_instance\.create parameter schema cannot be used: \$schema "https:\/\/example.org\/mine" is not supported/,
       ),
     ],
+    [
+      'a helm template for its status',
+      { templates: [{ action: 'status', type: 'helm', url: 'https://charts.example/a.tgz' }] },
+      'its status template is of type helm, which only provision and bind templates may be',
+    ],
+    [
+      'a HELM template for its sources',
+      { templates: [{ action: 'sources', type: 'HELM', url: 'https://charts.example/a.tgz' }] },
+      'its sources template is of type helm, which only provision and bind templates may be',
+    ],
+    [
+      'a helm provision template without a url',
+      { templates: [{ action: 'provision', type: 'helm', content: 'a: 1' }] },
+      'its provision template is of type helm and has no url (its chart)',
+    ],
   ])('GIVEN a plan with %s WHEN checked THEN it alone is left out', (_, spec, reason) => {
     const result = checkCatalog(
       [service('s-1', 'one')],
@@ -326,4 +341,21 @@ describe('catalogLookup', () => {
     expect(catalogLookup([], [b, a]).plan('p-1')).toBe(a);
     expect(catalogLookup([], [a, b]).plan('p-1')).toBe(a);
   });
+});
+
+test('GIVEN helm templates for provision and bind WHEN checked THEN the plan stays', () => {
+  const chart = 'https://charts.example/a.tgz';
+  const result = checkCatalog(
+    [service('s-1', 'one')],
+    [
+      plan('p-1', 'a', 's-1', {
+        templates: [
+          { action: 'provision', type: 'helm', url: chart, content: 'a: 1' },
+          { action: 'bind', type: 'Helm', url: chart },
+        ],
+      } as never),
+    ],
+  );
+  expect(result.problems).toEqual([]);
+  expect(result.plans.map((p) => p.spec.id)).toEqual(['p-1']);
 });

@@ -43,7 +43,7 @@ describe('the operations port of a process', () => {
   test('GIVEN a token WHEN /metrics is scraped THEN it needs the token and shows the process metrics', async () => {
     monitoring = await prepareMonitoring(
       'broker',
-      { host: '127.0.0.1', port: 0, token: 't0ken' },
+      { host: '127.0.0.1', port: 0, token: { name: 'INTEROP_METRICS_TOKEN', value: 't0ken' } },
       silentLogger,
     );
     const { url } = await monitoring.listen();

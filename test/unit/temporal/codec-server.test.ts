@@ -15,7 +15,7 @@ const endpoint = (maxBodyBytes?: number) =>
   codecEndpoint({
     codec,
     namespace: 'default',
-    token: TOKEN,
+    tokens: () => [TOKEN],
     origins: [UI],
     ...(maxBodyBytes ? { maxBodyBytes } : {}),
   });
@@ -97,6 +97,31 @@ describe('refusals', () => {
       .send({ payloads: [encrypted] });
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ error: 'a valid token is required' });
+  });
+
+  test('GIVEN the token rotated WHEN each is presented THEN those accepted now decode, the one dropped gets 401', async () => {
+    const NEXT = 'codec-token-next-456789';
+    let accepted: readonly string[] = [TOKEN, NEXT];
+    const rotating = codecEndpoint({ codec, namespace: 'default', tokens: () => accepted, origins: [] });
+    const post = (token: string) =>
+      request(rotating)
+        .post('/decode')
+        .set({ Authorization: `Bearer ${token}` })
+        .send({ payloads: [encrypted] });
+    // During the overlap, both.
+    expect((await post(TOKEN)).status).toBe(200);
+    expect((await post(NEXT)).status).toBe(200);
+    // After it, the new one only.
+    accepted = [NEXT];
+    expect((await post(TOKEN)).status).toBe(401);
+    expect((await post(NEXT)).status).toBe(200);
+    expect(
+      (
+        await request(rotating)
+          .post(`/token/${TOKEN}/decode`)
+          .send({ payloads: [encrypted] })
+      ).status,
+    ).toBe(401);
   });
 
   test.each([

@@ -4,7 +4,12 @@
 //
 //	globalThis.interopRender(name, template, dataJSON, maxOutput)
 //
-// which returns {output} or {error, reason} (reason "output-too-large" or "template"), and
+// which returns {output} or {error, reason} (reason "output-too-large" or "template");
+//
+//	globalThis.interopJsonnet(name, code, dataJSON, maxOutput)
+//
+// which evaluates a jsonnet program and returns {output} (the JSON it manifests) or {error, reason},
+// alike; and
 //
 //	globalThis.interopDocuments(docsJSON)
 //
@@ -19,12 +24,13 @@ import (
 	"github.com/interoperator/gotemplate/render"
 )
 
-func main() {
-	js.Global().Set("interopRender", js.FuncOf(func(this js.Value, args []js.Value) any {
+// engine exposes a renderer taking (name, text, dataJSON, maxOutput) to JavaScript.
+func engine(signature string, run func(name, text, dataJSON string, maxOutput int) (string, error)) js.Func {
+	return js.FuncOf(func(this js.Value, args []js.Value) any {
 		if len(args) != 4 {
-			return map[string]any{"error": "interopRender(name, template, dataJSON, maxOutput)", "reason": "template"}
+			return map[string]any{"error": signature, "reason": "template"}
 		}
-		out, err := render.Render(args[0].String(), args[1].String(), args[2].String(), args[3].Int())
+		out, err := run(args[0].String(), args[1].String(), args[2].String(), args[3].Int())
 		if err != nil {
 			var tooLarge *render.OutputTooLargeError
 			if errors.As(err, &tooLarge) {
@@ -33,7 +39,12 @@ func main() {
 			return map[string]any{"error": err.Error(), "reason": "template"}
 		}
 		return map[string]any{"output": out}
-	}))
+	})
+}
+
+func main() {
+	js.Global().Set("interopRender", engine("interopRender(name, template, dataJSON, maxOutput)", render.Render))
+	js.Global().Set("interopJsonnet", engine("interopJsonnet(name, code, dataJSON, maxOutput)", render.Jsonnet))
 	js.Global().Set("interopDocuments", js.FuncOf(func(this js.Value, args []js.Value) any {
 		if len(args) != 1 {
 			return map[string]any{"error": "interopDocuments(docsJSON)"}

@@ -16,12 +16,18 @@ import (
 
 // OutputTooLargeError is returned when a render writes more than its output limit.
 type OutputTooLargeError struct {
-	Name  string
-	Limit int
+	// Engine names the language in the message. @default "template" (Go's text/template)
+	Engine string
+	Name   string
+	Limit  int
 }
 
 func (e *OutputTooLargeError) Error() string {
-	return fmt.Sprintf("template: %s: output exceeds the limit of %d bytes", e.Name, e.Limit)
+	engine := e.Engine
+	if engine == "" {
+		engine = "template"
+	}
+	return fmt.Sprintf("%s: %s: output exceeds the limit of %d bytes", engine, e.Name, e.Limit)
 }
 
 // errOutputLimit stops text/template at the first write past the limit; text/template returns a

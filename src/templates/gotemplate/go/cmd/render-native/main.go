@@ -6,6 +6,7 @@
 //	                        {"output"} or {"error"} per case on stdout
 //	render-native -bench N  reads one case, renders it N times in process, and prints the
 //	                        nanoseconds per render
+//	render-native -jsonnet  the same, evaluating jsonnet programs (render.Jsonnet)
 //	render-native -documents
 //	                        reads JSON lines {"docs": [YAML texts]} and writes one JSON line
 //	                        {"json"} or {"error", "index"?} per case: render.Documents, natively
@@ -37,7 +38,12 @@ type renderCase struct {
 func main() {
 	bench := flag.Int("bench", 0, "render the first case N times and print the nanoseconds per render")
 	documents := flag.Bool("documents", false, "read YAML documents as render.Documents does")
+	useJsonnet := flag.Bool("jsonnet", false, "evaluate jsonnet programs (render.Jsonnet)")
 	flag.Parse()
+	run := render.Render
+	if *useJsonnet {
+		run = render.Jsonnet
+	}
 	out := bufio.NewWriter(os.Stdout)
 	defer out.Flush()
 	dec := json.NewDecoder(bufio.NewReader(os.Stdin))
@@ -71,7 +77,7 @@ func main() {
 		if *bench > 0 {
 			start := time.Now()
 			for i := 0; i < *bench; i++ {
-				if _, err := render.Render(c.Name, c.Template, c.Data, c.MaxOutput); err != nil {
+				if _, err := run(c.Name, c.Template, c.Data, c.MaxOutput); err != nil {
 					fmt.Fprintln(os.Stderr, err)
 					os.Exit(1)
 				}
@@ -79,7 +85,7 @@ func main() {
 			fmt.Fprintln(out, time.Since(start).Nanoseconds()/int64(*bench))
 			return
 		}
-		res, err := render.Render(c.Name, c.Template, c.Data, c.MaxOutput)
+		res, err := run(c.Name, c.Template, c.Data, c.MaxOutput)
 		if err != nil {
 			_ = enc.Encode(map[string]string{"error": err.Error()})
 		} else {

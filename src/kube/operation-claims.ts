@@ -6,11 +6,12 @@
  * second one to write always sees the first and is refused with 422 `ConcurrencyError`.
  *
  * A claim holds while its workflow runs, as Temporal says, and before that, for a short grace
- * period, while its workflow is being started; stale claims are dropped by the next write.
+ * period, while its workflow is being started; stale claims are dropped by the next write. The
+ * broker claims for a platform's requests, a plan's rollout for the updates it starts.
  */
-import type { ClusterClient } from '../kube/clients.js';
-import { getRecord, patchRecord } from '../kube/custom-objects.js';
-import { statusCodeOf } from '../kube/errors.js';
+import type { ClusterClient } from './clients.js';
+import { getRecord, patchRecord } from './custom-objects.js';
+import { statusCodeOf } from './errors.js';
 import { concurrencyError, notFound } from '../osb/errors.js';
 import {
   ANNOTATIONS,
@@ -81,18 +82,29 @@ export class InstanceClaims {
   constructor(private readonly deps: ClaimDeps) {}
 
   /**
-   * Claims the instance for `side`'s operation.
+   * Claims the instance for `side`'s operation; `known` is its record if the caller has just read
+   * it (the claim is written on the condition that the record has not changed since).
    *
    * @throws OsbError 422 `ConcurrencyError` while an operation of the other side runs (or is being
    *   started) on the instance; 404 for a binding's operation on an instance that has no record.
    */
-  async claim(instanceId: string, side: ClaimSide): Promise<ReleaseClaim> {
+  async claim(instanceId: string, side: ClaimSide, known?: SFServiceInstance): Promise<ReleaseClaim> {
+    const at = await this.claimAt(instanceId, side, known);
+    return at === undefined ? async () => undefined : () => this.release(instanceId, side, at);
+  }
+
+  /**
+   * Claims the instance for `side`'s operation, as {@link claim} does: the time of the claim (its
+   * key for {@link release}), or undefined when the instance has no record (nothing to hold).
+   */
+  async claimAt(instanceId: string, side: ClaimSide, known?: SFServiceInstance): Promise<string | undefined> {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-      const record = await this.record(instanceId);
+      // The record the caller has just read serves the first attempt; a lost write reads it again.
+      const record = attempt === 1 && known ? known : await this.record(instanceId);
       if (!record) {
         if (side.kind === 'binding') throw notFound('The service instance does not exist.');
         // Nothing to hold: the operation finds that out itself.
-        return async () => undefined;
+        return undefined;
       }
       const claims = parseClaims(record.metadata.annotations?.[ANNOTATIONS.operationClaims]);
       const now = this.now();
@@ -101,10 +113,7 @@ export class InstanceClaims {
           ? await this.checkInstanceSide(instanceId, record, claims, now)
           : await this.checkBindingSide(instanceId, claims, now);
       const next = claimed(claims, side, now, stale);
-      if (await this.write(record, next)) {
-        const at = new Date(now).toISOString();
-        return () => this.release(instanceId, side, at);
-      }
+      if (await this.write(record, next)) return new Date(now).toISOString();
       await new Promise((resolve) => setTimeout(resolve, 20 * attempt * Math.random()));
     }
     throw concurrencyError('The service instance is busy with other operations; retry the request.');
@@ -165,7 +174,7 @@ export class InstanceClaims {
   }
 
   /** Takes back a claim made at `at`, unless something replaced it since. Best effort: a claim left behind goes stale. */
-  private async release(instanceId: string, side: ClaimSide, at: string): Promise<void> {
+  async release(instanceId: string, side: ClaimSide, at: string): Promise<void> {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const record = await this.record(instanceId).catch(() => undefined);
       if (!record) return;
