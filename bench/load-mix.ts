@@ -18,7 +18,6 @@
  * poll intervals).
  */
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,6 +31,7 @@ import { installCatalog } from '../dev/catalog.js';
 import { startLocalEnvironment } from '../dev/local/environment.js';
 import { freePort } from '../dev/local/processes.js';
 import { cpuByRole, cpuSince, describeCpu } from './cpu.js';
+import { describeWindow, mixRequests, PLAN_ID } from './mix.js';
 import { osbHttp } from './osb-http.js';
 
 const { values: args } = parseArgs({
@@ -46,34 +46,6 @@ const CLIENTS = Number(args.clients);
 const SECONDS = Number(args.seconds);
 const INSTANCES = Number(args.instances);
 const READY_AFTER_MS = Number(args['ready-after-ms']);
-/** How often a platform polls last_operation after a provision. */
-const PLATFORM_POLL_MS = 1000;
-const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
-const PLAN_ID = '39d7d4c8-6fe2-4c2a-a5ca-b826937d5a88';
-/** The mix: provision : bind : GET binding : GET instance. */
-const MIX = [
-  ['provision', 1],
-  ['bind', 25],
-  ['get binding', 30],
-  ['get instance', 20],
-] as const;
-type Kind = (typeof MIX)[number][0];
-const MIX_TOTAL = MIX.reduce((sum, [, weight]) => sum + weight, 0);
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-};
-
-/** Picks a kind of request by the mix's weights. */
-function pick(): Kind {
-  let r = Math.random() * MIX_TOTAL;
-  for (const [kind, weight] of MIX) {
-    if (r < weight) return kind;
-    r -= weight;
-  }
-  return 'get instance';
-}
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -139,120 +111,23 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 200));
     }
 
-    const instances: string[] = [];
-    const bindings: [string, string][] = [];
-    let polls = 0;
-    const fail = (what: string, res: { status: number; text: string }) =>
-      new Error(`${what} answered ${res.status}: ${res.text.slice(0, 300)}`);
-
-    const provision = async (id: string) => {
-      const res = await osb('PUT', `/v2/service_instances/${id}?accepts_incomplete=true`, {
-        service_id: SERVICE_ID,
-        plan_id: PLAN_ID,
-        organization_guid: 'org',
-        space_guid: 'space',
-        parameters: { foo: 'bar' },
-      });
-      if (res.status !== 202) throw fail(`provision of ${id}`, res);
-      const operation = encodeURIComponent((JSON.parse(res.text) as { operation: string }).operation);
-      for (;;) {
-        await new Promise((r) => setTimeout(r, PLATFORM_POLL_MS));
-        polls += 1;
-        const last = await osb('GET', `/v2/service_instances/${id}/last_operation?operation=${operation}`);
-        if (last.status !== 200) throw fail(`last_operation of ${id}`, last);
-        const state = (JSON.parse(last.text) as { state: string }).state;
-        if (state === 'succeeded') break;
-        if (state !== 'in progress') throw new Error(`the provision of ${id} ended ${state}: ${last.text}`);
-      }
-      instances.push(id);
-    };
-    const bind = async (instanceId: string, bindingId: string) => {
-      const res = await osb(
-        'PUT',
-        `/v2/service_instances/${instanceId}/service_bindings/${bindingId}?accepts_incomplete=true`,
-        { service_id: SERVICE_ID, plan_id: PLAN_ID },
-      );
-      if (res.status !== 201) throw fail(`bind ${bindingId}`, res);
-      const body = JSON.parse(res.text) as { credentials?: { password?: string } };
-      if (!body.credentials?.password) throw new Error(`bind ${bindingId} answered without credentials`);
-      bindings.push([instanceId, bindingId]);
-    };
-    const any = <T>(list: readonly T[]) => list[Math.floor(Math.random() * list.length)]!;
-
-    // ---- the landscape before the window: instances, one binding each
+    const mix = mixRequests([osb]);
     const setupStarted = performance.now();
-    const seed = async (count: number, task: (i: number) => Promise<void>) => {
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: CLIENTS }, async () => {
-          while (next < count) await task(next++);
-        }),
-      );
-    };
-    await seed(INSTANCES, () => provision(randomUUID()));
-    await seed(INSTANCES, (i) => bind(instances[i]!, randomUUID()));
+    await mix.seed(CLIENTS, INSTANCES);
     console.log(
       `setup: ${INSTANCES} instances and ${INSTANCES} bindings in ${((performance.now() - setupStarted) / 1000).toFixed(1)} s`,
     );
 
-    // ---- the timed window
-    const latencies: Record<Kind, number[]> = {
-      provision: [],
-      bind: [],
-      'get binding': [],
-      'get instance': [],
-    };
-    const errors: string[] = [];
-    const pollsBefore = polls;
     const before = cpuByRole();
-    const started = performance.now();
-    const endAt = started + SECONDS * 1000;
-    let requests = 0;
-    await Promise.all(
-      Array.from({ length: CLIENTS }, async () => {
-        while (performance.now() < endAt && errors.length === 0) {
-          const kind = pick();
-          const t0 = performance.now();
-          try {
-            if (kind === 'provision') await provision(randomUUID());
-            else if (kind === 'bind') await bind(any(instances), randomUUID());
-            else if (kind === 'get binding') {
-              const [instanceId, bindingId] = any(bindings);
-              const res = await osb(
-                'GET',
-                `/v2/service_instances/${instanceId}/service_bindings/${bindingId}`,
-              );
-              if (res.status !== 200) throw fail(`GET binding ${bindingId}`, res);
-            } else {
-              const res = await osb('GET', `/v2/service_instances/${any(instances)}`);
-              if (res.status !== 200) throw fail('GET instance', res);
-            }
-            latencies[kind].push(performance.now() - t0);
-            requests += 1;
-          } catch (err) {
-            errors.push(`${kind}: ${String(err)}`);
-          }
-        }
-      }),
-    );
-    const seconds = (performance.now() - started) / 1000;
+    const window = await mix.window(CLIENTS, SECONDS);
     const cpu = cpuSince(before);
-    if (errors.length > 0) throw new Error(`${errors.length} errors, the first: ${errors[0]}`);
-
-    const ms = (v: number) => `${v.toFixed(0)} ms`;
+    if (window.errors.length > 0)
+      throw new Error(`${window.errors.length} errors, the first: ${window.errors[0]}`);
     console.log(
-      `\nLoad mix (provision : bind : GET binding : GET instance = 1 : 25 : 30 : 20), ${CLIENTS} clients, ${seconds.toFixed(0)} s, operator ready ${READY_AFTER_MS} ms after a change, ${os.cpus().length} cores`,
+      `\nLoad mix (provision : bind : GET binding : GET instance = 1 : 25 : 30 : 20), ${CLIENTS} clients, ${window.seconds.toFixed(0)} s, operator ready ${READY_AFTER_MS} ms after a change, ${os.cpus().length} cores; every operation succeeded`,
     );
-    console.log(
-      `  ${(requests / seconds).toFixed(1)} requests/s (${requests} requests, 0 errors, every operation succeeded; plus ${polls - pollsBefore} last_operation polls of the provisions)`,
-    );
-    for (const [kind] of MIX) {
-      const values = latencies[kind];
-      console.log(
-        `  ${kind.padEnd(13)} ${String(values.length).padStart(6)}   p50 ${ms(percentile(values, 50))}   p99 ${ms(percentile(values, 99))}${kind === 'provision' ? ' (to succeeded, polled every second)' : ''}`,
-      );
-    }
-    const cost = describeCpu(cpu, requests);
+    for (const line of describeWindow(window)) console.log(line);
+    const cost = describeCpu(cpu, window.requests);
     console.log(
       `  CPU per request ${cost.total.toFixed(1)} ms   (${cost.text}; bench includes the example operator)`,
     );
