@@ -510,9 +510,9 @@ export function resourceActivities(deps: ActivityDeps) {
       const wakeups = deps.statusWakeups;
       let waiting: { release(): void } | undefined;
       const expect = async (cluster: ClusterClient, sources: AppliedResource[]) => {
-        const workflowId = wakeups && Context.current().info.workflowExecution?.workflowId;
-        if (!wakeups || !workflowId || sources.length === 0) return;
-        waiting = await wakeups.expect(cluster, sources, workflowId);
+        const run = wakeups && Context.current().info.workflowExecution;
+        if (!wakeups || !run || sources.length === 0) return;
+        waiting = await wakeups.expect(cluster, sources, run);
       };
       try {
         const report = await statusOf(target, operation, run, expect);

@@ -24,16 +24,25 @@ export const WAIT_TTL_MS = 15 * 60_000;
 /** How long a check waits for a new watch to open before it reads its sources (they may change meanwhile). */
 const OPEN_WAIT_MS = 2000;
 
+/**
+ * The run of an operation's workflow that waits. A workflow id is the instance's or binding's, the
+ * same for each of its operations: word left by one operation never wakes the next.
+ */
+export interface WaitingRun {
+  readonly workflowId: string;
+  readonly runId: string;
+}
+
 export interface StatusWakeups {
   /**
    * Until `release` is called (or the first change), a change to one of `sources` on `cluster`
-   * wakes the operation `workflowId`. Call it before the sources are read, so that no change
+   * wakes the operation's run `run`. Call it before the sources are read, so that no change
    * between the read and the wait goes unseen; resolves once the kinds' watches are open.
    */
   expect(
     cluster: ClusterClient,
     sources: readonly AppliedResource[],
-    workflowId: string,
+    run: WaitingRun,
   ): Promise<{ release(): void }>;
   /** How many (operation, source) pairs are waited on, and how many kinds are watched. */
   size(): { waiting: number; watches: number };
@@ -41,8 +50,8 @@ export interface StatusWakeups {
 }
 
 export interface StatusWakeupOptions {
-  /** Signals the operation's workflow (a workflow that is not running is no error to report). */
-  readonly wake: (workflowId: string) => Promise<void>;
+  /** Signals the operation's run (a run that ended is no error to report). */
+  readonly wake: (run: WaitingRun) => Promise<void>;
   readonly onError?: (err: unknown, what: string) => void;
   /** The one namespace of all instances, where the watches stay; all namespaces when unset. */
   readonly instanceNamespace?: string;
@@ -58,11 +67,13 @@ const isOperatorKind = (source: AppliedResource) => source.apiVersion.includes('
 const objectKey = (clusterId: string, apiVersion: string, kind: string, object: ObjectKey) =>
   `${clusterId}|${apiVersion}|${kind}|${object.namespace ?? ''}|${object.name}`;
 
+const runKey = (run: WaitingRun) => `${run.workflowId} ${run.runId}`;
+
 export function statusWakeups(options: StatusWakeupOptions): StatusWakeups {
   const { wake, onError = () => undefined, watch = watchKind, ttlMs = WAIT_TTL_MS } = options;
   const namespace = options.instanceNamespace;
-  /** Object key -> workflow ids waiting on it -> when the word expires. */
-  const waiting = new Map<string, Map<string, number>>();
+  /** Object key -> the runs waiting on it, by {@link runKey} -> the run and when the word expires. */
+  const waiting = new Map<string, Map<string, { run: WaitingRun; expires: number }>>();
   const watches = new Map<string, KindWatch>();
 
   const changed = (key: string) => {
@@ -70,16 +81,16 @@ export function statusWakeups(options: StatusWakeupOptions): StatusWakeups {
     if (!waiters) return;
     waiting.delete(key);
     const now = Date.now();
-    for (const [workflowId, expires] of waiters) {
+    for (const { run, expires } of waiters.values()) {
       if (expires < now) continue;
-      wake(workflowId).catch((err: unknown) => onError(err, `waking ${workflowId}`));
+      wake(run).catch((err: unknown) => onError(err, `waking ${run.workflowId}`));
     }
   };
 
   const sweep = setInterval(() => {
     const now = Date.now();
     for (const [key, waiters] of waiting) {
-      for (const [workflowId, expires] of waiters) if (expires < now) waiters.delete(workflowId);
+      for (const [key, { expires }] of waiters) if (expires < now) waiters.delete(key);
       if (waiters.size === 0) waiting.delete(key);
     }
   }, 60_000);
@@ -103,7 +114,7 @@ export function statusWakeups(options: StatusWakeupOptions): StatusWakeups {
   }
 
   return {
-    async expect(cluster, all, workflowId) {
+    async expect(cluster, all, run) {
       const sources = all.filter(isOperatorKind);
       const keys = sources.map((source) =>
         objectKey(cluster.id, source.apiVersion, source.kind, {
@@ -115,7 +126,7 @@ export function statusWakeups(options: StatusWakeupOptions): StatusWakeups {
       for (const key of keys) {
         let waiters = waiting.get(key);
         if (!waiters) waiting.set(key, (waiters = new Map()));
-        waiters.set(workflowId, expires);
+        waiters.set(runKey(run), { run, expires });
       }
       const opening = sources.map((s) => watched(cluster, s.apiVersion, s.kind).opened);
       let timer: NodeJS.Timeout | undefined;
@@ -128,8 +139,8 @@ export function statusWakeups(options: StatusWakeupOptions): StatusWakeups {
         release() {
           for (const key of keys) {
             const waiters = waiting.get(key);
-            if (waiters?.get(workflowId) !== expires) continue;
-            waiters.delete(workflowId);
+            if (waiters?.get(runKey(run))?.expires !== expires) continue;
+            waiters.delete(runKey(run));
             if (waiters.size === 0) waiting.delete(key);
           }
         },

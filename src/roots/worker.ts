@@ -98,9 +98,9 @@ export async function startWorker(
   });
   const renderer = { renderObjects, renderValues };
   const wakeups = statusWakeups({
-    wake: (workflowId) =>
+    wake: ({ workflowId, runId }) =>
       temporal.client.workflow
-        .getHandle(workflowId)
+        .getHandle(workflowId, runId)
         .signal(OPERATOR_CHANGED_SIGNAL)
         // An operation that ended meanwhile has nothing to wake.
         .catch((err: unknown) => {

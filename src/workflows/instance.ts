@@ -68,6 +68,16 @@ async function removeInstance(op: Operation, target: Target): Promise<StatusRepo
   return report;
 }
 
+/**
+ * Ends a deprovision that found no record: its steps already ran (their workflow task was
+ * replayed) and removed it. What follows the record's removal is done again; each step is
+ * harmless when repeated.
+ */
+async function finishRemoval(op: Operation, instance: InstanceRef): Promise<StatusReport> {
+  await op.steps.removeInstanceRecord(instance);
+  return { state: 'succeeded' };
+}
+
 /** OSB provision: PUT /v2/service_instances/:instance_id */
 export async function provisionWorkflow(req: InstanceRequest): Promise<OperationStatus> {
   const op = new Operation(startingStatus('provision', req), req.deadlineSeconds, req.firstPollMs);
@@ -179,7 +189,7 @@ export async function deprovisionWorkflow(req: InstanceRequest): Promise<Operati
   const op = new Operation(startingStatus('deprovision', req), req.deadlineSeconds, req.firstPollMs);
   return runDeletion(op, {
     record: () => op.steps.recordInstance(req, 'deprovision'),
-    remove: (instance) => removeInstance(op, { instance }),
+    remove: (instance) => (instance.removed ? finishRemoval(op, instance) : removeInstance(op, { instance })),
     writeStatus: op.steps.recordInstanceStatus,
     // A deprovision that failed after it began deleting the operator's resources leaves an
     // instance that is no longer usable.

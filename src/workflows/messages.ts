@@ -170,6 +170,11 @@ export interface InstanceRef {
    * cluster run there. Absent when the landscape's workers reach the cluster.
    */
   readonly taskQueue?: string;
+  /**
+   * Set by recording a deprovision that finds no record: an earlier run of the same operation's
+   * steps removed it (a workflow task that ran its steps and was replayed, a retried step).
+   */
+  readonly removed?: true;
 }
 
 /** Where scheduling placed an instance and why: the scheduling step's result, kept in the history. */
@@ -187,6 +192,8 @@ export interface BindingRef {
   readonly name: string;
   readonly namespace: string;
   readonly instance: InstanceRef;
+  /** Set by recording an unbind that finds no record: as {@link InstanceRef.removed}. */
+  readonly removed?: true;
 }
 
 /** What an operation works on: an instance, or a binding of it. */
