@@ -2,7 +2,8 @@
  * A large landscape: the reads platforms make (catalog, last_operation, GET instance, GET binding)
  * at 100 concurrent clients, and the memory of the broker and the worker, first with a small
  * landscape (100 instances, 500 bindings), then, in the same run, with a large one (10,000
- * instances, 50,000 bindings by default). The ratios large/small are the result.
+ * instances, 50,000 bindings by default). The ratios large/small are the result. At 100, 1,000 and
+ * the large size, the CPU of each process per provision (with its bind) made through the OSB API.
  *
  * The first 100 instances and one binding each are made through the OSB API (broker, worker,
  * Temporal, the plan's templates); the read targets are among them. The rest of the records are
@@ -50,6 +51,10 @@ const { values: args } = parseArgs({
 const LARGE = Number(args.instances);
 const BINDINGS_PER_INSTANCE = Number(args['bindings-per-instance']);
 const SMALL = 100;
+/** The landscape between: the operations' CPU is measured at SMALL, MIDDLE and the large one. */
+const MIDDLE = 1000;
+/** Provisions (each with its bind) whose CPU is measured at each size. */
+const OPERATIONS = 40;
 const READ_CLIENTS = 100;
 const READ_WARM_UP = 2000;
 const TIMED_READS = 10_000;
@@ -195,7 +200,8 @@ async function main(): Promise<void> {
 
     // ---- the small landscape, through the OSB API
     const real: { id: string; operation: string; bindingId: string }[] = [];
-    await pool(SMALL, 20, async () => {
+    /** Provisions an instance through the OSB API, waits for it, and binds it once. */
+    const provisionAndBind = async () => {
       const id = randomUUID();
       const res = await osb('PUT', `/v2/service_instances/${id}?accepts_incomplete=true`, {
         service_id: SERVICE,
@@ -218,8 +224,9 @@ async function main(): Promise<void> {
         plan_id: PLAN,
       });
       if (bind.status !== 201) throw new Error(`bind answered ${bind.status}: ${bind.text}`);
-      real.push({ id, operation, bindingId });
-    });
+      return { id, operation, bindingId };
+    };
+    await pool(SMALL, 20, async () => void real.push(await provisionAndBind()));
 
     /** Records as the worker writes them, straight into the apiserver. */
     const seedInstance = (id: string) =>
@@ -312,6 +319,8 @@ async function main(): Promise<void> {
     };
     type Landscape = {
       instances: number;
+      /** CPU by process of OPERATIONS provisions through the OSB API, each with its bind. */
+      operations: CpuByRole;
       reads: Record<string, { p50: number; p99: number; cpu: CpuByRole }>;
       broker: { rss: number; peak: number };
       worker: { rss: number; peak: number };
@@ -332,8 +341,12 @@ async function main(): Promise<void> {
         ['v1', 'namespaces'],
       ] as const)
         objects[plural] = await objectCount(master, apiVersion, plural);
+      const before = cpuByRole();
+      await pool(OPERATIONS, 10, async () => void (await provisionAndBind()));
+      const operations = cpuSince(before);
       return {
         instances,
+        operations,
         reads,
         broker: memory(processes.broker!.pid!),
         worker: memory(processes.worker!.pid!),
@@ -342,6 +355,7 @@ async function main(): Promise<void> {
     };
 
     const small = await measure(SMALL);
+    const middle = LARGE > MIDDLE ? (await seedUpTo(MIDDLE), await measure(MIDDLE)) : undefined;
     const seedSeconds = await seedUpTo(LARGE);
     const large = await measure(LARGE);
 
@@ -357,6 +371,12 @@ async function main(): Promise<void> {
       const cpuB = describeCpu(b.cpu, TIMED_READS);
       console.log(
         `  ${name.padEnd(15)} p50 ${ms(a.p50)} -> ${ms(b.p50)} (x${(b.p50 / a.p50).toFixed(2)})   p99 ${ms(a.p99)} -> ${ms(b.p99)} (x${(b.p99 / a.p99).toFixed(2)})   CPU/read ${cpuA.total.toFixed(2)} -> ${cpuB.total.toFixed(2)} ms (${cpuB.text})`,
+      );
+    }
+    for (const l of [small, ...(middle ? [middle] : []), large]) {
+      const cost = describeCpu(l.operations, OPERATIONS);
+      console.log(
+        `  ${l.instances} instances: CPU per provision with its bind ${cost.total.toFixed(1)} ms (${cost.text})`,
       );
     }
     for (const [label, l] of [
