@@ -108,6 +108,19 @@ describe('binding rotation and expiry (OSB 2.17)', () => {
     const mustache = installed.find(
       (o) => o.kind === 'SFPlan' && (o as SFPlan).spec.id === PLAIN_PLAN_ID,
     ) as SFPlan;
+    // The rotating plan's status template answers metadata of its own too: an expiry far off and a key of its own.
+    const withTemplateMetadata = mustache.spec.templates.map((t) =>
+      t.action === 'status'
+        ? {
+            ...t,
+            content: t.content!.replace(
+              `response: '{"credentials":`,
+              `response: '{"metadata":{"expires_at":"2099-01-01T00:00:00.0Z","tier":"gold"},"credentials":`,
+            ),
+          }
+        : t,
+    );
+    expect(withTemplateMetadata).not.toEqual(mustache.spec.templates);
     const copy = (id: string, name: string, fields: Partial<SFPlan['spec']>) =>
       applyObject(master!, {
         apiVersion: mustache.apiVersion,
@@ -116,6 +129,7 @@ describe('binding rotation and expiry (OSB 2.17)', () => {
         spec: { ...mustache.spec, id, name: `${mustache.spec.name}-${name}`, ...fields },
       });
     await copy(ROTATING_PLAN_ID, 'rotating', {
+      templates: withTemplateMetadata,
       bindingRotatable: true,
       bindingLifetime: { expiresAfter: '30d', renewBefore: '168h' },
     });
@@ -175,7 +189,10 @@ describe('binding rotation and expiry (OSB 2.17)', () => {
     const after = Date.now();
     expect(bound.status).toBe(201);
     const metadata = bound.body.metadata as { expires_at: string; renew_before: string };
-    // THEN expires_at is 30 days after the binding's creation, renew_before 168h ahead of it, in UTC
+    // THEN expires_at is 30 days after the binding's creation, renew_before 168h ahead of it, in UTC,
+    // over the status template's expires_at, whose other metadata stays
+    expect(Object.keys(metadata).sort()).toEqual(['expires_at', 'renew_before', 'tier']);
+    expect((metadata as unknown as { tier: string }).tier).toBe('gold');
     expect(metadata.expires_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     const expiresAt = Date.parse(metadata.expires_at);
     expect(expiresAt).toBeGreaterThanOrEqual(before + 30 * DAY);
