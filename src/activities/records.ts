@@ -393,13 +393,24 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
           [LABELS.instanceId]: labelValue(req.instanceId),
           [LABELS.bindingId]: labelValue(req.bindingId),
           ...(instanceRef.clusterId ? { [LABELS.clusterId]: labelValue(instanceRef.clusterId) } : {}),
+          ...(req.predecessorBindingId
+            ? { [LABELS.predecessorBindingId]: labelValue(req.predecessorBindingId) }
+            : {}),
         };
+        // The times are kept from the creation on: a bind run again, or a GET, never moves them.
         const spec = {
           id: req.bindingId,
           instanceId: req.instanceId,
           serviceId: req.serviceId,
           planId: req.planId,
-          ...setFieldsOf(req, ['bindResource', 'context', 'parameters']),
+          ...setFieldsOf(req, [
+            'bindResource',
+            'context',
+            'parameters',
+            'predecessorBindingId',
+            'expiresAt',
+            'renewBefore',
+          ]),
         };
         await createRecord<SFServiceBinding>(
           master,

@@ -51,8 +51,18 @@ export type InstanceRequest = Omit<ProvisionRequest, 'acceptsIncomplete'> &
     readonly dashboardUrl?: string;
   };
 
-/** A binding request, as the bind and unbind workflows receive it (an unbind's only the ids). */
-export type BindingRequest = Omit<BindRequest, 'acceptsIncomplete'> & OperationEnvelope;
+/**
+ * A binding request, as the bind and unbind workflows receive it (an unbind's only the ids). A
+ * bind's carries the times of its plan's `bindingLifetime` from when the broker accepted it, which
+ * its record keeps from its creation on; a rotation's, what it took over from its predecessor.
+ */
+export type BindingRequest = Omit<BindRequest, 'acceptsIncomplete'> &
+  OperationEnvelope & {
+    /** When the binding's credentials expire (RFC 3339, UTC). */
+    readonly expiresAt?: string;
+    /** When the platform should have rotated the binding (RFC 3339, UTC). */
+    readonly renewBefore?: string;
+  };
 
 /**
  * A custom action of the instance's plan (its `x-<name>` template), run by an admin: the action
