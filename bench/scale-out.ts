@@ -150,7 +150,12 @@ async function runPhase(env: LocalEnvironment, temporal: Client, phase: Phase): 
       ` AND WorkflowType = '${WORKFLOW_TYPES.provision}'`,
     );
     const binds = await settledCount(temporal, taskQueue, ` AND WorkflowType = '${WORKFLOW_TYPES.bind}'`);
-    const notCompleted = await settledCount(temporal, taskQueue, ` AND ExecutionStatus != 'Completed'`);
+    // The queue also holds the landscape's cluster health workflow, which runs as long as the workers.
+    const notCompleted = await settledCount(
+      temporal,
+      taskQueue,
+      ` AND WorkflowType IN ('${WORKFLOW_TYPES.provision}', '${WORKFLOW_TYPES.bind}') AND ExecutionStatus != 'Completed'`,
+    );
     return {
       window,
       cpuText: cost.text,
