@@ -16,11 +16,10 @@
  *
  *   npm run build && node dist/bench/landscape.js [--instances 10000] [--bindings-per-instance 5]
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -34,12 +33,10 @@ import {
   type SFServiceBinding,
   type SFServiceInstance,
 } from '../src/resources/types.js';
-import { generatePayloadKey } from '../src/temporal/codec.js';
 import { startLocalEnvironment } from '../dev/local/environment.js';
-import { freePort } from '../dev/local/processes.js';
 import type { ClusterClient } from '../src/kube/clients.js';
 import { cpuByRole, cpuSince, describeCpu, type CpuByRole } from './cpu.js';
-import { osbHttp } from './osb-http.js';
+import { runBench, startBenchProcesses } from './processes.js';
 import type { ReadJob, ReadReply } from './read-load.js';
 
 const { values: args } = parseArgs({
@@ -101,12 +98,11 @@ async function objectCount(master: ClusterClient, apiVersion: string, plural: st
   return list.items.length + Number(list.metadata?.remainingItemCount ?? 0);
 }
 
-async function main(): Promise<void> {
+await runBench(async (workDir, stops) => {
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const workDir = mkdtempSync(path.join(os.tmpdir(), 'interop-bench-'));
   const env = await startLocalEnvironment({ workDir, sisters: 0 });
-  const stops: (() => Promise<void>)[] = [() => env.stop()];
-  try {
+  stops.push(() => env.stop());
+  {
     const ns = env.info.namespace;
     const master = env.master;
     await master.core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
@@ -150,53 +146,15 @@ async function main(): Promise<void> {
       },
     });
 
-    const port = await freePort();
-    const payloadKeys = generatePayloadKey();
-    const processes: Record<string, ChildProcess> = {};
-    for (const role of ['worker', 'broker']) {
-      const child = spawn(
-        process.execPath,
-        [
-          ...(role === 'broker' ? BROKER_NODE_FLAGS : []),
-          fileURLToPath(new URL('../src/main.js', import.meta.url)),
-          role,
-        ],
-        {
-          env: {
-            ...process.env,
-            INTEROP_TEMPORAL_ADDRESS: env.info.temporal.address,
-            INTEROP_MASTER_KUBECONFIG: env.info.clusters[0]!.kubeconfigPath,
-            INTEROP_NAMESPACE: ns,
-            INTEROP_INSTANCE_NAMESPACE: NAMESPACE,
-            INTEROP_PAYLOAD_KEYS: payloadKeys,
-            INTEROP_BROKER_USERNAME: 'bench',
-            INTEROP_BROKER_PASSWORD: 'bench',
-            INTEROP_PORT: String(port),
-            INTEROP_METRICS_PORT: String(await freePort()),
-            INTEROP_LOG_LEVEL: 'warn',
-            INTEROP_SHUTDOWN_DELAY_SECONDS: '0',
-          },
-          stdio: ['ignore', 'inherit', 'inherit'],
-        },
-      );
-      processes[role] = child;
-      stops.push(async () => {
-        child.kill('SIGTERM');
-        await new Promise((r) => child.once('exit', r));
-      });
-    }
-    const client = osbHttp(port, 'bench:bench', 60);
-    stops.push(async () => client.close());
-    const osb = client.request;
-    for (;;) {
-      try {
-        const res = await osb('GET', '/v2/catalog');
-        if (res.status === 200 && res.text.includes(PLAN)) break;
-      } catch {
-        // not up yet
-      }
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const { osb, processes, port } = await startBenchProcesses({
+      temporalAddress: env.info.temporal.address,
+      masterKubeconfig: env.info.clusters[0]!.kubeconfigPath,
+      plan: PLAN,
+      maxSockets: 60,
+      nodeArgs: (role) => (role === 'broker' ? BROKER_NODE_FLAGS : []),
+      env: { INTEROP_NAMESPACE: ns, INTEROP_INSTANCE_NAMESPACE: NAMESPACE },
+      stops,
+    });
 
     // ---- the small landscape, through the OSB API
     const real: { id: string; operation: string; bindingId: string }[] = [];
@@ -348,8 +306,8 @@ async function main(): Promise<void> {
         instances,
         operations,
         reads,
-        broker: memory(processes.broker!.pid!),
-        worker: memory(processes.worker!.pid!),
+        broker: memory(processes.broker.pid!),
+        worker: memory(processes.worker.pid!),
         objects,
       };
     };
@@ -391,13 +349,5 @@ async function main(): Promise<void> {
           .join(', ')}`,
       );
     }
-  } catch (err) {
-    console.error('The benchmark failed:', err);
-    throw err;
-  } finally {
-    for (const stop of stops.reverse()) await stop().catch(() => undefined);
-    rmSync(workDir, { recursive: true, force: true });
   }
-}
-
-await main();
+});
