@@ -47,6 +47,7 @@ import {
 } from './desired-objects.js';
 import { FAILURE_TYPES, kubeFailure, retryable, terminal } from './failures.js';
 import { bindingCopy, clusterFailure, instanceCopy } from './placement.js';
+import { resolveReferences, type ResolvingFor } from './references.js';
 import {
   bindResponseText,
   forTemplate,
@@ -301,6 +302,16 @@ export function resourceActivities(deps: ActivityDeps) {
     resourceRendering(deps);
   const { renderer } = deps;
 
+  /** How the references in what `action` applies are read: on the instance's cluster, for its namespace. */
+  const resolvingFor = (loaded: Loaded, action: TemplateAction): ResolvingFor => ({
+    cluster: loaded.cluster,
+    namespace: loaded.instance.metadata.namespace!,
+    registryNamespace: clusters.namespace,
+    planName: loaded.plan.spec.name,
+    action,
+    call: (what, run) => kubeCall(what, run, sisterId(loaded.cluster)),
+  });
+
   /** Applied objects of the target that still exist. */
   async function remainingResources(loaded: Loaded): Promise<AppliedResource[]> {
     const instanceResources = loaded.instance.status?.resources ?? [];
@@ -351,11 +362,14 @@ export function resourceActivities(deps: ActivityDeps) {
       }),
     );
     for (const { ref } of desired) checkNamespace(loaded, action, ref);
-    for (const { object, ref } of desired) {
-      await kubeCall(
-        `applying ${describe(ref, cluster.id)} for ${action}`,
-        () => applyObject(cluster, object, actionFieldManager(action)),
-        sisterId(cluster),
+    const resolved = await resolveReferences(resolvingFor(loaded, action), desired);
+    for (const { object, ref } of resolved.desired) {
+      await resolved.applying(() =>
+        kubeCall(
+          `applying ${describe(ref, cluster.id)} for ${action}`,
+          () => applyObject(cluster, object, actionFieldManager(action)),
+          sisterId(cluster),
+        ),
       );
     }
     return objects.length;
@@ -395,14 +409,18 @@ export function resourceActivities(deps: ActivityDeps) {
       }
       const { instance, binding, cluster } = loaded;
       const record = binding ?? instance;
-      const desired = (await desiredObjects(loaded, target, action, () => copyOnCluster(loaded))) ?? [];
+      const rendered = (await desiredObjects(loaded, target, action, () => copyOnCluster(loaded))) ?? [];
+      // Every reference of every object resolved before any is applied: all or nothing.
+      const resolved = await resolveReferences(resolvingFor(loaded, action), rendered);
       const fieldManager = binding ? bindingFieldManager(binding.metadata.name) : FIELD_MANAGER;
       const applied: AppliedResource[] = [];
-      for (const { object, ref } of desired) {
-        await kubeCall(
-          `applying ${describe(ref, cluster.id)}`,
-          () => applyObject(cluster, object, fieldManager),
-          sisterId(cluster),
+      for (const { object, ref } of resolved.desired) {
+        await resolved.applying(() =>
+          kubeCall(
+            `applying ${describe(ref, cluster.id)}`,
+            () => applyObject(cluster, object, fieldManager),
+            sisterId(cluster),
+          ),
         );
         applied.push(ref);
       }

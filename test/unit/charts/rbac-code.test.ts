@@ -53,6 +53,7 @@ const DISCOVERY_CLIENTS = new Set(['VersionApi', 'CoreApi', 'ApisApi']);
 const OBJECT_VERBS: Record<string, string[]> = {
   patch: ['patch', 'create'],
   read: ['get'],
+  list: ['list'],
   delete: ['delete'],
 };
 
@@ -129,7 +130,7 @@ withHelm("the chart's RBAC against the code", () => {
       expect.arrayContaining([grant('', 'namespaces', 'create'), grant('', 'secrets', 'get')]),
     );
     expect([...code.ours].sort()).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']);
-    expect([...code.objects].sort()).toEqual(['create', 'delete', 'get', 'patch']);
+    expect([...code.objects].sort()).toEqual(['create', 'delete', 'get', 'list', 'patch']);
   });
 
   test('GIVEN the ClusterRole THEN it grants nothing the code does not call', () => {
