@@ -56,6 +56,8 @@ export interface Resolved {
    * has it redacted (or its message withheld when the value is too short to find safely).
    */
   readonly applying: <T>(run: () => Promise<T>) => Promise<T>;
+  /** Whether `value` (as JSON text) holds a value from a Secret, or text that may be one. */
+  readonly holdsSecret: (value: unknown) => boolean;
 }
 
 /** What a read of a referenced object found. */
@@ -111,7 +113,7 @@ export async function resolveReferences(
     }
   });
   if (references.every((found) => found.length === 0))
-    return { desired: [...desired], applying: (run) => run() };
+    return { desired: [...desired], applying: (run) => run(), holdsSecret: () => false };
 
   for (const [i, found] of references.entries()) {
     for (const f of found) {
@@ -223,5 +225,9 @@ export async function resolveReferences(
       ? obj
       : { ...obj, object: substitute(obj.object, references[i]!, values[i]!) as KubeObject },
   );
-  return { desired: resolvedObjects, applying: (run) => redacting(secrets, run) };
+  const holdsSecret = (value: unknown) => {
+    const text = value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value);
+    return secrets.some((secret) => text.includes(secret));
+  };
+  return { desired: resolvedObjects, applying: (run) => redacting(secrets, run), holdsSecret };
 }

@@ -293,15 +293,6 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
       );
   }
 
-  return { sisterId, load, copyOnCluster, templateData, desiredObjects, checkNamespace };
-}
-
-export function resourceActivities(deps: ActivityDeps) {
-  const { clusters } = deps;
-  const { sisterId, load, copyOnCluster, templateData, desiredObjects, checkNamespace } =
-    resourceRendering(deps);
-  const { renderer } = deps;
-
   /** How the references in what `action` applies are read: on the instance's cluster, for its namespace. */
   const resolvingFor = (loaded: Loaded, action: TemplateAction): ResolvingFor => ({
     cluster: loaded.cluster,
@@ -311,6 +302,15 @@ export function resourceActivities(deps: ActivityDeps) {
     action,
     call: (what, run) => kubeCall(what, run, sisterId(loaded.cluster)),
   });
+
+  return { sisterId, load, copyOnCluster, templateData, desiredObjects, checkNamespace, resolvingFor };
+}
+
+export function resourceActivities(deps: ActivityDeps) {
+  const { clusters } = deps;
+  const { sisterId, load, copyOnCluster, templateData, desiredObjects, checkNamespace, resolvingFor } =
+    resourceRendering(deps);
+  const { renderer } = deps;
 
   /** Applied objects of the target that still exist. */
   async function remainingResources(loaded: Loaded): Promise<AppliedResource[]> {
