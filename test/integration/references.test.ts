@@ -14,6 +14,7 @@ import { instanceNamespace, LABELS, labelValue, resourceName } from '../../src/r
 import { SFSERVICEINSTANCE, type KubeObject, type SFServiceInstance } from '../../src/resources/types.js';
 import { clusters, environment, eventually } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
+import { ADMIN, callAdmin } from '../support/admin.js';
 import { sweepForSecrets } from '../support/secrets-sweep.js';
 import { startProcess, systemSettings, type SystemProcess, type SystemSettings } from '../support/system.js';
 
@@ -117,6 +118,8 @@ describe('references to other objects in a plan’s templates', () => {
   let system: SystemProcess;
   let osb: OsbClient;
   const descriptions: string[] = [];
+  /** The instance the first test provisions. */
+  let provisioned: string | undefined;
 
   const read = (kind: string, name: string, namespace: string) =>
     readObject(master!, { apiVersion: 'v1', kind, name, namespace });
@@ -145,7 +148,10 @@ describe('references to other objects in a plan’s templates', () => {
     });
     await applyObject(master!, plan(PLAN_ID, 'references', PROVISION));
     await applyObject(master!, plan(BROKEN_PLAN_ID, 'references-broken', BROKEN_PROVISION));
-    settings = await systemSettings();
+    settings = await systemSettings({
+      INTEROP_ADMIN_USERNAME: ADMIN.username,
+      INTEROP_ADMIN_PASSWORD: ADMIN.password,
+    });
     system = await startProcess('all', settings);
     osb = osbClient(system.url);
     await eventually('the plans in the catalog', async () => {
@@ -159,6 +165,7 @@ describe('references to other objects in a plan’s templates', () => {
 
   test('GIVEN a referenced ConfigMap that is missing WHEN a platform provisions THEN it waits, saying for what, and once the ConfigMap exists the objects carry the resolved values', async () => {
     const instanceId = randomUUID();
+    provisioned = instanceId;
     const namespace = instanceNamespace(instanceId);
     // GIVEN the instance's namespace with the Secret and the label-selected ConfigMap, but not shared-settings
     await ensureNamespace(master!, namespace);
@@ -275,6 +282,44 @@ describe('references to other objects in a plan’s templates', () => {
     expect(await read('ConfigMap', 'plain', namespace)).toBeUndefined();
     expect(await read('ConfigMap', 'broken', namespace)).toBeUndefined();
   }, 240_000);
+
+  test('GIVEN the provisioned instance WHEN a plan change that copies the Secret’s value into the ConfigMap is dry run THEN the field is reported redacted, and nothing is applied', async () => {
+    expect(provisioned).toBeDefined();
+    const instanceId = provisioned!;
+    const namespace = instanceNamespace(instanceId);
+    const copy = `
+  copy:
+    getValueFrom:
+      kind: Secret
+      name: db-admin
+      path: .data.password
+      format-transformers: [Base64ToString]
+`;
+    const provision = PROVISION.replace('\n  tier:\n', `${copy}  tier:\n`);
+    expect(provision).not.toBe(PROVISION);
+    const { spec } = plan(PLAN_ID, 'references', provision) as KubeObject & { spec: unknown };
+    const res = await callAdmin(system.url, 'POST', `/admin/plans/${PLAN_ID}/dry-run`, { body: { spec } });
+    expect(res.status).toBe(200);
+    const report = res.body as { instances: { instanceId: string; error?: string; objects: unknown[] }[] };
+    const instance = report.instances.find((i) => i.instanceId === instanceId);
+    expect(instance?.error).toBeUndefined();
+    expect(instance?.objects).toEqual([
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        name: 'app-settings',
+        namespace,
+        change: 'changed',
+        fields: [{ path: 'data.copy', redacted: true }],
+      },
+      { apiVersion: 'v1', kind: 'Secret', name: 'app-credentials', namespace, change: 'unchanged' },
+    ]);
+    expect(JSON.stringify(res.body)).not.toContain(PASSWORD);
+    const live = (await read('ConfigMap', 'app-settings', namespace)) as KubeObject & {
+      data: Record<string, string>;
+    };
+    expect(live.data.copy).toBeUndefined();
+  }, 120_000);
 
   test('GIVEN the run THEN the referenced Secret’s value is in no history, search attribute, memo, log, record or description', async () => {
     await system.stop();
