@@ -4,7 +4,9 @@
  * and last_operation says for what; once it exists the objects are applied with the resolved
  * values (a ConfigMap field through transformers, a label-selected ConfigMap, a Secret field
  * decoded). A reference with a wrong path fails the provision at once and nothing of it is applied.
- * The Secret's value is in no workflow history, search attribute, memo, log or record of the run.
+ * A plan change's dry run resolves references too, and reports a field holding the Secret's value
+ * as redacted; a bind template's references are resolved like the provision's. The Secret's value
+ * is in no workflow history, search attribute, memo, log or record of the run.
  */
 import { randomUUID } from 'node:crypto';
 import { getRecord } from '../../src/kube/custom-objects.js';
@@ -83,10 +85,30 @@ data:
       path: .data.nope
 `;
 
+/** The bind template: the binding's own ConfigMap, with the hosts from the shared settings. */
+const BIND = `
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: binding-{{ .binding.metadata.name }}
+data:
+  hosts:
+    getValueFrom:
+      kind: ConfigMap
+      name: shared-settings
+      path: '{.data.hosts}'
+      format-transformers: [JsonToObject, ArrayToCSString]
+`;
+
 const STATUS = `
 provision:
   state: succeeded
   description: the application's settings are applied
+bind:
+  state: succeeded
+  response: '{"credentials":{"settings":"binding-{{ .binding.metadata.name }}"}}'
+unbind:
+  state: succeeded
 deprovision:
   state: succeeded
 `;
@@ -101,12 +123,13 @@ const plan = (id: string, name: string, provision: string): KubeObject => ({
     serviceId: SERVICE_ID,
     description: 'objects whose values come from other objects',
     free: true,
-    bindable: false,
+    bindable: true,
     planUpdatable: false,
     maximum_polling_duration: 600,
     manager: { async: true },
     templates: [
       { action: 'provision', type: 'gotemplate', content: provision },
+      { action: 'bind', type: 'gotemplate', content: BIND },
       { action: 'status', type: 'gotemplate', content: STATUS },
     ],
   },
@@ -142,7 +165,7 @@ describe('references to other objects in a plan’s templates', () => {
         id: SERVICE_ID,
         name: `references-${SERVICE_ID.slice(0, 8)}`,
         description: 'a service whose plans refer to other objects',
-        bindable: false,
+        bindable: true,
         planUpdatable: false,
       },
     });
@@ -321,6 +344,23 @@ describe('references to other objects in a plan’s templates', () => {
     expect(live.data.copy).toBeUndefined();
   }, 120_000);
 
+  test('GIVEN the provisioned instance WHEN a platform binds THEN the bind template’s reference is resolved too', async () => {
+    expect(provisioned).toBeDefined();
+    const instanceId = provisioned!;
+    const bindingId = randomUUID();
+    const bound = await osb('PUT', `/v2/service_instances/${instanceId}/service_bindings/${bindingId}`, {
+      service_id: SERVICE_ID,
+      plan_id: PLAN_ID,
+    });
+    expect(bound.status).toBe(201);
+    const name = `binding-${resourceName(bindingId)}`;
+    expect(bound.body.credentials).toEqual({ settings: name });
+    const applied = (await read('ConfigMap', name, instanceNamespace(instanceId))) as KubeObject & {
+      data: Record<string, string>;
+    };
+    expect(applied.data).toEqual({ hosts: 'db-0.example,db-1.example' });
+  }, 120_000);
+
   test('GIVEN the run THEN the referenced Secret’s value is in no history, search attribute, memo, log, record or description', async () => {
     await system.stop();
     // The apiserver answers 429 while it first fills its cache of a kind no one has listed yet.
@@ -345,8 +385,8 @@ describe('references to other objects in a plan’s templates', () => {
       }
     });
     expect(result.hits).toEqual([]);
-    // The sweep read the run: both provisions' workflows, their payloads decoded.
-    expect(result.executions).toBeGreaterThanOrEqual(2);
+    // The sweep read the run: both provisions', the dry run's and the bind's workflows, their payloads decoded.
+    expect(result.executions).toBeGreaterThanOrEqual(4);
     expect(result.payloads).toBeGreaterThan(result.executions);
     const decoded = [...result.corpus.values()].join('\n');
     expect(decoded).toContain(PLAN_ID);
