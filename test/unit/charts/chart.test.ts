@@ -384,12 +384,13 @@ withHelm('the chart rendered by helm', () => {
     const rules = role.rules as Rule[];
     expect(JSON.stringify(rules)).toContain('sfserviceinstances/status');
     expect(JSON.stringify(rules)).toContain('namespaces');
-    // Secrets by name, never listed or watched; the operator's resources listed, not '*'.
+    // Secrets by name, never listed or watched; the operator's resources named, not '*' (watched,
+    // so that their changes wake the status checks).
     expect(verbsOn(rules, '', 'secrets')).toEqual(['create', 'delete', 'get', 'patch']);
     expect(rules).toContainEqual({
       apiGroups: ['acid.zalan.do'],
       resources: ['postgresqls'],
-      verbs: ['get', 'create', 'patch', 'delete'],
+      verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
     });
     expect(JSON.stringify(rules)).not.toContain('"*"');
     expect(verbsOn(rules, '', 'nodes')).toEqual(['list']);
@@ -729,7 +730,9 @@ withHelm('the chart rendered by helm', () => {
       'create',
       'delete',
       'get',
+      'list',
       'patch',
+      'watch',
     ]);
     // One namespace for both: the instances' rules.
     const one = render('rbac.clusterWide=false', 'settings.instanceNamespace=interop');
@@ -751,7 +754,7 @@ withHelm('the chart rendered by helm', () => {
     expect(find(two, 'ClusterRole', 'r-interoperator').rules).toContainEqual({
       apiGroups: ['acid.zalan.do'],
       resources: ['postgresqls', 'backups'],
-      verbs: ['get', 'create', 'patch', 'delete'],
+      verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
     });
   });
 
