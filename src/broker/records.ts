@@ -3,7 +3,7 @@
  * the Secret with a binding's response), and the instance as the OSB API shows it.
  */
 import type { ClusterClient } from '../kube/clients.js';
-import { countRecords, getRecord } from '../kube/custom-objects.js';
+import { countRecords, getRecord, listRecordsAnywhere } from '../kube/custom-objects.js';
 import { isNotFound } from '../kube/errors.js';
 import type { BindingResponse, InstanceView } from '../osb/service-broker.js';
 import {
