@@ -48,6 +48,7 @@ import {
 } from './desired-objects.js';
 import { FAILURE_TYPES, kubeFailure, retryable, terminal } from './failures.js';
 import { bindingCopy, clusterFailure, instanceCopy } from './placement.js';
+import { resolveReferences, type ResolvingFor } from './references.js';
 import {
   bindResponseText,
   forTemplate,
@@ -300,12 +301,22 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
       );
   }
 
-  return { sisterId, load, copyOnCluster, templateData, desiredObjects, checkNamespace };
+  /** How the references in what `action` applies are read: on the instance's cluster, for its namespace. */
+  const resolvingFor = (loaded: Loaded, action: TemplateAction): ResolvingFor => ({
+    cluster: loaded.cluster,
+    namespace: loaded.instance.metadata.namespace!,
+    registryNamespace: clusters.namespace,
+    planName: loaded.plan.spec.name,
+    action,
+    call: (what, run) => kubeCall(what, run, sisterId(loaded.cluster)),
+  });
+
+  return { sisterId, load, copyOnCluster, templateData, desiredObjects, checkNamespace, resolvingFor };
 }
 
 export function resourceActivities(deps: ActivityDeps) {
   const { clusters } = deps;
-  const { sisterId, load, copyOnCluster, templateData, desiredObjects, checkNamespace } =
+  const { sisterId, load, copyOnCluster, templateData, desiredObjects, checkNamespace, resolvingFor } =
     resourceRendering(deps);
   const { renderer } = deps;
 
@@ -359,11 +370,14 @@ export function resourceActivities(deps: ActivityDeps) {
       }),
     );
     for (const { ref } of desired) checkNamespace(loaded, action, ref);
-    for (const { object, ref } of desired) {
-      await kubeCall(
-        `applying ${describe(ref, cluster.id)} for ${action}`,
-        () => applyObject(cluster, object, actionFieldManager(action)),
-        sisterId(cluster),
+    const resolved = await resolveReferences(resolvingFor(loaded, action), desired);
+    for (const { object, ref } of resolved.desired) {
+      await resolved.applying(() =>
+        kubeCall(
+          `applying ${describe(ref, cluster.id)} for ${action}`,
+          () => applyObject(cluster, object, actionFieldManager(action)),
+          sisterId(cluster),
+        ),
       );
     }
     return objects.length;
@@ -451,14 +465,18 @@ export function resourceActivities(deps: ActivityDeps) {
       }
       const { instance, binding, cluster } = loaded;
       const record = binding ?? instance;
-      const desired = (await desiredObjects(loaded, target, action, () => copyOnCluster(loaded))) ?? [];
+      const rendered = (await desiredObjects(loaded, target, action, () => copyOnCluster(loaded))) ?? [];
+      // Every reference of every object resolved before any is applied: all or nothing.
+      const resolved = await resolveReferences(resolvingFor(loaded, action), rendered);
       const fieldManager = binding ? bindingFieldManager(binding.metadata.name) : FIELD_MANAGER;
       const applied: AppliedResource[] = [];
-      for (const { object, ref } of desired) {
-        await kubeCall(
-          `applying ${describe(ref, cluster.id)}`,
-          () => applyObject(cluster, object, fieldManager),
-          sisterId(cluster),
+      for (const { object, ref } of resolved.desired) {
+        await resolved.applying(() =>
+          kubeCall(
+            `applying ${describe(ref, cluster.id)}`,
+            () => applyObject(cluster, object, fieldManager),
+            sisterId(cluster),
+          ),
         );
         applied.push(ref);
       }

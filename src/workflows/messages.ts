@@ -281,3 +281,20 @@ export function clusterWaitDescription(message: string): string | undefined {
   const clusterId = /^waiting for cluster (.+?): /.exec(message)?.[1];
   return clusterId === undefined ? undefined : `waiting for cluster ${clusterId}: it does not answer yet`;
 }
+
+/**
+ * What a step says while an object that a rendered object refers to (`getValueFrom`) is not
+ * there: it is retried until the operation's deadline, and `last_operation` shows it. `reference`
+ * names the reference (kind, name, path), never a value.
+ */
+export const waitingForReference = (reference: string): string =>
+  `waiting for referenced object ${reference}`;
+
+/**
+ * What a platform is told while a step waits ({@link waitingForCluster}, {@link waitingForReference});
+ * undefined for any other failure of a step.
+ */
+export function waitDescription(message: string): string | undefined {
+  if (message.startsWith('waiting for referenced object ')) return message;
+  return clusterWaitDescription(message);
+}

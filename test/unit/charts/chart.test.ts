@@ -89,6 +89,7 @@ describe('the chart files', () => {
         clusterWide: true,
         operatorResources: [{ apiGroups: ['acid.zalan.do'], resources: ['postgresqls'] }],
         operatorApiGroups: [],
+        referencedResources: [],
       },
       metrics: { port: 9090, host: '0.0.0.0', serviceMonitor: { enabled: false } },
       codec: { enabled: false, port: 8081 },
@@ -755,6 +756,28 @@ withHelm('the chart rendered by helm', () => {
       resources: ['postgresqls', 'backups'],
       verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
     });
+  });
+
+  test('GIVEN kinds that references select by labels THEN they may be listed, and an entry without its groups fails clearly', () => {
+    expect(() => render('rbac.referencedResources[0].resources={configmaps}')).toThrow(
+      /rbac.referencedResources: every entry needs apiGroups and resources/,
+    );
+    const manifests = render(
+      'rbac.referencedResources[0].apiGroups={apps}',
+      'rbac.referencedResources[0].resources={deployments}',
+    );
+    expect(find(manifests, 'ClusterRole', 'r-interoperator').rules).toContainEqual({
+      apiGroups: ['apps'],
+      resources: ['deployments'],
+      verbs: ['get', 'list'],
+    });
+    const byDefault = find(render(), 'ClusterRole', 'r-interoperator').rules as {
+      resources: string[];
+      verbs: string[];
+    }[];
+    expect(byDefault.filter((r) => r.resources.includes('configmaps') && r.verbs.includes('list'))).toEqual(
+      [],
+    );
   });
 
   test('GIVEN other operators THEN their API groups are in the rules', () => {
