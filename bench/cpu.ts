@@ -43,6 +43,11 @@ function readProcess(pid: number): ProcessInfo | undefined {
   }
 }
 
+/** CPU seconds so far of one process (0 when it is gone). */
+export function cpuOfProcess(pid: number): number {
+  return (readProcess(pid)?.ticks ?? 0) / TICKS_PER_SECOND;
+}
+
 /**
  * CPU seconds so far of this process (role `bench`) and its descendants, by role. Processes that
  * ended are not counted: sample around a phase in which the servers keep running.

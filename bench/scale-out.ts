@@ -23,7 +23,7 @@ import { installCatalog } from '../dev/catalog.js';
 import { startLocalEnvironment, type LocalEnvironment } from '../dev/local/environment.js';
 import { freePort } from '../dev/local/processes.js';
 import type { TemporalKind } from '../dev/settings.js';
-import { cpuByRole, cpuSince, describeCpu } from './cpu.js';
+import { cpuByRole, cpuOfProcess, cpuSince, describeCpu } from './cpu.js';
 import { describeWindow, mixRequests, PLAN_ID, type MixWindow } from './mix.js';
 import { osbHttp, type OsbHttp } from './osb-http.js';
 import { runBench, spawnRole, untilCatalogHolds } from './processes.js';
@@ -103,12 +103,21 @@ async function runPhase(env: LocalEnvironment, temporal: Client, phase: Phase): 
     const mix = mixRequests(clients.map((c) => c.request));
     await mix.seed(CLIENTS, INSTANCES);
     const before = cpuByRole();
+    // A killed process drops out of the samples: its CPU until the kill is added back.
+    let killedWorkerCpu = 0;
     const killer = phase.killWorkerHalfway
-      ? setTimeout(() => workers[0]!.kill('SIGKILL'), (SECONDS * 1000) / 2)
+      ? setTimeout(
+          () => {
+            killedWorkerCpu = cpuOfProcess(workers[0]!.pid!);
+            workers[0]!.kill('SIGKILL');
+          },
+          (SECONDS * 1000) / 2,
+        )
       : undefined;
     const window = await mix.window(CLIENTS, SECONDS);
     clearTimeout(killer);
     const cpu = cpuSince(before);
+    cpu.worker = (cpu.worker ?? 0) + killedWorkerCpu;
     const cost = describeCpu(cpu, window.requests);
     const provisions = await settledCount(
       temporal,
