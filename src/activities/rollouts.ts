@@ -4,7 +4,7 @@
  * current spec), or why it must wait. The update itself is the ordinary update workflow.
  */
 import { DEFAULT_ROLLOUT_SETTINGS, type RolloutSettings } from '../admin/contract.js';
-import { getRecord, listRecords, listRecordsAnywhere } from '../kube/custom-objects.js';
+import { forEachRecord, getRecord, listRecords, listRecordsAnywhere } from '../kube/custom-objects.js';
 import { InstanceClaims, type ClaimDeps } from '../kube/operation-claims.js';
 import { OsbError } from '../osb/errors.js';
 import type { ClaimSide } from '../resources/operation-claims.js';
@@ -102,6 +102,30 @@ export function rolloutRequest(
 }
 
 /** Whether a rollout updates the instance: not one being deleted, nor one whose provision failed. */
+/** The first of a rollout's instances behind a revision, and how many there are. */
+export interface InstancesBehind {
+  readonly first: string[];
+  readonly total: number;
+}
+
+const behindSelector = (planId: string, revision: string) =>
+  `${LABELS.planId}=${labelValue(planId)},${LABELS.planRevision}!=${revision}`;
+
+/** The order a rollout takes instances in: oldest first, then by id. */
+const olderFirst = (a: SFServiceInstance, b: SFServiceInstance) =>
+  (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
+  a.spec.instanceId!.localeCompare(b.spec.instanceId!);
+
+/** Puts `record` into `oldest` (kept in {@link olderFirst} order) when it is among the `limit` oldest. */
+export function keepOldest(oldest: SFServiceInstance[], record: SFServiceInstance, limit: number): void {
+  if (limit <= 0) return;
+  if (oldest.length >= limit && olderFirst(record, oldest[oldest.length - 1]!) >= 0) return;
+  let at = oldest.length;
+  while (at > 0 && olderFirst(record, oldest[at - 1]!) < 0) at -= 1;
+  oldest.splice(at, 0, record);
+  if (oldest.length > limit) oldest.pop();
+}
+
 export const rolledOut = (record: SFServiceInstance): boolean =>
   !record.metadata.deletionTimestamp &&
   !(record.status?.operation === 'provision' && record.status.state === 'failed') &&
@@ -198,16 +222,41 @@ export function rolloutActivities(
         master,
         SFSERVICEINSTANCE,
         shared,
-        `${LABELS.planId}=${labelValue(planId)},${LABELS.planRevision}!=${revision}`,
+        behindSelector(planId, revision),
       );
       return records
         .filter((r) => rolledOut(r) && r.spec.planId === planId)
-        .sort(
-          (a, b) =>
-            (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
-            a.spec.instanceId!.localeCompare(b.spec.instanceId!),
-        )
+        .sort(olderFirst)
         .map((r) => r.spec.instanceId!);
+    },
+
+    /**
+     * The oldest `limit` of the instances {@link instancesBehind} lists, leaving out `skip`, and
+     * how many there are: read a page at a time, holding no more than `limit` records whatever the
+     * number of instances, and answering no more than `limit` ids.
+     */
+    async firstInstancesBehind(
+      planId: string,
+      revision: string,
+      limit: number,
+      skip: readonly string[],
+    ): Promise<InstancesBehind> {
+      const skipped = new Set(skip);
+      const oldest: SFServiceInstance[] = [];
+      let total = 0;
+      await forEachRecord<SFServiceInstance>(
+        master,
+        SFSERVICEINSTANCE,
+        shared,
+        behindSelector(planId, revision),
+        (record) => {
+          if (!rolledOut(record) || record.spec.planId !== planId || skipped.has(record.spec.instanceId!))
+            return;
+          total += 1;
+          keepOldest(oldest, record, limit);
+        },
+      );
+      return { first: oldest.map((r) => r.spec.instanceId!), total };
     },
 
     /**

@@ -168,9 +168,33 @@ export async function listRecordPage<T extends KubeObject>(
 export const COUNT_PAGE_SIZE = 500;
 
 /**
+ * Hands each record of a kind, in one namespace or (without one) in all, selected by labels, to
+ * `visit`, a page ({@link COUNT_PAGE_SIZE}) at a time: many thousands of records are read without
+ * ever holding them all in memory.
+ */
+export async function forEachRecord<T extends KubeObject>(
+  cluster: ClusterClient,
+  kind: ResourceKind,
+  namespace: string | undefined,
+  labelSelector: string,
+  visit: (record: T) => void,
+  pageSize = COUNT_PAGE_SIZE,
+): Promise<void> {
+  let next: string | undefined;
+  do {
+    const page: RecordPage<T> = await listRecordPage<T>(cluster, kind, namespace, {
+      labelSelector,
+      limit: pageSize,
+      ...(next ? { continue: next } : {}),
+    });
+    for (const record of page.items) visit(record);
+    next = page.continue;
+  } while (next);
+}
+
+/**
  * How many records of a kind, in one namespace or (without one) in all, selected by labels, pass
- * `counts` (all by default): read page by page ({@link COUNT_PAGE_SIZE} at a time), so a count of
- * many thousands of records never holds them all in memory.
+ * `counts` (all by default), read as {@link forEachRecord} reads them.
  */
 export async function countRecords<T extends KubeObject>(
   cluster: ClusterClient,
@@ -181,15 +205,13 @@ export async function countRecords<T extends KubeObject>(
   pageSize = COUNT_PAGE_SIZE,
 ): Promise<number> {
   let total = 0;
-  let next: string | undefined;
-  do {
-    const page: RecordPage<T> = await listRecordPage<T>(cluster, kind, namespace, {
-      labelSelector,
-      limit: pageSize,
-      ...(next ? { continue: next } : {}),
-    });
-    for (const record of page.items) if (counts(record)) total += 1;
-    next = page.continue;
-  } while (next);
+  await forEachRecord<T>(
+    cluster,
+    kind,
+    namespace,
+    labelSelector,
+    (record) => void (counts(record) && (total += 1)),
+    pageSize,
+  );
   return total;
 }

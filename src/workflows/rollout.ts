@@ -66,6 +66,8 @@ const FINAL_STATES = new Set(['done', 'aborted', 'halted']);
 
 /** How long a rollout that could start no update (every instance busy) waits before looking again. */
 const BUSY_RETRY_MS = 5_000;
+/** How many of the instances behind a rollout reads at once (the oldest first). */
+const BEHIND_PAGE = 500;
 
 /** Events in one run before it continues as new, at the latest. */
 const MAX_HISTORY_EVENTS = 8_000;
@@ -376,10 +378,15 @@ export async function rolloutWorkflow(
         .filter(([, r]) => r.state === 'failed')
         .map(([id]) => id),
     );
-    const behind = (await steps.instancesBehind(current.planId, progress.revision)).filter(
-      (id) => !failed.has(id),
-    );
-    progress = counted(progress, behind.length);
+    // The instances behind, a page at a time: an update takes an instance off the list, so the
+    // next look finds the next page.
+    const page = patched('rollout-reads-behind-a-page-at-a-time')
+      ? await steps.firstInstancesBehind(current.planId, progress.revision, BEHIND_PAGE, [...failed])
+      : undefined;
+    const behind =
+      page?.first ??
+      (await steps.instancesBehind(current.planId, progress.revision)).filter((id) => !failed.has(id));
+    progress = counted(progress, page?.total ?? behind.length);
     if (behind.length === 0) {
       if (newer) continue;
       publish({ state: 'done' });
