@@ -87,12 +87,12 @@ export function dryRunActivities(deps: ActivityDeps) {
         plan,
         instance: asRecorded(instance, request),
       }));
-      const rendered = await rendering.desiredObjects(loaded, target, 'provision', () =>
+      const all = await rendering.desiredObjects(loaded, target, 'provision', () =>
         rendering.copyOnCluster(loaded, true),
       );
-      if (!rendered) throw new Error(`plan ${plan.spec.name} has no provision template`);
+      if (!all) throw new Error(`plan ${plan.spec.name} has no provision template`);
       // SFSecrets are the worker's to generate, not objects of the apiserver: a dry run leaves them be.
-      const desired = rendered.filter((d) => !isGeneratedSecret(d.object));
+      const desired = all.filter((d) => !isGeneratedSecret(d.object));
       const { cluster } = loaded;
       const sister = cluster === clusters.master ? undefined : cluster.id;
       const objects: ObjectChange[] = [];

@@ -54,12 +54,14 @@ export function splitGenerated(
       continue;
     }
     const parsed = parseGeneratedSecret(d.object);
-    if ('problem' in parsed) throw terminal(`the ${template} template renders ${parsed.problem}`, FAILURE_TYPES.template);
+    if ('problem' in parsed)
+      throw terminal(`the ${template} template renders ${parsed.problem}`, FAILURE_TYPES.template);
     const { labels, ownerReferences } = d.object.metadata;
     declared.push({ spec: parsed, labels: labels ?? {}, ...(ownerReferences ? { ownerReferences } : {}) });
   }
   const order = generationOrder(declared.map((d) => d.spec));
-  if ('problem' in order) throw terminal(`the ${template} template renders ${order.problem}`, FAILURE_TYPES.template);
+  if ('problem' in order)
+    throw terminal(`the ${template} template renders ${order.problem}`, FAILURE_TYPES.template);
   const secrets = order.map((spec) => declared.find((d) => d.spec.name === spec.name)!);
   return { secrets, objects };
 }

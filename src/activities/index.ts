@@ -6,12 +6,14 @@ import type { ActivityDeps } from './deps.js';
 import { placementActivities } from './placement.js';
 import { recordActivities } from './records.js';
 import { resourceActivities } from './resources.js';
+import { secretRotationActivities } from './secret-rotation.js';
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...recordActivities(deps),
     ...placementActivities(deps),
     ...resourceActivities(deps),
+    ...secretRotationActivities(deps),
   };
 }
 

@@ -94,7 +94,9 @@ export function generateCertificate(
   cert.setSubject(subject);
   const signer = ca ? forge.pki.certificateFromPem(ca.certificate) : undefined;
   cert.setIssuer(signer ? signer.subject.attributes : subject);
-  const names = [...new Set([...(spec.isCA ? [] : [spec.commonName ?? spec.name]), ...(spec.alternativeNames ?? [])])];
+  const names = [
+    ...new Set([...(spec.isCA ? [] : [spec.commonName ?? spec.name]), ...(spec.alternativeNames ?? [])]),
+  ];
   cert.setExtensions([
     { name: 'basicConstraints', cA: spec.isCA === true, critical: true },
     spec.isCA

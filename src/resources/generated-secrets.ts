@@ -24,7 +24,12 @@ export type { BindingSecretVersion, GeneratedSecretStatus, GeneratedSecretType }
 export const SFSECRET_KIND = 'SFSecret';
 
 /** What an SFSecret can generate. */
-export const GENERATED_SECRET_TYPES = ['password', 'rsa', 'ssh', 'certificate'] as const satisfies readonly GeneratedSecretType[];
+export const GENERATED_SECRET_TYPES = [
+  'password',
+  'rsa',
+  'ssh',
+  'certificate',
+] as const satisfies readonly GeneratedSecretType[];
 
 /** Label on every generated Secret: the name of the SFSecret it is a version of. */
 export const GENERATED_SECRET_LABEL = 'interoperator.servicefabrik.io/generated-secret';
@@ -120,9 +125,7 @@ export function parseGeneratedSecret(obj: KubeObject): GeneratedSecretSpec | { r
   const s = spec as Record<string, unknown>;
   const type = s.type;
   if (!(GENERATED_SECRET_TYPES as readonly unknown[]).includes(type))
-    return fail(
-      `spec.type ${JSON.stringify(type)} is not one of ${GENERATED_SECRET_TYPES.join(', ')}`,
-    );
+    return fail(`spec.type ${JSON.stringify(type)} is not one of ${GENERATED_SECRET_TYPES.join(', ')}`);
   const t = type as GeneratedSecretType;
   const unknown = Object.keys(s).filter((k) => k !== 'type' && k !== 'secretName' && !OPTIONS[t].includes(k));
   if (unknown.length > 0)
@@ -139,7 +142,9 @@ export function parseGeneratedSecret(obj: KubeObject): GeneratedSecretSpec | { r
     case 'password': {
       const length = s.length ?? DEFAULT_PASSWORD_LENGTH;
       if (!isInteger(length) || length < PASSWORD_LENGTH.min || length > PASSWORD_LENGTH.max)
-        return fail(`spec.length must be a whole number from ${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max}`);
+        return fail(
+          `spec.length must be a whole number from ${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max}`,
+        );
       return { ...base, length };
     }
     case 'rsa':
@@ -162,7 +167,10 @@ function parseCertificate(
   const { commonName, alternativeNames = [], isCA = false, ca, validityDays } = s;
   if (typeof commonName !== 'string' || commonName.length === 0 || commonName.length > 64)
     return fail('spec.commonName must be a text of 1 to 64 characters');
-  if (!Array.isArray(alternativeNames) || alternativeNames.some((n) => typeof n !== 'string' || !ALTERNATIVE_NAME.test(n)))
+  if (
+    !Array.isArray(alternativeNames) ||
+    alternativeNames.some((n) => typeof n !== 'string' || !ALTERNATIVE_NAME.test(n))
+  )
     return fail('spec.alternativeNames must be a list of DNS names or IP addresses');
   if (typeof isCA !== 'boolean') return fail('spec.isCA must be true or false');
   const days = validityDays ?? (isCA ? DEFAULT_VALIDITY_DAYS.ca : DEFAULT_VALIDITY_DAYS.certificate);
@@ -181,8 +189,10 @@ function parseCertificate(
       return fail(
         'spec.ca must be {generated: <an SFSecret of the instance>} or {secretName: <a Secret with tls.crt and tls.key>}',
       );
-    authority = keys[0] === 'generated' ? { generated: c.generated as string } : { secretName: c.secretName as string };
-    if ('generated' in authority && authority.generated === base.name) return fail('spec.ca names the SFSecret itself');
+    authority =
+      keys[0] === 'generated' ? { generated: c.generated as string } : { secretName: c.secretName as string };
+    if ('generated' in authority && authority.generated === base.name)
+      return fail('spec.ca names the SFSecret itself');
   }
   return {
     ...base,
@@ -214,9 +224,13 @@ export function generationOrder(
     if (!spec.ca || !('generated' in spec.ca)) continue;
     const signer = byName.get(spec.ca.generated);
     if (!signer)
-      return { problem: `SFSecret ${spec.name}: spec.ca names ${spec.ca.generated}, which the template does not render` };
+      return {
+        problem: `SFSecret ${spec.name}: spec.ca names ${spec.ca.generated}, which the template does not render`,
+      };
     if (signer.type !== 'certificate' || !signer.isCA)
-      return { problem: `SFSecret ${spec.name}: spec.ca names ${signer.name}, which is no certificate with isCA: true` };
+      return {
+        problem: `SFSecret ${spec.name}: spec.ca names ${signer.name}, which is no certificate with isCA: true`,
+      };
   }
   const ordered: GeneratedSecretSpec[] = [];
   const placed = new Set<string>();
@@ -317,8 +331,9 @@ export function unusedVersions(
 }
 
 /** The versions a binding is made with: the current one of each generated secret. */
-export const bindingVersions = (recorded: readonly GeneratedSecretStatus[] | undefined): BindingSecretVersion[] =>
-  (recorded ?? []).map(({ name, version, secret }) => ({ name, version, secret }));
+export const bindingVersions = (
+  recorded: readonly GeneratedSecretStatus[] | undefined,
+): BindingSecretVersion[] => (recorded ?? []).map(({ name, version, secret }) => ({ name, version, secret }));
 
 /** Units of a `rotateAfter` duration, in seconds. */
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };

@@ -188,6 +188,11 @@ export interface SFPlanSpec {
    * revision by the plan's rollout workflow.
    */
   autoUpdateInstances?: boolean;
+  /**
+   * Age after which the current version of each generated secret (SFSecret) of an instance of the
+   * plan is rotated: a whole number and a unit, `s`, `m`, `h` or `d` (`90d`, `1h30m`). @default never
+   */
+  rotateAfter?: string;
   /** How the plan's rollouts proceed, unless a rollout says otherwise. */
   rollout?: {
     canary?: number;
@@ -324,7 +329,6 @@ export interface BindingSecretVersion {
   readonly version: number;
   readonly secret: string;
 }
-
 
 /** A custom action's run, as the instance's record shows it. */
 export interface InstanceActionStatus {
