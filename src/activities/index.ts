@@ -23,3 +23,4 @@ export { FAILURE_TYPES } from './failures.js';
 export { clusterActivities, type ClusterActivities } from './clusters.js';
 export { rolloutActivities, type RolloutActivities } from './rollouts.js';
 export { dryRunActivities, type DryRunActivities } from './dry-run.js';
+export { rotationScheduleActivities, type RotationScheduleActivities } from './secret-rotation.js';

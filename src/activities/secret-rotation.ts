@@ -3,16 +3,29 @@
  * reads the instance's record and its plan's provision template, writes Secrets on the instance's
  * cluster and the record's `status.generatedSecrets`, and returns names and versions only.
  */
-import { getRecord, listRecords, patchRecordStatus } from '../kube/custom-objects.js';
-import { rotated, unusedVersions, type GeneratedSecretStatus } from '../resources/generated-secrets.js';
-import { LABELS, labelValue } from '../resources/names.js';
+import { getRecord, listRecords, listRecordsAnywhere, patchRecordStatus } from '../kube/custom-objects.js';
+import { actionRefusal } from '../resources/actions.js';
+import {
+  dueForRotation,
+  parseDuration,
+  rotated,
+  unusedVersions,
+  type GeneratedSecretStatus,
+} from '../resources/generated-secrets.js';
+import { LABELS, instanceWorkflowId, labelValue } from '../resources/names.js';
 import {
   SFSERVICEBINDING,
   SFSERVICEINSTANCE,
   type SFServiceBinding,
   type SFServiceInstance,
 } from '../resources/types.js';
-import type { InstanceRef, SecretVersion, Target } from '../workflows/messages.js';
+import {
+  ROTATE_SECRET_ACTION,
+  type InstanceRef,
+  type ScheduledRotation,
+  type SecretVersion,
+  type Target,
+} from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
 import { FAILURE_TYPES, terminal } from './failures.js';
 import { createVersion, deleteVersions, splitGenerated } from './generated-secrets.js';
@@ -105,3 +118,63 @@ export function secretRotationActivities(deps: ActivityDeps) {
 }
 
 export type SecretRotationActivities = ReturnType<typeof secretRotationActivities>;
+
+/** Binding states that mean an operation of the binding is under way. */
+const BUSY_BINDING_STATES = new Set(['in_queue', 'in progress', 'delete']);
+
+/** Who the record says asked for a rotation the plan's `rotateAfter` started. */
+const SCHEDULE_IDENTITY = { platform: 'interoperator', identity: { user: 'rotateAfter' } } as const;
+
+/** The step of the rotation schedule: which rotations the plans' `rotateAfter` asks for now. */
+export function rotationScheduleActivities(deps: ActivityDeps) {
+  const { clusters, catalog } = deps;
+  return {
+    /**
+     * For each instance whose plan has a `rotateAfter`, that can run an action and none of whose
+     * bindings is busy: the rotation of its generated secret whose current version is the oldest
+     * of those older than `rotateAfter`, if any.
+     */
+    async dueSecretRotations(): Promise<ScheduledRotation[]> {
+      const now = Date.now();
+      const instances = await listRecordsAnywhere<SFServiceInstance>(
+        clusters.master,
+        SFSERVICEINSTANCE,
+        deps.instanceNamespace,
+      );
+      const due: ScheduledRotation[] = [];
+      for (const instance of instances) {
+        const plan = catalog.plan(instance.spec.planId);
+        const rotateAfter = parseDuration(plan?.spec.rotateAfter);
+        if (!plan || !rotateAfter || actionRefusal(instance)) continue;
+        const [oldest] = dueForRotation(instance.status?.generatedSecrets, rotateAfter, now).sort(
+          (a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt),
+        );
+        if (!oldest) continue;
+        const instanceId = instance.spec.instanceId ?? instance.metadata.name;
+        const bindings = await listRecords<SFServiceBinding>(
+          clusters.master,
+          SFSERVICEBINDING,
+          instance.metadata.namespace!,
+          `${LABELS.instanceId}=${labelValue(instanceId)}`,
+        );
+        if (bindings.some((b) => b.status?.state && BUSY_BINDING_STATES.has(b.status.state))) continue;
+        due.push({
+          workflowId: instanceWorkflowId(instanceId),
+          request: {
+            instanceId,
+            serviceId: instance.spec.serviceId,
+            planId: instance.spec.planId,
+            action: ROTATE_SECRET_ACTION,
+            parameters: { secret: oldest.name },
+            requestHash: `rotate-after/${oldest.name}/${oldest.version}`,
+            deadlineSeconds: plan.spec.maximum_polling_duration ?? deps.operationTimeoutSeconds ?? 3600,
+            requestedBy: SCHEDULE_IDENTITY,
+          },
+        });
+      }
+      return due;
+    },
+  };
+}
+
+export type RotationScheduleActivities = ReturnType<typeof rotationScheduleActivities>;

@@ -8,4 +8,4 @@ export { clusterHealthWorkflow } from './cluster-health.js';
 export { rolloutWorkflow } from './rollout.js';
 export { planDryRunWorkflow } from './dry-run.js';
 export { actionWorkflow } from './action.js';
-export { secretRotationWorkflow } from './secret-rotation.js';
+export { secretRotationWorkflow, secretRotationScheduleWorkflow } from './secret-rotation.js';

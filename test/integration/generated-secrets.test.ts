@@ -10,7 +10,7 @@
 import { X509Certificate, randomUUID } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import { getRecord } from '../../src/kube/custom-objects.js';
-import { applyObject, readObject } from '../../src/kube/objects.js';
+import { applyObject, ensureNamespace, readObject } from '../../src/kube/objects.js';
 import { GENERATED_SECRET_LABEL, GENERATED_VERSION_LABEL } from '../../src/resources/generated-secrets.js';
 import { LABELS, instanceNamespace, instanceWorkflowId, resourceName } from '../../src/resources/names.js';
 import {
@@ -23,11 +23,11 @@ import {
   type SFServiceInstance,
 } from '../../src/resources/types.js';
 import { ADMIN, callAdmin, POSTGRESQL_SERVICE_ID } from '../support/admin.js';
-import { clusters, environment, eventually } from '../support/env.js';
+import { clusters, environment, eventually, temporalClient, unique } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import { sweepForSecrets, type Credential } from '../support/secrets-sweep.js';
+import { installCatalog } from '../../dev/catalog.js';
 import {
-  installCatalog,
   startOperator,
   startProcess,
   systemSettings,
@@ -52,6 +52,7 @@ describe('generated secrets', () => {
   const bindingId = randomUUID();
   const namespace = instanceNamespace(instanceId);
   const name = `sapcp-${resourceName(instanceId)}`;
+  const registry = unique('gensecrets');
   let settings: SystemSettings;
   let system: SystemProcess | undefined;
   let operator: { stop(): Promise<void> } | undefined;
@@ -66,18 +67,24 @@ describe('generated secrets', () => {
     settings = await systemSettings({
       INTEROP_ADMIN_USERNAME: ADMIN.username,
       INTEROP_ADMIN_PASSWORD: ADMIN.password,
+      // A registry of its own, whose rotation schedule looks every second: a plan's short
+      // rotateAfter shows within the test.
+      INTEROP_NAMESPACE: registry,
+      INTEROP_SECRET_ROTATION_CHECK_SECONDS: '1',
     });
     system = await startProcess('all', settings);
     osb = osbClient(system.url);
-    await installCatalog('examples/postgresql', 'examples/generated-secrets');
+    await ensureNamespace(master!, registry);
+    await installCatalog(master!, registry, ['examples/postgresql', 'examples/generated-secrets']);
     await eventually('the plan in the catalog', async () => {
       const res = await osb('GET', '/v2/catalog');
       return JSON.stringify(res.body).includes(PLAN_ID) ? true : undefined;
     });
-  });
+  }, 120_000);
   afterAll(async () => {
     await system?.stop();
     await operator?.stop();
+    await master!.core.deleteNamespace({ name: registry }).catch(() => undefined);
   });
 
   const admin = (method: 'GET' | 'POST', path: string) => callAdmin(system!.url, method, path);
@@ -310,7 +317,7 @@ describe('generated secrets', () => {
 
   test('an SFSecret of an unknown type fails the provision at once, saying why', async () => {
     // GIVEN a plan whose provision template renders an SFSecret of a type there is none of
-    const design = (await getRecord<SFPlan>(master!, SFPLAN, environment().namespace, PLAN_ID))!;
+    const design = (await getRecord<SFPlan>(master!, SFPLAN, registry, PLAN_ID))!;
     const planId = randomUUID();
     const templates = design.spec.templates.map((t) =>
       t.action === 'provision'
@@ -320,7 +327,7 @@ describe('generated secrets', () => {
     await applyObject(master!, {
       apiVersion: SFPLAN.apiVersion,
       kind: SFPLAN.kind,
-      metadata: { name: planId, namespace: environment().namespace },
+      metadata: { name: planId, namespace: registry },
       spec: { ...design.spec, id: planId, name: 'bad-secrets', templates },
     } as KubeObject);
     await eventually('the plan in the catalog', async () =>
@@ -336,6 +343,99 @@ describe('generated secrets', () => {
     expect(done.body.description).toContain(
       'SFSecret password: spec.type "passphrase" is not one of password, rsa, ssh, certificate',
     );
+  });
+
+  test('a plan’s rotateAfter rotates the generated secrets of its instances on its own, visibly in Temporal', async () => {
+    // GIVEN a plan like the example whose generated secrets are rotated once they are 3 s old
+    const example = (await getRecord<SFPlan>(master!, SFPLAN, registry, PLAN_ID))!;
+    const planId = randomUUID();
+    const plan = (rotateAfter: string) =>
+      applyObject(master!, {
+        apiVersion: SFPLAN.apiVersion,
+        kind: SFPLAN.kind,
+        metadata: { name: planId, namespace: registry },
+        spec: { ...example.spec, id: planId, name: 'rotating', rotateAfter },
+      } as KubeObject);
+    await plan('3s');
+    await eventually('the plan in the catalog', async () =>
+      JSON.stringify((await osb('GET', '/v2/catalog')).body).includes(planId) ? true : undefined,
+    );
+    const id = randomUUID();
+    const ns = instanceNamespace(id);
+    const pgName = `sapcp-${resourceName(id)}`;
+    const path = `/v2/service_instances/${id}`;
+    const res = await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(SERVICE_ID, planId, {}));
+    expect(res.status).toBe(202);
+    expect((await settle(path, res.body.operation, 'rotating provision')).body.state).toBe('succeeded');
+    const readRecord = async () =>
+      (await getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, ns, resourceName(id)))!;
+
+    // WHEN time passes THEN a rotation started by the schedule succeeds, recorded as asked by rotateAfter
+    const rotatedRecord = await eventually(
+      'a scheduled rotation to succeed',
+      async () => {
+        const r = await readRecord();
+        return r.status?.lastAction?.operation === 'x-rotate-secret' &&
+          r.status.lastAction.state === 'succeeded'
+          ? r
+          : undefined;
+      },
+      60_000,
+    );
+    expect(rotatedRecord.status?.lastAction?.requestedBy).toBe('rotateAfter');
+    // AND Temporal lists it by the instance and the operation, like the admin's
+    const raw = await temporalClient();
+    try {
+      const { executions } = await raw.client.workflowService.listWorkflowExecutions({
+        namespace: environment().temporal.namespace,
+        query: `OsbInstanceId = "${id}" AND OsbOperation = "x-rotate-secret"`,
+      });
+      expect(executions.length).toBeGreaterThanOrEqual(1);
+    } finally {
+      await raw.close();
+    }
+
+    // WHEN the plan rotates no more and the last rotation has ended
+    await plan('3650d');
+    const settled = await eventually(
+      'the rotations to settle',
+      async () => {
+        const before = await readRecord();
+        if (before.status?.lastAction?.state === 'in progress') return undefined;
+        // Quiet for longer than rotateAfter was: the worker's catalog has the new one.
+        await new Promise((resolve) => setTimeout(resolve, 5000));
+        const after = await readRecord();
+        return JSON.stringify(after.status?.generatedSecrets) ===
+          JSON.stringify(before.status?.generatedSecrets) && after.status?.lastAction?.state !== 'in progress'
+          ? after
+          : undefined;
+      },
+      60_000,
+    );
+    // THEN some secret moved on, each current version is what the resource names, and with no
+    // binding only the current versions are kept
+    const generated = settled.status!.generatedSecrets!;
+    expect(Math.max(...generated.map((g) => g.version))).toBeGreaterThanOrEqual(2);
+    for (const g of generated) expect(g.versions).toEqual([g.version]);
+    const pg = (await readObject(master!, {
+      apiVersion: 'acid.zalan.do/v1',
+      kind: 'postgresql',
+      name: pgName,
+      namespace: ns,
+    })) as Postgresql;
+    const current = (n: string) => generated.find((g) => g.name === n)!.secret;
+    expect(pg.spec.tls).toMatchObject({ secretName: current('tls'), caSecretName: current('ca') });
+    expect(passwordSecretOf(pg)).toBe(current('password'));
+    const secrets = await master!.core.listNamespacedSecret({
+      namespace: ns,
+      labelSelector: GENERATED_SECRET_LABEL,
+    });
+    expect(secrets.items.map((i) => i.metadata?.name).sort()).toEqual(generated.map((g) => g.secret).sort());
+    for (const item of secrets.items) {
+      const data = item.data ?? {};
+      if (data.password) remember(`password of ${item.metadata?.name}`, value(item, 'password'));
+      if (data['tls.key']) remember(`key of ${item.metadata?.name}`, keyLine(value(item, 'tls.key')));
+    }
   });
 
   test('no generated value reaches Temporal’s histories, the records, the Events or the logs', async () => {
