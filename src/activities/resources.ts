@@ -35,6 +35,7 @@ import {
 import {
   bindingVersions,
   generatedTemplateData,
+  isGeneratedSecret,
   recordedAfterGeneration,
   unrecorded,
 } from '../resources/generated-secrets.js';
@@ -398,6 +399,12 @@ export function resourceActivities(deps: ActivityDeps) {
     objects: readonly KubeObject[],
   ): Promise<number> {
     const { instance, cluster } = loaded;
+    const generated = objects.find(isGeneratedSecret);
+    if (generated)
+      throw terminal(
+        `the ${action} template of plan ${loaded.plan.spec.name} renders SFSecret ${generated.metadata?.name}: generated secrets belong in the provision template`,
+        FAILURE_TYPES.template,
+      );
     const copy = await copyOnCluster(loaded);
     const desired = objects.map((rendered) =>
       desiredObject(rendered, {

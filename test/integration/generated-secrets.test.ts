@@ -438,6 +438,23 @@ describe('generated secrets', () => {
     }
   });
 
+  test('a deprovision leaves none of the instance’s generated Secrets behind', async () => {
+    const path = `/v2/service_instances/${instanceId}`;
+    const res = await osb(
+      'DELETE',
+      `${path}?accepts_incomplete=true&service_id=${SERVICE_ID}&plan_id=${PLAN_ID}`,
+    );
+    expect(res.status).toBe(202);
+    expect((await settle(path, res.body.operation, 'deprovision')).body.state).toBe('succeeded');
+    await eventually('the generated Secrets to be gone', async () => {
+      const left = await master!.core
+        .listNamespacedSecret({ namespace, labelSelector: GENERATED_SECRET_LABEL })
+        .then((l) => l.items.length)
+        .catch(() => 0);
+      return left === 0 ? true : undefined;
+    });
+  });
+
   test('no generated value reaches Temporal’s histories, the records, the Events or the logs', async () => {
     expect(credentials.length).toBeGreaterThanOrEqual(10);
     const result = await sweepForSecrets({
