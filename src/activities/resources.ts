@@ -351,13 +351,17 @@ export function resourceActivities(deps: ActivityDeps) {
       new Date().toISOString(),
     );
     await ensureGeneratedSecrets(secretPlace(loaded), declared, current);
+    // On the condition that the record is still as read: a 409 is retried from a fresh read.
     if (current.length !== recorded.length)
-      await patchRecordStatus(
-        clusters.master,
-        SFSERVICEINSTANCE,
-        instance.metadata.namespace!,
-        instance.metadata.name,
-        { generatedSecrets: current },
+      await kubeCall(`recording the generated secrets of instance ${instance.metadata.name}`, () =>
+        patchRecordStatus(
+          clusters.master,
+          SFSERVICEINSTANCE,
+          instance.metadata.namespace!,
+          instance.metadata.name,
+          { generatedSecrets: current },
+          instance.metadata.resourceVersion,
+        ),
       );
   }
 

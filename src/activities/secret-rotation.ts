@@ -29,20 +29,26 @@ import {
 import type { ActivityDeps } from './deps.js';
 import { FAILURE_TYPES, terminal } from './failures.js';
 import { createVersion, deleteVersions, splitGenerated } from './generated-secrets.js';
-import { resourceRendering } from './resources.js';
+import { kubeCall, resourceRendering } from './resources.js';
 
 export function secretRotationActivities(deps: ActivityDeps) {
   const { clusters } = deps;
   const rendering = resourceRendering(deps);
 
-  /** Writes the record's list of generated secrets. */
+  /**
+   * Writes the record's list of generated secrets, on the condition that the record is still as
+   * read (a rotation and an unbind may write it at once): a 409 is retried, from a fresh read.
+   */
   const record = (instance: SFServiceInstance, generatedSecrets: readonly GeneratedSecretStatus[]) =>
-    patchRecordStatus(
-      clusters.master,
-      SFSERVICEINSTANCE,
-      instance.metadata.namespace!,
-      instance.metadata.name,
-      { generatedSecrets },
+    kubeCall(`recording the generated secrets of instance ${instance.metadata.name}`, () =>
+      patchRecordStatus(
+        clusters.master,
+        SFSERVICEINSTANCE,
+        instance.metadata.namespace!,
+        instance.metadata.name,
+        { generatedSecrets },
+        instance.metadata.resourceVersion,
+      ),
     );
 
   return {
