@@ -131,12 +131,17 @@ export async function createVersion(
   if (await readSecretData(place, name)) return false;
   const ca = await authorityOf(place, spec, recorded);
   const data = Object.fromEntries(
-    Object.entries(generateSecretData(spec, ca)).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
+    Object.entries(await generateSecretData(spec, ca)).map(([k, v]) => [
+      k,
+      Buffer.from(v).toString('base64'),
+    ]),
   );
   const body = {
     apiVersion: 'v1',
     kind: 'Secret',
     type: spec.type === 'certificate' ? 'kubernetes.io/tls' : 'Opaque',
+    // A version never changes: a new value is a new version.
+    immutable: true,
     metadata: {
       name,
       namespace: place.namespace,

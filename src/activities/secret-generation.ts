@@ -4,7 +4,8 @@
  * verify X.509 certificates but not create them. Values go straight into the Secret's data and
  * never leave the activity that writes it.
  */
-import { createHash, createPublicKey, generateKeyPairSync, randomBytes, randomInt } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPair, randomBytes, randomInt } from 'node:crypto';
+import { promisify } from 'node:util';
 import forge from 'node-forge';
 import type { GeneratedSecretSpec } from '../resources/generated-secrets.js';
 
@@ -13,14 +14,6 @@ export interface CertificateAuthorityKeys {
   readonly certificate: string;
   readonly privateKey: string;
 }
-
-/** The keys of a generated Secret, by type. */
-export const SECRET_KEYS = {
-  password: ['password'],
-  rsa: ['private_key', 'public_key'],
-  ssh: ['private_key', 'public_key', 'public_key_fingerprint'],
-  certificate: ['tls.crt', 'tls.key', 'ca.crt'],
-} as const;
 
 const PASSWORD_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -31,9 +24,12 @@ export function generatePassword(length: number): string {
   return password;
 }
 
-/** An RSA key pair: the private key PKCS#1 PEM, the public key SPKI PEM. */
-function rsaKeyPair(bits: number): { privateKey: string; publicKey: string } {
-  return generateKeyPairSync('rsa', {
+/**
+ * An RSA key pair: the private key PKCS#1 PEM, the public key SPKI PEM. Made off the event loop
+ * (a 4096-bit key takes a while), so the worker's other steps go on meanwhile.
+ */
+function rsaKeyPair(bits: number): Promise<{ privateKey: string; publicKey: string }> {
+  return promisify(generateKeyPair)('rsa', {
     modulusLength: bits,
     publicKeyEncoding: { type: 'spki', format: 'pem' },
     privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
@@ -79,12 +75,12 @@ const altName = (name: string) =>
  * leaf's serves and authenticates TLS. Returns the certificate, its private key and the CA's
  * certificate (its own when self-signed), all PEM.
  */
-export function generateCertificate(
+export async function generateCertificate(
   spec: GeneratedSecretSpec,
   ca: CertificateAuthorityKeys | undefined,
   now: Date = new Date(),
-): Record<'tls.crt' | 'tls.key' | 'ca.crt', string> {
-  const keys = rsaKeyPair(2048);
+): Promise<Record<'tls.crt' | 'tls.key' | 'ca.crt', string>> {
+  const keys = await rsaKeyPair(2048);
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.publicKeyFromPem(keys.publicKey);
   cert.serialNumber = serialNumber();
@@ -119,19 +115,19 @@ export function generateCertificate(
  * The data of a new version of a generated secret (plain text by key; the caller encodes it into
  * the Secret). `ca` is the signer of a certificate that names one.
  */
-export function generateSecretData(
+export async function generateSecretData(
   spec: GeneratedSecretSpec,
   ca?: CertificateAuthorityKeys,
-): Record<string, string> {
+): Promise<Record<string, string>> {
   switch (spec.type) {
     case 'password':
       return { password: generatePassword(spec.length ?? 32) };
     case 'rsa': {
-      const { privateKey, publicKey } = rsaKeyPair(spec.bits ?? 2048);
+      const { privateKey, publicKey } = await rsaKeyPair(spec.bits ?? 2048);
       return { private_key: privateKey, public_key: publicKey };
     }
     case 'ssh': {
-      const { privateKey, publicKey } = rsaKeyPair(spec.bits ?? 2048);
+      const { privateKey, publicKey } = await rsaKeyPair(spec.bits ?? 2048);
       const { line, fingerprint } = openSshPublicKey(publicKey);
       return { private_key: privateKey, public_key: line, public_key_fingerprint: fingerprint };
     }

@@ -178,6 +178,7 @@ describe('generated secrets', () => {
     }
     expect(value(password, 'password')).toMatch(/^[A-Za-z0-9]{40}$/);
     expect(tls?.type).toBe('kubernetes.io/tls');
+    expect([password?.immutable, ca?.immutable, tls?.immutable]).toEqual([true, true, true]);
     remember('password v1', value(password, 'password'));
     remember('CA key v1', keyLine(value(ca, 'tls.key')));
     remember('TLS key v1', keyLine(value(tls, 'tls.key')));

@@ -27,15 +27,15 @@ test('GIVEN a length THEN the password has that many letters and digits, and two
   expect(generatePassword(40)).not.toBe(a);
 });
 
-test('GIVEN an rsa SFSecret THEN the keys are PEM that Node reads, of the asked size', () => {
-  const data = generateSecretData({ name: 'k', type: 'rsa', secretName: 'k', bits: 2048 });
+test('GIVEN an rsa SFSecret THEN the keys are PEM that Node reads, of the asked size', async () => {
+  const data = await generateSecretData({ name: 'k', type: 'rsa', secretName: 'k', bits: 2048 });
   expect(Object.keys(data).sort()).toEqual(['private_key', 'public_key']);
   expect(createPrivateKey(data.private_key!).asymmetricKeyDetails?.modulusLength).toBe(2048);
   expect(createPublicKey(data.public_key!).asymmetricKeyType).toBe('rsa');
 });
 
-test('GIVEN an ssh SFSecret THEN the public key is an OpenSSH line of the private key, with its fingerprint', () => {
-  const data = generateSecretData({ name: 'k', type: 'ssh', secretName: 'k', bits: 2048 });
+test('GIVEN an ssh SFSecret THEN the public key is an OpenSSH line of the private key, with its fingerprint', async () => {
+  const data = await generateSecretData({ name: 'k', type: 'ssh', secretName: 'k', bits: 2048 });
   expect(data.public_key).toMatch(/^ssh-rsa AAAAB3NzaC1yc2E[A-Za-z0-9+/]+=*$/);
   expect(data.public_key_fingerprint).toMatch(/^SHA256:[A-Za-z0-9+/]{43}$/);
   const pub = createPublicKey(createPrivateKey(data.private_key!)).export({ type: 'spki', format: 'pem' });
@@ -62,26 +62,30 @@ test('GIVEN a known key THEN its OpenSSH line encodes the exponent and modulus a
 });
 
 describe('certificates', () => {
-  const ca = generateCertificate(cert('root CA', { isCA: true }), undefined);
-  const caKeys = { certificate: ca['tls.crt'], privateKey: ca['tls.key'] };
+  let ca: Record<string, string>;
+  let caKeys: { certificate: string; privateKey: string };
+  beforeAll(async () => {
+    ca = await generateCertificate(cert('root CA', { isCA: true }), undefined);
+    caKeys = { certificate: ca['tls.crt']!, privateKey: ca['tls.key']! };
+  });
 
   test('GIVEN no CA THEN the certificate is self-signed and a CA when asked', () => {
-    const x = new X509Certificate(ca['tls.crt']);
+    const x = new X509Certificate(ca['tls.crt']!);
     expect(x.ca).toBe(true);
     expect(x.subject).toBe('CN=root CA');
     expect(x.verify(x.publicKey)).toBe(true);
     expect(ca['ca.crt']).toBe(ca['tls.crt']);
-    expect(createPrivateKey(ca['tls.key']).asymmetricKeyType).toBe('rsa');
+    expect(createPrivateKey(ca['tls.key']!).asymmetricKeyType).toBe('rsa');
   });
 
-  test('GIVEN a CA THEN the certificate verifies against it, names its alternative names and lasts as asked', () => {
-    const leaf = generateCertificate(
+  test('GIVEN a CA THEN the certificate verifies against it, names its alternative names and lasts as asked', async () => {
+    const leaf = await generateCertificate(
       cert('db', { alternativeNames: ['db.ns.svc', '10.1.2.3'], ca: { generated: 'root' } }),
       caKeys,
       new Date('2026-01-01T00:00:00Z'),
     );
     const x = new X509Certificate(leaf['tls.crt']);
-    const root = new X509Certificate(ca['tls.crt']);
+    const root = new X509Certificate(ca['tls.crt']!);
     expect(x.ca).toBe(false);
     expect(x.verify(root.publicKey)).toBe(true);
     expect(x.checkIssued(root)).toBe(true);
