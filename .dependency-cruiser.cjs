@@ -5,6 +5,7 @@
  * points up is a contract in the wrong home.
  *
  *   resources                      custom resource types, names, labels and annotations
+ *   references                     references to other objects in rendered objects (pure)
  *   metrics                        what the layers measure, and its Prometheus implementation
  *   osb                            pure OSB rules and the broker's contract
  *   admin                          the admin side's contract: rollouts, listings (pure)
@@ -30,11 +31,12 @@ const layer = (name, ...may) => ({
   },
 });
 
-const pure = ['resources', 'osb', 'admin', 'templates', 'scheduling', 'clusters'];
+const pure = ['resources', 'references', 'osb', 'admin', 'templates', 'scheduling', 'clusters'];
 
 module.exports = {
   forbidden: [
     layer('resources'),
+    layer('references'),
     layer('metrics'),
     layer('osb', 'resources'),
     layer('admin', 'resources', 'osb'),
@@ -65,7 +67,7 @@ module.exports = {
       name: 'pure-modules-no-io',
       comment: 'pure modules import no Node builtin, Koa, Temporal or Kubernetes client',
       severity: 'error',
-      from: { path: `^src/(${['osb', 'admin', 'scheduling', 'clusters'].join('|')})/` },
+      from: { path: `^src/(${['osb', 'admin', 'scheduling', 'clusters', 'references'].join('|')})/` },
       to: {
         dependencyTypesNot: ['type-only'],
         path: '(^node:|^(fs|path|os|http|https|net|crypto|worker_threads)$|node_modules/(koa|@temporalio|@kubernetes)/)',

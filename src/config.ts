@@ -176,6 +176,14 @@ export interface Config {
   };
   /** INTEROP_OPERATION_TIMEOUT_SECONDS: deadline of an operation (from its start) whose plan has no maximum_polling_duration. @default 3600 */
   readonly operationTimeoutSeconds: number;
+  /**
+   * INTEROP_STATUS_POLL_MS: the first wait, in ms, between two status checks of an operation
+   * waiting for its operator (up to 600000); the next waits double from it up to 10 s (or a
+   * thousandth of the deadline). The poll is the fallback: a change the worker sees to an object the
+   * status check read wakes the check at once. Set by the broker into the operations it starts.
+   * @default 250
+   */
+  readonly statusPollMs?: number;
   /** INTEROP_LOG_LEVEL: the least severe level logged: debug, info, warn or error. @default info */
   readonly logLevel: LogLevel;
   readonly renderer: RendererConfig;
@@ -485,6 +493,9 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
       concurrentSteps: count(env, 'INTEROP_WORKER_STEPS', 100),
     },
     operationTimeoutSeconds: number(env, 'INTEROP_OPERATION_TIMEOUT_SECONDS', 3600),
+    ...(env.INTEROP_STATUS_POLL_MS
+      ? { statusPollMs: Math.round(number(env, 'INTEROP_STATUS_POLL_MS', 250, { max: 600_000 })) }
+      : {}),
     logLevel: oneOf(env, 'INTEROP_LOG_LEVEL', LOG_LEVELS, 'info'),
     renderer: loadRendererConfig(env),
     scheduling: schedulingConfig(env),

@@ -12,8 +12,8 @@ import { isUnauthorized, type ClusterDirectory } from '../kube/cluster-directory
 import { CLUSTER_FINALIZER, listClusters } from '../kube/cluster-registry.js';
 import {
   getRecord,
+  countRecords,
   listRecords,
-  listRecordsAnywhere,
   patchRecord,
   patchRecordStatus,
 } from '../kube/custom-objects.js';
@@ -123,7 +123,7 @@ async function instancesOn(
   instanceNamespace: string | undefined,
 ): Promise<number> {
   const labelSelector = `${LABELS.clusterId}=${labelValue(clusterId)}`;
-  return (await listRecordsAnywhere(master, SFSERVICEINSTANCE, instanceNamespace, labelSelector)).length;
+  return countRecords(master, SFSERVICEINSTANCE, instanceNamespace, labelSelector);
 }
 
 /** The finalizers of the cluster, with ours added or taken away; undefined when nothing changes. */

@@ -7,6 +7,7 @@ import type { ClusterDirectory } from '../kube/cluster-directory.js';
 import type { SchedulingConfig } from '../scheduling/index.js';
 import type { ClusterCapabilities, RenderData } from '../templates/index.js';
 import type { KubeObject, PlanTemplate, TemplateAction } from '../resources/types.js';
+import type { StatusWakeups } from './status-wakeups.js';
 
 /** What a render needs besides its data: for a helm template, the target cluster's capabilities. */
 export interface RenderContext {
@@ -34,4 +35,6 @@ export interface ActivityDeps {
   readonly scheduling?: SchedulingConfig;
   /** Deadline of an operation whose plan has no maximum_polling_duration, in seconds. @default 3600 */
   readonly operationTimeoutSeconds?: number;
+  /** Wakes the operations waiting for their operator when a source changes. @default none: they poll */
+  readonly statusWakeups?: StatusWakeups;
 }

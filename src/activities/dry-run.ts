@@ -16,6 +16,7 @@ import type { InstanceRequest, Target } from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
 import { staleResources } from './desired-objects.js';
 import { objectChange, removedObject } from './object-diff.js';
+import { resolveReferences } from './references.js';
 import { recordedInstanceSpec } from './records.js';
 import { describe, kubeCall, resourceRendering } from './resources.js';
 import { rolledOut, rolloutRequest } from './rollouts.js';
@@ -59,6 +60,17 @@ const asRecorded = (record: SFServiceInstance, request: InstanceRequest): SFServ
   },
 });
 
+/** A change with every field whose old or new value holds a value from a Secret reported as redacted. */
+const withoutSecrets = (change: ObjectChange, holdsSecret: (value: unknown) => boolean): ObjectChange =>
+  change.fields
+    ? {
+        ...change,
+        fields: change.fields.map((field) =>
+          holdsSecret(field.old) || holdsSecret(field.new) ? { path: field.path, redacted: true } : field,
+        ),
+      }
+    : change;
+
 export function dryRunActivities(deps: ActivityDeps) {
   const { clusters, catalog, instanceNamespace: shared, operationTimeoutSeconds } = deps;
   const rendering = resourceRendering(deps);
@@ -95,19 +107,23 @@ export function dryRunActivities(deps: ActivityDeps) {
       const desired = all.filter((d) => !isGeneratedSecret(d.object));
       const { cluster } = loaded;
       const sister = cluster === clusters.master ? undefined : cluster.id;
+      // References are read as the update would read them; values from Secrets are not reported.
+      const resolved = await resolveReferences(rendering.resolvingFor(loaded, 'provision'), desired);
       const objects: ObjectChange[] = [];
-      for (const { object, ref } of desired) {
+      for (const { object, ref } of resolved.desired) {
         const live = await kubeCall(
           `reading ${describe(ref, cluster.id)}`,
           () => readObject(cluster, ref),
           sister,
         );
-        const after = await kubeCall(
-          `dry-run applying ${describe(ref, cluster.id)}`,
-          () => applyObject(cluster, object, FIELD_MANAGER, { dryRun: true }),
-          sister,
+        const after = await resolved.applying(() =>
+          kubeCall(
+            `dry-run applying ${describe(ref, cluster.id)}`,
+            () => applyObject(cluster, object, FIELD_MANAGER, { dryRun: true }),
+            sister,
+          ),
         );
-        objects.push(objectChange(ref, live, after));
+        objects.push(withoutSecrets(objectChange(ref, live, after), resolved.holdsSecret));
       }
       const rendered = desired.map((d) => d.ref);
       objects.push(...staleResources(record.status?.resources ?? [], rendered).map(removedObject));

@@ -12,6 +12,11 @@ export const FAILURE_TYPES = {
   template: 'TemplateError',
   invalidObject: 'InvalidObject',
   plan: 'PlanError',
+  /**
+   * A reference in a rendered object (`getValueFrom`) that cannot be resolved: a field not found,
+   * a value that cannot be transformed or is of the wrong type.
+   */
+  reference: 'ReferenceError',
   /** A custom action the instance cannot run now (being deleted, never provisioned). */
   instance: 'InstanceError',
 } as const;

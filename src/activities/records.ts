@@ -198,7 +198,8 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
     /** Records the instance request (creating the record and its namespace) and marks the operation as running. */
     async recordInstance(req: InstanceRequest, operation: InstanceOperationType): Promise<InstanceRef> {
       const ref = instanceRefOf(req.instanceId);
-      await namespaceReady(master, ref.namespace);
+      // A deprovision makes nothing, not even its namespace.
+      if (operation !== 'deprovision') await namespaceReady(master, ref.namespace);
       const spec = recordedInstanceSpec(req);
       // The plans the instance leaves (on a plan change), released once nothing else holds them.
       const left: string[] = [];
@@ -209,7 +210,8 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
       let record =
         created ?? (await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name));
       if (!record) {
-        if (operation === 'deprovision') throw retryable(`instance ${req.instanceId} has no record`);
+        // Without a record, what is left of the deprovision is to finish its removal.
+        if (operation === 'deprovision') return { ...ref, removed: true };
         record = await createInstanceRecord(req, ref, spec);
         if (!record) throw retryable(`instance ${req.instanceId} was recorded concurrently`);
       } else if (!created && operation !== 'deprovision') {
@@ -370,7 +372,13 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
     /** Records the binding request, owned by its instance record, and marks the operation as running. */
     async recordBinding(req: BindingRequest, operation: BindingOperationType): Promise<BindingRef> {
       const instance = await getInstanceRecord(req.instanceId);
-      if (!instance) throw retryable(`instance ${req.instanceId} has no record`);
+      if (!instance) {
+        if (operation !== 'unbind') throw retryable(`instance ${req.instanceId} has no record`);
+        // The instance is gone, and its bindings with it.
+        const instance = instanceRefOf(req.instanceId);
+        const { name, namespace } = { name: resourceName(req.bindingId), namespace: instance.namespace };
+        return { bindingId: req.bindingId, name, namespace, instance, removed: true };
+      }
       const instanceRef = await placedRefOf(req.instanceId, instance);
       const ref: BindingRef = {
         bindingId: req.bindingId,
@@ -380,18 +388,29 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
       };
       const existing = await getRecord<SFServiceBinding>(master, SFSERVICEBINDING, ref.namespace, ref.name);
       if (!existing) {
-        if (operation === 'unbind') throw retryable(`binding ${req.bindingId} has no record`);
+        if (operation === 'unbind') return { ...ref, removed: true };
         const labels = {
           [LABELS.instanceId]: labelValue(req.instanceId),
           [LABELS.bindingId]: labelValue(req.bindingId),
           ...(instanceRef.clusterId ? { [LABELS.clusterId]: labelValue(instanceRef.clusterId) } : {}),
+          ...(req.predecessorBindingId
+            ? { [LABELS.predecessorBindingId]: labelValue(req.predecessorBindingId) }
+            : {}),
         };
+        // The times are kept from the creation on: a bind run again, or a GET, never moves them.
         const spec = {
           id: req.bindingId,
           instanceId: req.instanceId,
           serviceId: req.serviceId,
           planId: req.planId,
-          ...setFieldsOf(req, ['bindResource', 'context', 'parameters']),
+          ...setFieldsOf(req, [
+            'bindResource',
+            'context',
+            'parameters',
+            'predecessorBindingId',
+            'expiresAt',
+            'renewBefore',
+          ]),
         };
         await createRecord<SFServiceBinding>(
           master,

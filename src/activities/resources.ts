@@ -6,6 +6,7 @@
  * delete is decided by desired-objects.ts, what the templates' values say by template-values.ts;
  * these activities do the reads and writes.
  */
+import { Context } from '@temporalio/activity';
 import type { ClusterClient } from '../kube/clients.js';
 import { getRecord, patchRecord, patchRecordStatus } from '../kube/custom-objects.js';
 import { clusterCapabilities } from '../kube/discovery.js';
@@ -61,6 +62,7 @@ import {
   type SecretPlace,
 } from './generated-secrets.js';
 import { bindingCopy, clusterFailure, instanceCopy } from './placement.js';
+import { resolveReferences, type ResolvingFor } from './references.js';
 import {
   bindResponseText,
   forTemplate,
@@ -197,9 +199,15 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
   /**
    * The data templates see: the records, the plan and service, the names of the generated
    * secrets' current Secrets (`generated.<name>.secretName`) and the fetched sources; while a
-   * custom action runs, its run as `action` (name, id, parameters) too.
+   * custom action runs, its run as `action` (name, id, parameters) too. `beforeRead` hears which
+   * sources are about to be read.
    */
-  async function templateData(loaded: Loaded, action: TemplateAction, run?: ActionRun): Promise<RenderData> {
+  async function templateData(
+    loaded: Loaded,
+    action: TemplateAction,
+    run?: ActionRun,
+    beforeRead?: (sources: AppliedResource[]) => Promise<void>,
+  ): Promise<RenderData> {
     const base: RenderData = {
       instance: forTemplate(loaded.instance),
       plan: forTemplate(loaded.plan),
@@ -227,6 +235,7 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
           FAILURE_TYPES.template,
         );
     }
+    await beforeRead?.(references.map(([, source]) => source));
     for (const [key, source] of references) {
       const obj = await kubeCall(
         `reading source ${key} (${describe(source, loaded.cluster.id)})`,
@@ -329,13 +338,40 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
     };
   }
 
-  return { sisterId, load, copyOnCluster, templateData, desiredObjects, checkNamespace, secretPlace };
+  /** How the references in what `action` applies are read: on the instance's cluster, for its namespace. */
+  const resolvingFor = (loaded: Loaded, action: TemplateAction): ResolvingFor => ({
+    cluster: loaded.cluster,
+    namespace: loaded.instance.metadata.namespace!,
+    registryNamespace: clusters.namespace,
+    planName: loaded.plan.spec.name,
+    action,
+    call: (what, run) => kubeCall(what, run, sisterId(loaded.cluster)),
+  });
+
+  return {
+    sisterId,
+    load,
+    copyOnCluster,
+    templateData,
+    desiredObjects,
+    checkNamespace,
+    resolvingFor,
+    secretPlace,
+  };
 }
 
 export function resourceActivities(deps: ActivityDeps) {
   const { clusters } = deps;
-  const { sisterId, load, copyOnCluster, templateData, desiredObjects, checkNamespace, secretPlace } =
-    resourceRendering(deps);
+  const {
+    sisterId,
+    load,
+    copyOnCluster,
+    templateData,
+    desiredObjects,
+    checkNamespace,
+    resolvingFor,
+    secretPlace,
+  } = resourceRendering(deps);
   const { renderer } = deps;
 
   /**
@@ -421,14 +457,65 @@ export function resourceActivities(deps: ActivityDeps) {
       }),
     );
     for (const { ref } of desired) checkNamespace(loaded, action, ref);
-    for (const { object, ref } of desired) {
-      await kubeCall(
-        `applying ${describe(ref, cluster.id)} for ${action}`,
-        () => applyObject(cluster, object, actionFieldManager(action)),
-        sisterId(cluster),
+    const resolved = await resolveReferences(resolvingFor(loaded, action), desired);
+    for (const { object, ref } of resolved.desired) {
+      await resolved.applying(() =>
+        kubeCall(
+          `applying ${describe(ref, cluster.id)} for ${action}`,
+          () => applyObject(cluster, object, actionFieldManager(action)),
+          sisterId(cluster),
+        ),
       );
     }
     return objects.length;
+  }
+
+  /**
+   * What the status template says of the target's operation; `beforeRead` hears which sources it
+   * reads on which cluster, before it reads them.
+   */
+  async function statusOf(
+    target: Target,
+    operation: OperationName,
+    run: ActionRun | undefined,
+    beforeRead: (cluster: ClusterClient, sources: AppliedResource[]) => Promise<void>,
+  ): Promise<StatusReport> {
+    const loaded = await load(target);
+    const template = findTemplate(loaded.plan, 'status');
+    if (!template) throw terminal(`plan ${loaded.plan.spec.name} has no status template`, FAILURE_TYPES.plan);
+    const data = await templateData(loaded, 'status', run, (sources) => beforeRead(loaded.cluster, sources));
+    const values = await render('status', loaded.plan, () => renderer.renderValues(template, 'status', data));
+    // A custom action has no default: a status template that says nothing of it never will.
+    if (isCustomAction(operation) && !hasStatusSection(values, operation))
+      throw terminal(
+        `The status template of plan ${loaded.plan.spec.name} has no section ${operation}; add one with the action's state and description`,
+        FAILURE_TYPES.plan,
+      );
+    const section = readStatusSection(values, operation);
+    const { description, dashboardUrl } = section;
+    let state = section.state;
+    // A provision, update or custom action is not settled while the operator has not seen what was applied.
+    if (
+      (operation === 'provision' || operation === 'update' || isCustomAction(operation)) &&
+      state !== 'in progress'
+    ) {
+      const sourceKeys = Object.keys(data).filter((key) => !RECORD_KEYS.has(key));
+      const behind = unobservedSource(data as Record<string, unknown>, sourceKeys);
+      if (behind)
+        return {
+          state: 'in progress',
+          description: `waiting for the operator to observe the change of ${behind}`,
+        };
+    }
+    if ((operation === 'deprovision' || operation === 'unbind') && state === 'succeeded') {
+      if ((await remainingResources(loaded)).length > 0) state = 'in progress';
+    }
+    if (operation === 'bind' && state === 'succeeded' && loaded.binding) {
+      const secret = bindingSecretName(loaded.binding.metadata.name);
+      await writeResponse(loaded.binding, secret, section.response);
+      return { state, ...(description ? { description } : {}), responseSecret: secret };
+    }
+    return { state, ...(description ? { description } : {}), ...(dashboardUrl ? { dashboardUrl } : {}) };
   }
 
   return {
@@ -474,13 +561,17 @@ export function resourceActivities(deps: ActivityDeps) {
         );
       // Generated before anything that names them is applied.
       if (secrets.length > 0) await generateSecrets(loaded, secrets);
+      // Every reference of every object resolved before any is applied: all or nothing.
+      const resolved = await resolveReferences(resolvingFor(loaded, action), desired);
       const fieldManager = binding ? bindingFieldManager(binding.metadata.name) : FIELD_MANAGER;
       const applied: AppliedResource[] = [];
-      for (const { object, ref } of desired) {
-        await kubeCall(
-          `applying ${describe(ref, cluster.id)}`,
-          () => applyObject(cluster, object, fieldManager),
-          sisterId(cluster),
+      for (const { object, ref } of resolved.desired) {
+        await resolved.applying(() =>
+          kubeCall(
+            `applying ${describe(ref, cluster.id)}`,
+            () => applyObject(cluster, object, fieldManager),
+            sisterId(cluster),
+          ),
         );
         applied.push(ref);
       }
@@ -530,47 +621,26 @@ export function resourceActivities(deps: ActivityDeps) {
      * succeeded, the response (credentials) goes straight into a Secret owned by the binding, so it
      * never leaves this activity. For deprovision and unbind, the operation has also succeeded only
      * once no applied object remains.
+     *
+     * With status wake-ups (deps.statusWakeups), a check that says "in progress" leaves word of the
+     * sources it read, so that the operator's next change to one of them wakes the operation.
      */
     async checkStatus(target: Target, operation: OperationName, run?: ActionRun): Promise<StatusReport> {
-      const loaded = await load(target);
-      const template = findTemplate(loaded.plan, 'status');
-      if (!template)
-        throw terminal(`plan ${loaded.plan.spec.name} has no status template`, FAILURE_TYPES.plan);
-      const data = await templateData(loaded, 'status', run);
-      const values = await render('status', loaded.plan, () =>
-        renderer.renderValues(template, 'status', data),
-      );
-      // A custom action has no default: a status template that says nothing of it never will.
-      if (isCustomAction(operation) && !hasStatusSection(values, operation))
-        throw terminal(
-          `The status template of plan ${loaded.plan.spec.name} has no section ${operation}; add one with the action's state and description`,
-          FAILURE_TYPES.plan,
-        );
-      const section = readStatusSection(values, operation);
-      const { description, dashboardUrl } = section;
-      let state = section.state;
-      // A provision, update or custom action is not settled while the operator has not seen what was applied.
-      if (
-        (operation === 'provision' || operation === 'update' || isCustomAction(operation)) &&
-        state !== 'in progress'
-      ) {
-        const sourceKeys = Object.keys(data).filter((key) => !RECORD_KEYS.has(key));
-        const behind = unobservedSource(data as Record<string, unknown>, sourceKeys);
-        if (behind)
-          return {
-            state: 'in progress',
-            description: `waiting for the operator to observe the change of ${behind}`,
-          };
+      const wakeups = deps.statusWakeups;
+      let waiting: { release(): void } | undefined;
+      const expect = async (cluster: ClusterClient, sources: AppliedResource[]) => {
+        const run = wakeups && Context.current().info.workflowExecution;
+        if (!wakeups || !run || sources.length === 0) return;
+        waiting = await wakeups.expect(cluster, sources, run);
+      };
+      try {
+        const report = await statusOf(target, operation, run, expect);
+        if (report.state !== 'in progress') waiting?.release();
+        return report;
+      } catch (err) {
+        waiting?.release();
+        throw err;
       }
-      if ((operation === 'deprovision' || operation === 'unbind') && state === 'succeeded') {
-        if ((await remainingResources(loaded)).length > 0) state = 'in progress';
-      }
-      if (operation === 'bind' && state === 'succeeded' && loaded.binding) {
-        const secret = bindingSecretName(loaded.binding.metadata.name);
-        await writeResponse(loaded.binding, secret, section.response);
-        return { state, ...(description ? { description } : {}), responseSecret: secret };
-      }
-      return { state, ...(description ? { description } : {}), ...(dashboardUrl ? { dashboardUrl } : {}) };
     },
 
     /**

@@ -6,7 +6,8 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { ANNOTATIONS } from '../resources/names.js';
 import { concurrencyError, conflict, internalError, notFound } from '../osb/errors.js';
-import { bindingAcceptsIncomplete } from '../osb/rules.js';
+import { bindingTimes } from '../osb/binding-lifetime.js';
+import { bindingAcceptsIncomplete, checkPredecessorBinding } from '../osb/rules.js';
 import type {
   BindOutcome,
   BindRequest,
@@ -82,6 +83,26 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
       );
   }
 
+  /**
+   * What a rotation takes over from the binding it rotates, once that binding passes
+   * `checkPredecessorBinding`: its parameters and `bind_resource` when the request sends none, so
+   * the successor is bound alike with new credentials.
+   *
+   * @throws OsbError 400 `InvalidPredecessorBinding` when the predecessor cannot be rotated.
+   */
+  async function takenOver(req: BindRequest, predecessorBindingId: string): Promise<Partial<BindingRequest>> {
+    const predecessor = await records.bindingForRotation(req.instanceId, predecessorBindingId);
+    checkPredecessorBinding(req.instanceId, predecessorBindingId, predecessor, new Date());
+    const { parameters, bindResource } = predecessor.spec;
+    const appGuid = bindResource?.app_guid;
+    return {
+      ...(req.parameters === undefined && parameters ? { parameters } : {}),
+      ...(req.bindResource === undefined && req.appGuid === undefined && bindResource
+        ? { bindResource, ...(typeof appGuid === 'string' && appGuid ? { appGuid } : {}) }
+        : {}),
+    };
+  }
+
   return {
     async bind(req: BindRequest, meta: RequestMeta): Promise<BindOutcome> {
       const instance = await records.instance(req.instanceId);
@@ -111,8 +132,16 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
         }
       }
       await refuseWhileActionRuns(instance);
+      // Checked only for a binding still to be made: a repeat of a rotation is answered above,
+      // even once its predecessor is unbound.
+      const rotation = req.predecessorBindingId ? await takenOver(req, req.predecessorBindingId) : {};
       const { acceptsIncomplete: _, ...request } = req;
-      const input: BindingRequest = { ...request, ...runs.envelope(meta, requestHash, plan) };
+      const input: BindingRequest = {
+        ...request,
+        ...rotation,
+        ...bindingTimes(plan, new Date()),
+        ...runs.envelope(meta, requestHash, plan),
+      };
       const started = await runs.start('bind', workflowId, input, instance);
       if (!started.handle) return repeatOf(started.running, workflowId, requestHash, req, async);
       if (async)

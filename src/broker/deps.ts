@@ -21,6 +21,8 @@ export interface BrokerDeps {
   readonly syncTimeoutMs: number;
   /** Deadline of an operation whose plan sets no maximum_polling_duration. */
   readonly operationTimeoutSeconds: number;
+  /** The first wait between two status checks of the operations started. @default the workflows' own */
+  readonly statusPollMs?: number;
   /** Key of the request digests (so a digest reveals nothing of the parameters). */
   readonly hashKey: Buffer;
   /** Where each operation workflow the broker starts is counted. @default nowhere */

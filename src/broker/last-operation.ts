@@ -5,11 +5,11 @@
 import { badRequest } from '../osb/errors.js';
 import type { LastOperation } from '../osb/service-broker.js';
 import {
-  clusterWaitDescription,
   parseOperationString,
   type OperationName,
   type OperationStatus,
   type OperationType,
+  waitDescription,
 } from '../workflows/messages.js';
 
 /** Seconds a platform should wait before polling a running operation again. */
@@ -67,8 +67,7 @@ export function settledStatus(
   memo: OperationStatus,
   run: { readonly running: boolean; readonly statusName: string; readonly waiting?: string },
 ): OperationStatus {
-  const waiting =
-    run.running && memo.state === 'in progress' && run.waiting && clusterWaitDescription(run.waiting);
+  const waiting = run.running && memo.state === 'in progress' && run.waiting && waitDescription(run.waiting);
   if (waiting) return { ...memo, description: waiting };
   if (run.running || memo.state !== 'in progress') return memo;
   const reason =

@@ -92,8 +92,10 @@ export async function checkQuotas(deps: QuotaDeps, req: QuotaRequest): Promise<v
     const withinGroup = plans.some((p) => p.spec.id === req.previousPlanId);
     const tenant = tenantOf(quota.tenant, req);
     if (tenant && !withinGroup) {
-      const records = await deps.records.instancesOfPlans(plans.map((p) => p.spec.id));
-      const used = countTenantInstances(records, quota, tenant, req.instanceId);
+      const used = await deps.records.countInstancesOfPlans(
+        plans.map((p) => p.spec.id),
+        (record) => countTenantInstances([record], quota, tenant, req.instanceId) === 1,
+      );
       checkQuota({ plan: req.plan, quota, plans, tenant, used });
     }
   }

@@ -3,7 +3,7 @@
  * the Secret with a binding's response), and the instance as the OSB API shows it.
  */
 import type { ClusterClient } from '../kube/clients.js';
-import { getRecord, listRecordsAnywhere } from '../kube/custom-objects.js';
+import { countRecords, getRecord, listRecordsAnywhere } from '../kube/custom-objects.js';
 import { isNotFound } from '../kube/errors.js';
 import type { BindingResponse, InstanceView } from '../osb/service-broker.js';
 import {
@@ -36,15 +36,22 @@ export class Records {
     );
   }
 
-  /** The instance records of these plans (by their plan-id label), wherever they are. */
-  instancesOfPlans(planIds: readonly string[]): Promise<SFServiceInstance[]> {
-    if (planIds.length === 0) return Promise.resolve([]);
+  /**
+   * How many instance records of these plans (by their plan-id label), wherever they are, pass
+   * `counts`: read a page at a time, never all at once.
+   */
+  countInstancesOfPlans(
+    planIds: readonly string[],
+    counts: (record: SFServiceInstance) => boolean,
+  ): Promise<number> {
+    if (planIds.length === 0) return Promise.resolve(0);
     const values = [...new Set(planIds.map(labelValue))].sort();
-    return listRecordsAnywhere<SFServiceInstance>(
+    return countRecords<SFServiceInstance>(
       this.deps.master,
       SFSERVICEINSTANCE,
       this.deps.instanceNamespace,
       `${LABELS.planId} in (${values.join(',')})`,
+      counts,
     );
   }
 
@@ -58,21 +65,59 @@ export class Records {
     );
   }
 
-  /** The binding's response, from the Secret its bind wrote; `{}` when there is none. */
+  /**
+   * The binding a rotation names as its predecessor: the instance's binding of that id, else one of
+   * another instance with that id (which the rotation rules refuse by name); undefined when there
+   * is none.
+   */
+  async bindingForRotation(instanceId: string, bindingId: string): Promise<SFServiceBinding | undefined> {
+    const own = await this.binding(instanceId, bindingId);
+    if (own) return own;
+    const found = await listRecordsAnywhere<SFServiceBinding>(
+      this.deps.master,
+      SFSERVICEBINDING,
+      this.deps.instanceNamespace,
+      `${LABELS.bindingId}=${labelValue(bindingId)}`,
+    );
+    return found.find((binding) => binding.spec.id === bindingId);
+  }
+
+  /**
+   * The binding's response, from the Secret its bind wrote (`{}` when there is none), with the
+   * times its record keeps (see {@link withRecordedTimes}).
+   */
   async bindingResponse(record: SFServiceBinding, secretName?: string): Promise<BindingResponse> {
     const name = secretName ?? record.status?.response?.secretRef ?? bindingSecretName(record.metadata.name);
+    let response: BindingResponse = {};
     try {
       const secret = await this.deps.master.core.readNamespacedSecret({
         name,
         namespace: record.metadata.namespace!,
       });
       const raw = secret.data?.response;
-      return raw ? (JSON.parse(Buffer.from(raw, 'base64').toString('utf8')) as BindingResponse) : {};
+      if (raw) response = JSON.parse(Buffer.from(raw, 'base64').toString('utf8')) as BindingResponse;
     } catch (err) {
-      if (isNotFound(err)) return {};
-      throw err;
+      if (!isNotFound(err)) throw err;
     }
+    return withRecordedTimes(response, record);
   }
+}
+
+/**
+ * A binding's response with the times its record keeps from its plan's `bindingLifetime`: when the
+ * record has them, `metadata.expires_at` and `metadata.renew_before` are the record's (both, the
+ * latter only when the plan gives one), over what the status template rendered, because the record
+ * is what the broker checks expiry against; other metadata of the template stays. Without them the
+ * template's metadata is passed on as it is.
+ */
+export function withRecordedTimes(response: BindingResponse, record: SFServiceBinding): BindingResponse {
+  const { expiresAt, renewBefore } = record.spec;
+  if (!expiresAt) return response;
+  const { expires_at: _expires, renew_before: _renew, ...others } = response.metadata ?? {};
+  return {
+    ...response,
+    metadata: { ...others, expires_at: expiresAt, ...(renewBefore ? { renew_before: renewBefore } : {}) },
+  };
 }
 
 /**

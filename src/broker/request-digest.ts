@@ -25,6 +25,8 @@ export interface BindingAttributes {
   readonly appGuid?: string;
   readonly bindResource?: Record<string, unknown>;
   readonly parameters?: Record<string, unknown>;
+  /** A rotation's predecessor: the same binding id rotating another binding is another request. */
+  readonly predecessorBindingId?: string;
 }
 
 /**
@@ -56,8 +58,9 @@ export function requestDigests(key: Buffer): RequestDigests {
         maintenanceInfo: maintenanceInfo?.version,
       }),
     deprovision: (instanceId) => digest({ deprovision: instanceId }),
-    bind: ({ serviceId, planId, appGuid, bindResource, parameters }) =>
-      digest({ serviceId, planId, appGuid, bindResource, parameters }),
+    // Undefined members are left out of the digested text: a bind without a predecessor keeps its digest.
+    bind: ({ serviceId, planId, appGuid, bindResource, parameters, predecessorBindingId }) =>
+      digest({ serviceId, planId, appGuid, bindResource, parameters, predecessorBindingId }),
     unbind: (bindingId) => digest({ unbind: bindingId }),
     action: (instanceId, action, parameters) => digest({ action, instanceId, parameters }),
   };

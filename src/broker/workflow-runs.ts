@@ -84,6 +84,7 @@ export class WorkflowRuns {
       readonly taskQueue: string;
       readonly syncTimeoutMs: number;
       readonly operationTimeoutSeconds: number;
+      readonly statusPollMs?: number;
       readonly metrics?: OperationStartRecorder;
     },
   ) {
@@ -103,6 +104,7 @@ export class WorkflowRuns {
     return {
       requestHash,
       deadlineSeconds: plan?.spec.maximum_polling_duration ?? this.deps.operationTimeoutSeconds,
+      ...(this.deps.statusPollMs ? { firstPollMs: this.deps.statusPollMs } : {}),
       ...(who
         ? {
             requestedBy:

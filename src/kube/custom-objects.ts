@@ -168,3 +168,33 @@ export async function listRecordPage<T extends KubeObject>(
   const next = list.metadata?.continue;
   return { items: list.items, ...(next ? { continue: next } : {}) };
 }
+
+/** Records a count reads at once: what it holds in memory, whatever the number of records. */
+export const COUNT_PAGE_SIZE = 500;
+
+/**
+ * How many records of a kind, in one namespace or (without one) in all, selected by labels, pass
+ * `counts` (all by default): read page by page ({@link COUNT_PAGE_SIZE} at a time), so a count of
+ * many thousands of records never holds them all in memory.
+ */
+export async function countRecords<T extends KubeObject>(
+  cluster: ClusterClient,
+  kind: ResourceKind,
+  namespace: string | undefined,
+  labelSelector: string,
+  counts: (record: T) => boolean = () => true,
+  pageSize = COUNT_PAGE_SIZE,
+): Promise<number> {
+  let total = 0;
+  let next: string | undefined;
+  do {
+    const page: RecordPage<T> = await listRecordPage<T>(cluster, kind, namespace, {
+      labelSelector,
+      limit: pageSize,
+      ...(next ? { continue: next } : {}),
+    });
+    for (const record of page.items) if (counts(record)) total += 1;
+    next = page.continue;
+  } while (next);
+  return total;
+}

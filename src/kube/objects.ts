@@ -61,6 +61,33 @@ export async function readObject(
   }
 }
 
+/**
+ * The objects of a kind in `namespace` that carry every label of `labelSelector` (`a=b,c=d`); a
+ * kind the apiserver does not serve fails like any other call.
+ */
+export async function listObjects(
+  cluster: ClusterClient,
+  kind: { readonly apiVersion: string; readonly kind: string },
+  namespace: string,
+  labelSelector: string,
+): Promise<KubeObject[]> {
+  const list = await cluster.objects.list(
+    kind.apiVersion,
+    kind.kind,
+    namespace,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    labelSelector,
+  );
+  return (list.items ?? []) as KubeObject[];
+}
+
+/** Whether an error says that the apiserver serves no such apiVersion and kind. */
+export const isKindNotServed = (err: unknown): boolean =>
+  err instanceof Error && /^Unrecognized API version and kind/.test(err.message);
+
 /** Deletes an object (foreground, so owned objects go first); true when it was already gone. */
 export async function deleteObject(cluster: ClusterClient, ref: AppliedResource): Promise<boolean> {
   try {

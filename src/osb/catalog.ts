@@ -3,6 +3,7 @@
  * service and plan a request names. Pure: plain objects in, plain JSON out, in a stable order.
  */
 import type { PlanSchemas, SFPlan, SFService } from '../resources/types.js';
+import { bindingLifetimeProblem } from './binding-lifetime.js';
 import { compileSchema, parameterSchema, SCHEMA_ACTIONS, SchemaError, withDeclaredDraft } from './schemas.js';
 
 /** A JSON object without the keys whose value is `undefined`, in the order they were written. */
@@ -24,6 +25,7 @@ export interface OsbPlan {
   free?: boolean;
   bindable?: boolean;
   plan_updateable?: boolean;
+  binding_rotatable?: boolean;
   schemas?: Record<string, unknown>;
   maintenance_info?: { version: string; description?: string };
   maximum_polling_duration?: number;
@@ -51,9 +53,14 @@ export interface OsbCatalog {
   services: OsbService[];
 }
 
-/** One OSB plan object; fields the SFPlan leaves unset are omitted. */
-export function osbPlan(plan: SFPlan): OsbPlan {
+/**
+ * One OSB plan object; fields the SFPlan leaves unset are omitted. `binding_rotatable` is `true`
+ * for a plan with `bindingRotatable` whose bindings can be made (its `bindable`, else its service's,
+ * `serviceBindable`), and absent otherwise.
+ */
+export function osbPlan(plan: SFPlan, serviceBindable = false): OsbPlan {
   const s = plan.spec;
+  const rotatable = s.bindingRotatable === true && (s.bindable ?? serviceBindable);
   return defined({
     id: s.id,
     name: s.name,
@@ -62,6 +69,7 @@ export function osbPlan(plan: SFPlan): OsbPlan {
     free: s.free,
     bindable: s.bindable,
     plan_updateable: s.planUpdatable,
+    binding_rotatable: rotatable ? true : undefined,
     schemas: s.schemas ? declaredDrafts(s.schemas) : undefined,
     maintenance_info: s.maintenance_info
       ? defined({ version: s.maintenance_info.version, description: s.maintenance_info.description })
@@ -114,7 +122,7 @@ export function osbService(service: SFService, plans: readonly SFPlan[]): OsbSer
     metadata: s.metadata,
     dashboard_client: client && Object.keys(client).length > 0 ? client : undefined,
     plan_updateable: s.planUpdatable,
-    plans: plans.map(osbPlan),
+    plans: plans.map((plan) => osbPlan(plan, s.bindable)),
   }) as OsbService;
 }
 
@@ -225,6 +233,8 @@ function planProblem(plan: SFPlan): string | undefined {
   if (version !== undefined && !SEMVER.test(version)) {
     return `maintenance_info.version ${JSON.stringify(version)} is not a SemVer 2.0 version`;
   }
+  const lifetime = bindingLifetimeProblem(plan);
+  if (lifetime !== undefined) return lifetime;
   for (const action of SCHEMA_ACTIONS) {
     const schema = parameterSchema(plan, action);
     if (!schema) continue;
@@ -253,7 +263,8 @@ function planProblem(plan: SFPlan): string | undefined {
  * - a service needs a non-empty id, name and description, a boolean `bindable`, and only the
  *   `requires` values the spec defines; a plan a non-empty id, name and description, a SemVer
  *   `maintenance_info.version`, parameter schemas of at most 64 kB that refer to nothing
- *   outside themselves and compile, and `helm` templates only for provision and bind, with a url;
+ *   outside themselves and compile, `helm` templates only for provision and bind, with a url,
+ *   and a `bindingLifetime` of valid durations whose `renewBefore` is shorter than `expiresAfter`;
  * - ids are unique among all services and plans, service names among services, plan names within
  *   their service: of resources that collide, the first in catalog order (name, then id) stays;
  * - a plan needs its service in the catalog, and a service at least one plan.

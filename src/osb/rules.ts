@@ -1,10 +1,11 @@
 /**
  * The OSB request rules that depend on the catalog: which service and plan a request names,
  * whether it must run asynchronously, which plan changes, context updates and maintenance versions
- * are allowed, what an update needs of its instance, and what a binding needs. Pure: each rule
+ * are allowed, what an update needs of its instance, and what a binding (and its rotation) needs. Pure: each rule
  * returns, or throws the OsbError the spec asks for.
  */
-import type { MaintenanceInfo, SFPlan, SFService } from '../resources/types.js';
+import type { MaintenanceInfo, SFPlan, SFService, SFServiceBinding } from '../resources/types.js';
+import { hasExpired } from './binding-lifetime.js';
 import { canonicalJson } from './canonical-json.js';
 import type { CatalogLookup } from './catalog.js';
 import {
@@ -282,15 +283,71 @@ export function checkRequiresApp(plan: SFPlan, appGuid: string | undefined): voi
 }
 
 /**
- * Binding rotation (`predecessor_binding_id`) needs a `binding_rotatable` plan, and no plan of this
- * broker is.
+ * Binding rotation (`predecessor_binding_id`) needs a plan with `bindingRotatable` (the catalog's
+ * `binding_rotatable`). Decided from the request alone; what the predecessor must be is
+ * {@link checkPredecessorBinding}'s.
  *
- * @throws OsbError 400 when the request asks for a rotation.
+ * @throws OsbError 400 `BindingRotationNotSupported` when the request asks for a rotation on
+ *   another plan.
  */
 export function checkBindingRotation(plan: SFPlan, predecessorBindingId: string | undefined): void {
-  if (predecessorBindingId !== undefined) {
-    throw badRequest(
+  if (predecessorBindingId !== undefined && plan.spec.bindingRotatable !== true) {
+    throw new OsbError(
+      400,
       `Plan ${plan.spec.name} is not binding_rotatable; predecessor_binding_id cannot be used.`,
+      'BindingRotationNotSupported',
+    );
+  }
+}
+
+/**
+ * The binding a rotation names must be one that works now, of the same instance (OSB 2.17: a
+ * non-expired binding of the same service instance; both stay valid until each is unbound):
+ *
+ * - it exists, and belongs to the instance the new binding is for;
+ * - it is not being deleted (an unbind running or its record being deleted);
+ * - its bind succeeded (not failed, not still running);
+ * - it has not expired (its recorded `expiresAt` is after `now`; a binding without one never
+ *   expires).
+ *
+ * A binding that was rotated before may be rotated again (a retried rotation, whose first
+ * successor failed, names it once more), and a successor may itself be rotated later: each
+ * successor records its own predecessor.
+ *
+ * @param found the binding record found under that id: of this instance if there is one, else
+ *   of another instance; undefined when there is none.
+ * @throws OsbError 400 `InvalidPredecessorBinding` saying which rule it breaks.
+ */
+export function checkPredecessorBinding(
+  instanceId: string,
+  predecessorBindingId: string,
+  found: SFServiceBinding | undefined,
+  now: Date,
+): asserts found is SFServiceBinding {
+  const refuse = (why: string) =>
+    new OsbError(400, `predecessor_binding_id ${predecessorBindingId} ${why}`, 'InvalidPredecessorBinding');
+  if (!found) throw refuse('names no binding of this service instance.');
+  if (found.spec.instanceId !== instanceId) {
+    throw refuse(
+      'names a binding of another service instance; only a binding of the same service instance can be rotated.',
+    );
+  }
+  const status = found.status;
+  if (found.metadata.deletionTimestamp || status?.operation === 'unbind') {
+    throw refuse(
+      status?.state === 'failed' && !found.metadata.deletionTimestamp
+        ? 'names a binding whose unbind failed; rotate a binding that is in use.'
+        : 'names a binding that is being deleted; rotate a binding that is in use.',
+    );
+  }
+  if (status?.state === 'failed')
+    throw refuse('names a binding whose bind failed; it has nothing to rotate.');
+  if (status?.state !== 'succeeded') {
+    throw refuse('names a binding that is still being created; rotate it once its bind has succeeded.');
+  }
+  if (hasExpired(found.spec, now)) {
+    throw refuse(
+      `names a binding that expired at ${found.spec.expiresAt}; an expired binding cannot be rotated.`,
     );
   }
 }

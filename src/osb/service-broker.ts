@@ -81,6 +81,11 @@ export interface BindRequest {
   readonly bindResource?: Record<string, unknown>;
   readonly context?: Record<string, unknown>;
   readonly parameters?: Record<string, unknown>;
+  /**
+   * The binding this one rotates (OSB 2.17), on a plan with `bindingRotatable`; the service layer
+   * checks it with `checkPredecessorBinding` (src/osb/rules.ts) before it creates the binding.
+   */
+  readonly predecessorBindingId?: string;
   /** Whether the bind may answer 202 (see `bindingAcceptsIncomplete` in src/osb/rules.ts). */
   readonly acceptsIncomplete: boolean;
 }

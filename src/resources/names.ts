@@ -63,6 +63,8 @@ export const LABELS = {
   clusterId: 'interoperator.servicefabrik.io/cluster-id',
   serviceId: 'interoperator.servicefabrik.io/service-id',
   planId: 'interoperator.servicefabrik.io/plan-id',
+  /** On binding records of a rotation: the binding it rotates (`predecessor_binding_id`). */
+  predecessorBindingId: 'interoperator.servicefabrik.io/predecessor-binding-id',
   /** On instance records: the plan revision the instance's resources were last rendered with. */
   planRevision: 'interoperator.servicefabrik.io/plan-revision',
 } as const;

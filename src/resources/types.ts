@@ -206,6 +206,25 @@ export interface SFPlanSpec {
   context?: Record<string, unknown>;
   /** How many instances of the plan one tenant may hold. @default no limit */
   quota?: PlanQuota;
+  /**
+   * Bindings of the plan can be rotated: a bind may name a `predecessor_binding_id` (the catalog's
+   * `binding_rotatable`, advertised only when the plan is bindable). @default false
+   */
+  bindingRotatable?: boolean;
+  /** How long the credentials of the plan's bindings last. @default no expiry */
+  bindingLifetime?: BindingLifetime;
+}
+
+/**
+ * The lifetime of a plan's bindings, as durations of whole days, hours, minutes and seconds
+ * (`30d`, `720h`, `1h30m`): each binding answers `metadata.expires_at` = its creation time +
+ * `expiresAfter`, and `metadata.renew_before` = that time - `renewBefore`.
+ */
+export interface BindingLifetime {
+  /** How long after its creation a binding's credentials expire. */
+  expiresAfter: string;
+  /** How long before they expire the platform should rotate the binding; shorter than `expiresAfter`. @default not said */
+  renewBefore?: string;
 }
 
 /** What a quota is per: the part of an instance's context that names its tenant. */
@@ -358,6 +377,12 @@ export interface SFServiceBindingSpec {
   context?: Record<string, unknown>;
   parameters?: Record<string, unknown>;
   acceptsIncomplete?: boolean;
+  /** The binding this one rotates (OSB `predecessor_binding_id`), of the same instance. */
+  predecessorBindingId?: string;
+  /** When the binding's credentials expire, from its plan's `bindingLifetime` at its creation (RFC 3339). */
+  expiresAt?: string;
+  /** When the platform should have rotated the binding (RFC 3339). */
+  renewBefore?: string;
 }
 
 export interface SFServiceBindingStatus {

@@ -71,6 +71,7 @@ export async function startBroker(
     ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
     syncTimeoutMs: config.broker.syncTimeoutMs,
     operationTimeoutSeconds: config.operationTimeoutSeconds,
+    ...(config.statusPollMs ? { statusPollMs: config.statusPollMs } : {}),
     hashKey: createHash('sha256')
       .update('request-digest')
       .update(config.temporal.payloadKeys[0]!.key)

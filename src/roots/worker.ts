@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import {
   clusterActivities,
   createActivities,
@@ -14,6 +14,7 @@ import {
   rotationScheduleActivities,
 } from '../activities/index.js';
 import { operationSinks, stepRetries, timedRenderer } from '../activities/metrics.js';
+import { statusWakeups } from '../activities/status-wakeups.js';
 import { recordPlanRevision } from '../broker/plan-revisions.js';
 import type { Config } from '../config.js';
 import { clusterClientFromFile, type ClusterClient } from '../kube/clients.js';
@@ -32,6 +33,7 @@ import type { secretRotationScheduleWorkflow } from '../workflows/secret-rotatio
 import {
   CLUSTER_HEALTH_SETTINGS_SIGNAL,
   MEMO_KEY,
+  OPERATOR_CHANGED_SIGNAL,
   ROTATION_SCHEDULE_SETTINGS_SIGNAL,
   clusterHealthWorkflowId,
   rotationScheduleWorkflowId,
@@ -100,6 +102,18 @@ export async function startWorker(
     ...(metrics ? { clients: { calls: metrics } } : {}),
   });
   const renderer = { renderObjects, renderValues };
+  const wakeups = statusWakeups({
+    wake: ({ workflowId, runId }) =>
+      temporal.client.workflow
+        .getHandle(workflowId, runId)
+        .signal(OPERATOR_CHANGED_SIGNAL)
+        // An operation that ended meanwhile has nothing to wake.
+        .catch((err: unknown) => {
+          if (!(err instanceof WorkflowNotFoundError)) throw err;
+        }),
+    onError: (err, what) => log.warn(`status wake-ups: ${what} failed`, { error: String(err) }),
+    ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
+  });
   const deps = {
     clusters,
     catalog,
@@ -107,6 +121,7 @@ export async function startWorker(
     ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
     scheduling: config.scheduling,
     operationTimeoutSeconds: config.operationTimeoutSeconds,
+    statusWakeups: wakeups,
   };
   const runs = {
     latest: async (workflowId: string) => {
@@ -143,6 +158,7 @@ export async function startWorker(
   if (config.secretRotationCheckSeconds > 0) await startRotationSchedule(config, log);
   monitoring?.readiness(() => worker.getState() === 'RUNNING');
   const done = worker.run().finally(async () => {
+    wakeups.stop();
     await catalog.stop();
     await temporal.close();
     await closeRenderer();

@@ -23,7 +23,7 @@ import { OsbClusterId } from './search-attributes.js';
 
 /** Custom action: POST /admin/instances/:instance_id/actions/:action */
 export async function actionWorkflow(req: ActionRequest): Promise<OperationStatus> {
-  const op = new Operation(startingStatus(req.action, req), req.deadlineSeconds);
+  const op = new Operation(startingStatus(req.action, req), req.deadlineSeconds, req.firstPollMs);
   const { startAction, applyTemplate, checkStatus, recordActionStatus } = op.steps;
   const runId = workflowInfo().runId;
   const run: ActionRun = { name: req.action, id: runId, parameters: req.parameters ?? {} };

@@ -37,9 +37,15 @@ async function removeBinding(op: Operation, binding: BindingRef): Promise<Status
   return report;
 }
 
+/** Ends an unbind that found no record: as the deprovision's (see instance.ts). */
+async function finishRemoval(op: Operation, binding: BindingRef): Promise<StatusReport> {
+  await op.steps.removeBindingRecord(binding);
+  return { state: 'succeeded' };
+}
+
 /** OSB bind: PUT /v2/service_instances/:instance_id/service_bindings/:binding_id */
 export async function bindWorkflow(req: BindingRequest): Promise<OperationStatus> {
-  const op = new Operation(startingStatus('bind', req), req.deadlineSeconds);
+  const op = new Operation(startingStatus('bind', req), req.deadlineSeconds, req.firstPollMs);
   const { recordBinding, applyTemplate, checkStatus } = op.steps;
   let binding: BindingRef | undefined;
   const report = await op.run(async (compensations) => {
@@ -63,10 +69,10 @@ export async function bindWorkflow(req: BindingRequest): Promise<OperationStatus
 
 /** OSB unbind: DELETE /v2/service_instances/:instance_id/service_bindings/:binding_id */
 export async function unbindWorkflow(req: BindingRequest): Promise<OperationStatus> {
-  const op = new Operation(startingStatus('unbind', req), req.deadlineSeconds);
+  const op = new Operation(startingStatus('unbind', req), req.deadlineSeconds, req.firstPollMs);
   return runDeletion(op, {
     record: () => op.steps.recordBinding(req, 'unbind'),
-    remove: (binding) => removeBinding(op, binding),
+    remove: (binding) => (binding.removed ? finishRemoval(op, binding) : removeBinding(op, binding)),
     writeStatus: op.steps.recordBindingStatus,
     ending: () => ({ succeeded: 'The binding is deleted', failed: 'The unbind failed' }),
   });

@@ -68,9 +68,19 @@ async function removeInstance(op: Operation, target: Target): Promise<StatusRepo
   return report;
 }
 
+/**
+ * Ends a deprovision that found no record: its steps already ran (their workflow task was
+ * replayed) and removed it. What follows the record's removal is done again; each step is
+ * harmless when repeated.
+ */
+async function finishRemoval(op: Operation, instance: InstanceRef): Promise<StatusReport> {
+  await op.steps.removeInstanceRecord(instance);
+  return { state: 'succeeded' };
+}
+
 /** OSB provision: PUT /v2/service_instances/:instance_id */
 export async function provisionWorkflow(req: InstanceRequest): Promise<OperationStatus> {
-  const op = new Operation(startingStatus('provision', req), req.deadlineSeconds);
+  const op = new Operation(startingStatus('provision', req), req.deadlineSeconds, req.firstPollMs);
   const { applyTemplate, checkStatus } = op.steps;
   let target: Target | undefined;
   const report = await op.run(async (compensations) => {
@@ -132,7 +142,7 @@ async function cancelUpdate(
 /** OSB update: PATCH /v2/service_instances/:instance_id */
 export async function updateWorkflow(request: InstanceRequest): Promise<OperationStatus> {
   let req = request;
-  const op = new Operation(startingStatus('update', req), req.deadlineSeconds);
+  const op = new Operation(startingStatus('update', req), req.deadlineSeconds, req.firstPollMs);
   const { recordedInstanceRequest, applyTemplate, checkStatus } = op.steps;
   let previous: InstanceRequest | undefined;
   let target: Target | undefined;
@@ -176,10 +186,10 @@ export async function updateWorkflow(request: InstanceRequest): Promise<Operatio
 
 /** OSB deprovision: DELETE /v2/service_instances/:instance_id */
 export async function deprovisionWorkflow(req: InstanceRequest): Promise<OperationStatus> {
-  const op = new Operation(startingStatus('deprovision', req), req.deadlineSeconds);
+  const op = new Operation(startingStatus('deprovision', req), req.deadlineSeconds, req.firstPollMs);
   return runDeletion(op, {
     record: () => op.steps.recordInstance(req, 'deprovision'),
-    remove: (instance) => removeInstance(op, { instance }),
+    remove: (instance) => (instance.removed ? finishRemoval(op, instance) : removeInstance(op, { instance })),
     writeStatus: op.steps.recordInstanceStatus,
     // A deprovision that failed after it began deleting the operator's resources leaves an
     // instance that is no longer usable.

@@ -31,6 +31,11 @@ export interface OperationEnvelope {
   readonly requestHash: string;
   /** How long to wait for the operator (the plan's maximum_polling_duration, else the default). */
   readonly deadlineSeconds: number;
+  /**
+   * The first wait between two status checks, in ms (the next ones double from it, see
+   * polling.ts); absent: polling.ts's FIRST_POLL_MS.
+   */
+  readonly firstPollMs?: number;
   readonly requestedBy?: RequestedBy;
 }
 
@@ -46,8 +51,18 @@ export type InstanceRequest = Omit<ProvisionRequest, 'acceptsIncomplete'> &
     readonly dashboardUrl?: string;
   };
 
-/** A binding request, as the bind and unbind workflows receive it (an unbind's only the ids). */
-export type BindingRequest = Omit<BindRequest, 'acceptsIncomplete'> & OperationEnvelope;
+/**
+ * A binding request, as the bind and unbind workflows receive it (an unbind's only the ids). A
+ * bind's carries the times of its plan's `bindingLifetime` from when the broker accepted it, which
+ * its record keeps from its creation on; a rotation's, what it took over from its predecessor.
+ */
+export type BindingRequest = Omit<BindRequest, 'acceptsIncomplete'> &
+  OperationEnvelope & {
+    /** When the binding's credentials expire (RFC 3339, UTC). */
+    readonly expiresAt?: string;
+    /** When the platform should have rotated the binding (RFC 3339, UTC). */
+    readonly renewBefore?: string;
+  };
 
 /**
  * A custom action of the instance's plan (its `x-<name>` template), run by an admin: the action
@@ -209,6 +224,11 @@ export interface InstanceRef {
    * cluster run there. Absent when the landscape's workers reach the cluster.
    */
   readonly taskQueue?: string;
+  /**
+   * Set by recording a deprovision that finds no record: an earlier run of the same operation's
+   * steps removed it (a workflow task that ran its steps and was replayed, a retried step).
+   */
+  readonly removed?: true;
 }
 
 /** Where scheduling placed an instance and why: the scheduling step's result, kept in the history. */
@@ -226,6 +246,8 @@ export interface BindingRef {
   readonly name: string;
   readonly namespace: string;
   readonly instance: InstanceRef;
+  /** Set by recording an unbind that finds no record: as {@link InstanceRef.removed}. */
+  readonly removed?: true;
 }
 
 /** What an operation works on: an instance, or a binding of it. */
@@ -250,6 +272,13 @@ export interface ClusterHealthSettings {
   /** Seconds a cluster may stay unreachable before it is offline. */
   readonly offlineSeconds: number;
 }
+
+/**
+ * Name of the signal that wakes an operation waiting for its operator: one of the objects its
+ * status check read (its plan's `sources`) changed, so it checks again now rather than at its
+ * next poll. It carries nothing; a signal to an operation that is not waiting changes nothing.
+ */
+export const OPERATOR_CHANGED_SIGNAL = 'operatorChanged';
 
 /** Name of the signal that gives the running cluster health workflow new settings. */
 export const CLUSTER_HEALTH_SETTINGS_SIGNAL = 'clusterHealthSettings';
@@ -295,4 +324,21 @@ export const waitingForCluster = (clusterId: string, error: string): string =>
 export function clusterWaitDescription(message: string): string | undefined {
   const clusterId = /^waiting for cluster (.+?): /.exec(message)?.[1];
   return clusterId === undefined ? undefined : `waiting for cluster ${clusterId}: it does not answer yet`;
+}
+
+/**
+ * What a step says while an object that a rendered object refers to (`getValueFrom`) is not
+ * there: it is retried until the operation's deadline, and `last_operation` shows it. `reference`
+ * names the reference (kind, name, path), never a value.
+ */
+export const waitingForReference = (reference: string): string =>
+  `waiting for referenced object ${reference}`;
+
+/**
+ * What a platform is told while a step waits ({@link waitingForCluster}, {@link waitingForReference});
+ * undefined for any other failure of a step.
+ */
+export function waitDescription(message: string): string | undefined {
+  if (message.startsWith('waiting for referenced object ')) return message;
+  return clusterWaitDescription(message);
 }

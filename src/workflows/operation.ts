@@ -7,8 +7,11 @@
  */
 import {
   CancellationScope,
+  condition,
+  defineSignal,
   isCancellation,
   patched,
+  setHandler,
   sleep,
   upsertMemo,
   upsertSearchAttributes,
@@ -16,9 +19,18 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { failureDescription, isStepFailure, localThenQueued } from './local-then-queued.js';
-import { MEMO_KEY, type OperationState, type OperationStatus, type StatusReport } from './messages.js';
+import {
+  MEMO_KEY,
+  OPERATOR_CHANGED_SIGNAL,
+  type OperationState,
+  type OperationStatus,
+  type StatusReport,
+} from './messages.js';
 import { FIRST_POLL_MS, nextPoll } from './polling.js';
 import { OsbState } from './search-attributes.js';
+
+/** See {@link OPERATOR_CHANGED_SIGNAL}. */
+export const operatorChangedSignal = defineSignal(OPERATOR_CHANGED_SIGNAL);
 
 /** Undoes what one step did. */
 export type Compensation = () => Promise<unknown> | unknown;
@@ -47,17 +59,21 @@ export interface Ending {
 export class Operation {
   private status: OperationStatus;
   private deadlineAt: number;
+  private changes = 0;
   /** The operation's steps, run by their policies (see local-then-queued.ts). */
   readonly steps: Activities;
 
   /**
    * `starting`: the operation's {@link startingStatus}, which the broker started the workflow with;
-   * `deadlineSeconds`: how long the operation may take.
+   * `deadlineSeconds`: how long the operation may take; `firstPollMs`: the first wait between two
+   * status checks (see polling.ts).
    */
   constructor(
     starting: OperationStatus,
     readonly deadlineSeconds: number,
+    readonly firstPollMs: number = FIRST_POLL_MS,
   ) {
+    setHandler(operatorChangedSignal, () => void (this.changes += 1));
     this.status = starting;
     this.deadlineAt = workflowInfo().runStartTime.getTime() + deadlineSeconds * 1000;
     this.steps = localThenQueued({ at: () => this.deadlineAt, seconds: deadlineSeconds });
@@ -73,6 +89,11 @@ export class Operation {
 
   get current(): OperationStatus {
     return this.status;
+  }
+
+  /** How many times the operator changed a source of the status check (see {@link operatorChangedSignal}). */
+  get operatorChanges(): number {
+    return this.changes;
   }
 
   /**
@@ -155,14 +176,17 @@ export class Operation {
 /**
  * Polls the `status` template until the operator reports success or failure, backing off as
  * polling.ts says, and fails the operation when its deadline passes first; the last check is at
- * the deadline.
+ * the deadline. A change the worker saw to one of the sources the check read (the
+ * {@link operatorChangedSignal}, since the check began) ends the wait at once: the poll is the
+ * fallback for changes no watch reported.
  */
 export async function waitForOperator(
   op: Operation,
   check: () => Promise<StatusReport>,
 ): Promise<StatusReport> {
-  let delay = FIRST_POLL_MS;
+  let delay = op.firstPollMs;
   for (;;) {
+    const seen = op.operatorChanges;
     const report = await check();
     if (report.state !== 'in progress') return report;
     op.update({ description: report.description ?? 'Waiting for the operator' });
@@ -173,7 +197,9 @@ export async function waitForOperator(
         description: `The operator did not report the outcome within ${op.deadlineSeconds} s${report.description ? ` (last: ${report.description})` : ''}`,
       };
     }
-    await sleep(Math.min(delay, left));
+    if (patched('operator-change-wakes-status-check'))
+      await condition(() => op.operatorChanges > seen, Math.min(delay, left));
+    else await sleep(Math.min(delay, left));
     delay = nextPoll(delay, op.deadlineSeconds);
   }
 }

@@ -20,7 +20,9 @@ import {
   startProcess,
   systemSettings,
   type SystemProcess,
+  type SystemSettings,
 } from '../support/system.js';
+import { WORKFLOW_TYPES, type BindingRequest, type InstanceRequest } from '../../src/workflows/messages.js';
 import { randomUUID } from 'node:crypto';
 import proto from '@temporalio/proto';
 
@@ -75,13 +77,15 @@ const PLANS = [
 
 describe('OSB end to end with the PostgreSQL plan of the design document', () => {
   let system: SystemProcess;
+  let settings: SystemSettings;
   let operator: { stop(): Promise<void> };
   let osb: OsbClient;
   const [master] = clusters();
 
   beforeAll(async () => {
     operator = await startOperator();
-    system = await startProcess('all', await systemSettings());
+    settings = await systemSettings();
+    system = await startProcess('all', settings);
     osb = osbClient(system.url);
     const installed = await installCatalog('examples/postgresql', 'examples/mustache', 'examples/jsonnet');
     const mustache = installed.find(
@@ -365,5 +369,63 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
       `${instancePath}?service_id=${serviceId}&plan_id=${planId}&accepts_incomplete=true`,
     );
     expect(again.status).toBe(410);
+  });
+  test('a deprovision or unbind run again after its steps removed the records (a replayed workflow task) ends as done', async () => {
+    const p = PLANS[1]!;
+    const instanceId = randomUUID();
+    const instancePath = `/v2/service_instances/${instanceId}`;
+    const accepted = await osb(
+      'PUT',
+      `${instancePath}?accepts_incomplete=true`,
+      provisionBody(p.serviceId, p.planId, p.parameters),
+    );
+    expect(accepted.status).toBe(202);
+    expect(
+      await lastOperation(
+        `${instancePath}/last_operation?operation=${encodeURIComponent(String(accepted.body.operation))}`,
+      ),
+    ).toMatchObject({ state: 'succeeded' });
+    const request = {
+      instanceId,
+      serviceId: p.serviceId,
+      planId: p.planId,
+      requestHash: 'again',
+      deadlineSeconds: 30,
+    };
+    const temporal = await temporalClient(settings.payloadKeys);
+    /** Runs an operation's workflow as a replay after its steps ran would: straight on the worker's queue. */
+    const runAgain = (type: 'deprovision' | 'unbind', args: InstanceRequest | BindingRequest) =>
+      temporal.client.workflow.execute(WORKFLOW_TYPES[type], {
+        taskQueue: settings.taskQueue,
+        workflowId: `again-${type}-${randomUUID()}`,
+        args: [args],
+      });
+    try {
+      // a binding whose record is gone, of an instance that is there
+      expect(await runAgain('unbind', { ...request, bindingId: randomUUID() })).toMatchObject({
+        state: 'succeeded',
+        description: 'The binding is deleted',
+      });
+      const deleting = await osb(
+        'DELETE',
+        `${instancePath}?service_id=${p.serviceId}&plan_id=${p.planId}&accepts_incomplete=true`,
+      );
+      expect(
+        await lastOperation(
+          `${instancePath}/last_operation?operation=${encodeURIComponent(String(deleting.body.operation))}`,
+        ),
+      ).toMatchObject({ state: 'succeeded' });
+      expect(await runAgain('deprovision', request)).toMatchObject({
+        state: 'succeeded',
+        description: 'The instance is deprovisioned',
+      });
+      // a binding of an instance that is gone
+      expect(await runAgain('unbind', { ...request, bindingId: randomUUID() })).toMatchObject({
+        state: 'succeeded',
+      });
+      await untilNamespaceGone(master!, `sf-${instanceId}`);
+    } finally {
+      await temporal.close();
+    }
   });
 });

@@ -161,16 +161,25 @@ objects the plans render), or both (a ClusterRole, or one namespace for everythi
 {{- if not (and .apiGroups .resources) }}
 {{- fail (printf "rbac.operatorResources: every entry needs apiGroups and resources (plural names), not %s" (toJson .)) }}
 {{- end }}
-# Custom resources of an operator that the plans render.
+# Custom resources of an operator that the plans render (watched: a change wakes the status check).
 - apiGroups: {{ toJson .apiGroups }}
   resources: {{ toJson .resources }}
-  verbs: [get, create, patch, delete]
+  verbs: [get, list, watch, create, patch, delete]
+{{- end }}
+{{- range $root.Values.rbac.referencedResources }}
+{{- if not (and .apiGroups .resources) }}
+{{- fail (printf "rbac.referencedResources: every entry needs apiGroups and resources (plural names), not %s" (toJson .)) }}
+{{- end }}
+# Objects that the plans' references select by labels.
+- apiGroups: {{ toJson .apiGroups }}
+  resources: {{ toJson .resources }}
+  verbs: [get, list]
 {{- end }}
 {{- with $root.Values.rbac.operatorApiGroups }}
-# Every resource of these operators' API groups.
+# Every resource of these operators' API groups (watched: a change wakes the status check).
 - apiGroups: {{ toJson . }}
   resources: ['*']
-  verbs: [get, create, patch, delete]
+  verbs: [get, list, watch, create, patch, delete]
 {{- end }}
 {{- else }}
 # The clusters' kubeconfigs, read by name.

@@ -43,6 +43,7 @@ export function bindingRoutes(router: RouteTable<OsbState>, deps: RouteDeps): vo
         serviceId,
         planId,
         ...fields,
+        ...(predecessorBindingId !== undefined ? { predecessorBindingId } : {}),
         acceptsIncomplete,
       },
       ctx.state.meta,

@@ -128,11 +128,6 @@ describe('PUT …/service_bindings/:binding_id (bind)', () => {
       body(PLANS.sync, { bind_resource: 'app' }),
       'bind_resource must be a JSON object.',
     ],
-    [
-      'a rotation (row 86)',
-      body(PLANS.sync, { predecessor_binding_id: 'b-0' }),
-      'Plan sync is not binding_rotatable; predecessor_binding_id cannot be used.',
-    ],
   ])(
     'GIVEN %s WHEN bound THEN 400 and the broker is not called (row 67)',
     async (_n, request, description) => {
@@ -182,6 +177,47 @@ describe('PUT …/service_bindings/:binding_id (bind)', () => {
       expect(broker.calls).toEqual([]);
     },
   );
+
+  test.each([
+    ['a plan that is not binding_rotatable', PLANS.sync, 'b-0', 'Plan sync is not binding_rotatable'],
+    ['a predecessor_binding_id that is not a string', PLANS.rotatable, 7, undefined],
+  ])(
+    'GIVEN a rotation on %s WHEN bound THEN 400 and the broker is not called (row 86)',
+    async (_n, planId, predecessor, description) => {
+      const { osb, broker } = testApi();
+      const res = await osb.put(PATH, body(planId, { predecessor_binding_id: predecessor }));
+      expect(res.status).toBe(400);
+      if (description) {
+        expect(res.body).toEqual({
+          error: 'BindingRotationNotSupported',
+          description: `${description}; predecessor_binding_id cannot be used.`,
+        });
+      } else expect(res.body.description).toBe('predecessor_binding_id must be a string.');
+      expect(broker.calls).toEqual([]);
+    },
+  );
+
+  test('GIVEN a binding_rotatable plan WHEN bound with predecessor_binding_id THEN the broker gets it (row 86)', async () => {
+    const { osb, broker } = testApi();
+    const res = await osb.put(PATH, body(PLANS.rotatable, { predecessor_binding_id: 'b-0' }));
+    expect(res.status).toBe(201);
+    expect(broker.requests('bind')).toEqual([
+      {
+        instanceId: 'i-1',
+        bindingId: 'b-1',
+        serviceId: SERVICE_ID,
+        planId: PLANS.rotatable,
+        predecessorBindingId: 'b-0',
+        acceptsIncomplete: false,
+      },
+    ]);
+  });
+
+  test('GIVEN a bind without predecessor_binding_id THEN the broker gets none', async () => {
+    const { osb, broker } = testApi();
+    expect((await osb.put(PATH, body(PLANS.rotatable))).status).toBe(201);
+    expect(broker.requests('bind')[0]).not.toHaveProperty('predecessorBindingId');
+  });
 
   test('GIVEN a plan that requires an app WHEN bound with bind_resource.app_guid THEN 201 (row 75)', async () => {
     const { osb } = testApi();

@@ -128,6 +128,29 @@ describe('GET /v2/catalog', () => {
     expect(broker.calls.map((c) => c.method)).toContain('provision');
   });
 
+  test('GIVEN plans with bindingRotatable and bindingLifetime WHEN fetched THEN binding_rotatable for the valid one, the invalid lifetime left out with its reason', async () => {
+    const catalog = new MemoryCatalog(undefined, [
+      examplePlan(),
+      planVariant('plan-r', 'rotating', {
+        bindingRotatable: true,
+        bindingLifetime: { expiresAfter: '30d', renewBefore: '7d' },
+      }),
+      planVariant('plan-x', 'x-broken', { bindingLifetime: { expiresAfter: '1h', renewBefore: '2h' } }),
+    ]);
+    const { osb, log } = testApi({ catalog });
+    const plans = (await osb.get('/v2/catalog')).body.services[0].plans as {
+      id: string;
+      binding_rotatable?: boolean;
+    }[];
+    expect(plans.map((p) => [p.id, p.binding_rotatable])).toEqual([
+      ['plan-r', true],
+      [PLAN_ID, undefined],
+    ]);
+    expect(log.entries.filter((e) => e.level === 'warn').map((e) => e.fields?.reason)).toEqual([
+      'bindingLifetime.renewBefore (2h) must be shorter than expiresAfter (1h): the platform renews that long before the credentials expire',
+    ]);
+  });
+
   test('GIVEN a plan that names a new service WHEN fetched THEN the service shows once its plan exists', async () => {
     const catalog = new MemoryCatalog(
       [

@@ -50,6 +50,8 @@ export const PLANS = {
   unbindable: 'plan-unbindable',
   /** manager.requiresApp. */
   app: 'plan-app',
+  /** bindingRotatable, and a bindingLifetime. */
+  rotatable: 'plan-rotatable',
   /** Update and binding schemas (draft-07). */
   schemas: 'plan-schemas',
   /** A create schema ajv cannot compile. */
@@ -94,6 +96,12 @@ export function testCatalog(): MemoryCatalog {
       }),
       planVariant(PLANS.unbindable, 'unbindable', { manager: sync, schemas: undefined, bindable: false }),
       planVariant(PLANS.app, 'app', { manager: { ...sync, requiresApp: true }, schemas: undefined }),
+      planVariant(PLANS.rotatable, 'rotatable', {
+        manager: sync,
+        schemas: undefined,
+        bindingRotatable: true,
+        bindingLifetime: { expiresAfter: '720h', renewBefore: '168h' },
+      }),
       planVariant(PLANS.schemas, 'schemas', {
         manager: sync,
         schemas: {

@@ -135,6 +135,21 @@ describe('settledStatus while a step waits', () => {
       { ...running, description: 'waiting for cluster sister-1: it does not answer yet' },
     ],
     [
+      'waiting for an object a rendered object refers to',
+      running,
+      {
+        running: true,
+        statusName: 'RUNNING',
+        waiting:
+          'waiting for referenced object ConfigMap settings in sf-1, path .data.port (for data.port of ConfigMap app): referenced object not found (it does not exist)',
+      },
+      {
+        ...running,
+        description:
+          'waiting for referenced object ConfigMap settings in sf-1, path .data.port (for data.port of ConfigMap app): referenced object not found (it does not exist)',
+      },
+    ],
+    [
       'another step failure (not shown: its text is not the platform’s business)',
       running,
       { running: true, statusName: 'RUNNING', waiting: 'the apiserver said 500' },

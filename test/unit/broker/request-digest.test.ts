@@ -109,4 +109,12 @@ describe('requestDigests', () => {
       digests.instance(provision),
     );
   });
+
+  test('GIVEN a rotation THEN its predecessor counts: each predecessor its own digest, none the plain bind’s', () => {
+    const rotating = digests.bind({ ...bind, predecessorBindingId: 'b-0' });
+    expect(rotating).not.toBe(digests.bind(bind));
+    expect(digests.bind({ ...bind, predecessorBindingId: 'b-9' })).not.toBe(rotating);
+    expect(digests.bind({ ...bind, predecessorBindingId: 'b-0' })).toBe(rotating);
+    expect(digests.bind({ ...bind, predecessorBindingId: undefined })).toBe(digests.bind(bind));
+  });
 });

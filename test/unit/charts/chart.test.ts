@@ -89,6 +89,7 @@ describe('the chart files', () => {
         clusterWide: true,
         operatorResources: [{ apiGroups: ['acid.zalan.do'], resources: ['postgresqls'] }],
         operatorApiGroups: [],
+        referencedResources: [],
       },
       metrics: { port: 9090, host: '0.0.0.0', serviceMonitor: { enabled: false } },
       codec: { enabled: false, port: 8081 },
@@ -383,12 +384,13 @@ withHelm('the chart rendered by helm', () => {
     const rules = role.rules as Rule[];
     expect(JSON.stringify(rules)).toContain('sfserviceinstances/status');
     expect(JSON.stringify(rules)).toContain('namespaces');
-    // Secrets by name, never listed or watched; the operator's resources listed, not '*'.
+    // Secrets by name, never listed or watched; the operator's resources named, not '*' (watched,
+    // so that their changes wake the status checks).
     expect(verbsOn(rules, '', 'secrets')).toEqual(['create', 'delete', 'get', 'patch']);
     expect(rules).toContainEqual({
       apiGroups: ['acid.zalan.do'],
       resources: ['postgresqls'],
-      verbs: ['get', 'create', 'patch', 'delete'],
+      verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
     });
     expect(JSON.stringify(rules)).not.toContain('"*"');
     expect(verbsOn(rules, '', 'nodes')).toEqual(['list']);
@@ -728,7 +730,9 @@ withHelm('the chart rendered by helm', () => {
       'create',
       'delete',
       'get',
+      'list',
       'patch',
+      'watch',
     ]);
     // One namespace for both: the instances' rules.
     const one = render('rbac.clusterWide=false', 'settings.instanceNamespace=interop');
@@ -750,8 +754,30 @@ withHelm('the chart rendered by helm', () => {
     expect(find(two, 'ClusterRole', 'r-interoperator').rules).toContainEqual({
       apiGroups: ['acid.zalan.do'],
       resources: ['postgresqls', 'backups'],
-      verbs: ['get', 'create', 'patch', 'delete'],
+      verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
     });
+  });
+
+  test('GIVEN kinds that references select by labels THEN they may be listed, and an entry without its groups fails clearly', () => {
+    expect(() => render('rbac.referencedResources[0].resources={configmaps}')).toThrow(
+      /rbac.referencedResources: every entry needs apiGroups and resources/,
+    );
+    const manifests = render(
+      'rbac.referencedResources[0].apiGroups={apps}',
+      'rbac.referencedResources[0].resources={deployments}',
+    );
+    expect(find(manifests, 'ClusterRole', 'r-interoperator').rules).toContainEqual({
+      apiGroups: ['apps'],
+      resources: ['deployments'],
+      verbs: ['get', 'list'],
+    });
+    const byDefault = find(render(), 'ClusterRole', 'r-interoperator').rules as {
+      resources: string[];
+      verbs: string[];
+    }[];
+    expect(byDefault.filter((r) => r.resources.includes('configmaps') && r.verbs.includes('list'))).toEqual(
+      [],
+    );
   });
 
   test('GIVEN other operators THEN their API groups are in the rules', () => {

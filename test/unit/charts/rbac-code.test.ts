@@ -54,6 +54,7 @@ const OBJECT_VERBS: Record<string, string[]> = {
   patch: ['patch', 'create'],
   read: ['get'],
   delete: ['delete'],
+  list: ['list'],
 };
 
 /** The verbs the code calls: on fixed core resources, on our kinds, and through the object client. */
@@ -88,6 +89,8 @@ function verbsOfCode(texts: readonly string[]) {
     }
     // The catalog's informers list and watch.
     if (/\bmakeInformer\b/.test(text)) ['list', 'watch'].forEach((v) => ours.add(v));
+    // A watch of a kind (kind-watch.ts) watches objects of the kinds the plans render.
+    if (/\bnew Watch\(/.test(text)) objects.add('watch');
     for (const [, method] of text.matchAll(/\.objects\.(\w+)\(/g)) {
       // A list named `objects` (a dry run's report) is no client.
       if (ARRAY_METHODS.has(method!)) continue;
@@ -129,7 +132,7 @@ withHelm("the chart's RBAC against the code", () => {
       expect.arrayContaining([grant('', 'namespaces', 'create'), grant('', 'secrets', 'get')]),
     );
     expect([...code.ours].sort()).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']);
-    expect([...code.objects].sort()).toEqual(['create', 'delete', 'get', 'patch']);
+    expect([...code.objects].sort()).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']);
   });
 
   test('GIVEN the ClusterRole THEN it grants nothing the code does not call', () => {

@@ -246,6 +246,16 @@ describe('checkCatalog (checklist rows 13–19)', () => {
       'the service_instance.update parameter schema refers outside itself ($ref "https://x/s.json")',
     ],
     [
+      'a bindingLifetime with a malformed expiresAfter',
+      { bindingLifetime: { expiresAfter: '30 days' } },
+      'bindingLifetime.expiresAfter "30 days" is not a duration such as 720h, 30d or 1h30m',
+    ],
+    [
+      'a bindingLifetime whose renewBefore is longer than its expiresAfter',
+      { bindingLifetime: { expiresAfter: '24h', renewBefore: '2d' } },
+      'bindingLifetime.renewBefore (2d) must be shorter than expiresAfter (24h): the platform renews that long before the credentials expire',
+    ],
+    [
       'a schema that does not compile',
       { schemas: { service_instance: { create: { parameters: { type: 'thing' } } } } },
       expect.stringMatching(
@@ -358,4 +368,42 @@ test('GIVEN helm templates for provision and bind WHEN checked THEN the plan sta
   );
   expect(result.problems).toEqual([]);
   expect(result.plans.map((p) => p.spec.id)).toEqual(['p-1']);
+});
+
+describe('binding_rotatable in the catalog', () => {
+  const rotatable = (spec: Partial<SFPlan['spec']> = {}) =>
+    plan('p-1', 'a', 's-1', { bindingRotatable: true, ...spec });
+  test.each([
+    ['a rotatable plan of a bindable service', service('s-1', 'x'), rotatable(), true],
+    [
+      'a rotatable plan that is bindable itself',
+      service('s-1', 'x', { bindable: false }),
+      rotatable({ bindable: true }),
+      true,
+    ],
+    [
+      'a rotatable plan of a service that is not bindable',
+      service('s-1', 'x', { bindable: false }),
+      rotatable(),
+      undefined,
+    ],
+    [
+      'a rotatable plan that is not bindable itself',
+      service('s-1', 'x'),
+      rotatable({ bindable: false }),
+      undefined,
+    ],
+    ['a plan that says false', service('s-1', 'x'), rotatable({ bindingRotatable: false }), undefined],
+    ['a plan that says nothing', service('s-1', 'x'), plan('p-1', 'a', 's-1'), undefined],
+  ])('GIVEN %s WHEN mapped THEN binding_rotatable is %p', (_n, svc, p, expected) => {
+    expect(osbService(svc, [p]).plans[0]?.binding_rotatable).toBe(expected);
+    expect(osbCatalog([svc], [p]).services[0]?.plans[0]?.binding_rotatable).toBe(expected);
+  });
+
+  test('GIVEN a valid bindingLifetime WHEN checked THEN the plan stays (the lifetime is not part of the OSB plan)', () => {
+    const p = plan('p-1', 'a', 's-1', { bindingLifetime: { expiresAfter: '30d', renewBefore: '7d' } });
+    const result = checkCatalog([service('s-1', 'x')], [p]);
+    expect(result.problems).toEqual([]);
+    expect(Object.keys(osbPlan(p))).toEqual(['id', 'name', 'description']);
+  });
 });

@@ -6,6 +6,7 @@ import {
   checkBindable,
   checkBindingRotation,
   checkContextUpdate,
+  checkPredecessorBinding,
   checkMaintenanceInfo,
   checkPlanChange,
   checkPlanOpen,
@@ -19,7 +20,7 @@ import {
 } from '../../../src/osb/rules.js';
 import { parseApiVersion } from '../../../src/osb/version.js';
 import type { InstanceView, UpdateRequest } from '../../../src/osb/service-broker.js';
-import type { SFPlan, SFService } from '../../../src/resources/types.js';
+import type { SFPlan, SFService, SFServiceBinding } from '../../../src/resources/types.js';
 import { osbError, resultOrOsbError } from '../../support/osb-error.js';
 
 const service = (spec: Partial<SFService['spec']> = {}): SFService => ({
@@ -262,15 +263,118 @@ describe('binding rules', () => {
     expect(outcome(() => checkRequiresApp(plan('p', { manager }), appGuid))?.[0]).toBe(status);
   });
 
-  test('checkBindingRotation: GIVEN a predecessor THEN 400; none THEN fine', () => {
-    expect(outcome(() => checkBindingRotation(plan('p'), 'b-0'))).toEqual([
-      400,
-      {
-        error: 'BadRequest',
-        description: 'Plan p is not binding_rotatable; predecessor_binding_id cannot be used.',
-      },
-    ]);
-    expect(outcome(() => checkBindingRotation(plan('p'), undefined))).toBeUndefined();
+  test.each([
+    ['a plan without bindingRotatable', plan('p'), 'b-0', 'Plan p is not binding_rotatable'],
+    [
+      'a plan with bindingRotatable false',
+      plan('p', { bindingRotatable: false }),
+      'b-0',
+      'Plan p is not binding_rotatable',
+    ],
+    ['a rotatable plan', plan('p', { bindingRotatable: true }), 'b-0', undefined],
+    ['no predecessor on a plan that is not rotatable', plan('p'), undefined, undefined],
+  ])('checkBindingRotation: GIVEN %s THEN %p', (_n, p, predecessor, description) => {
+    expect(outcome(() => checkBindingRotation(p, predecessor))).toEqual(
+      description && [
+        400,
+        {
+          error: 'BindingRotationNotSupported',
+          description: `${description}; predecessor_binding_id cannot be used.`,
+        },
+      ],
+    );
+  });
+});
+
+describe('checkPredecessorBinding', () => {
+  const now = new Date('2026-11-24T21:00:00Z');
+  const binding = (
+    fields: { instanceId?: string; expiresAt?: string; deleting?: boolean } = {},
+    status: SFServiceBinding['status'] | null = { state: 'succeeded', operation: 'bind' },
+  ): SFServiceBinding => ({
+    apiVersion: 'osb.servicefabrik.io/v1alpha1',
+    kind: 'SFServiceBinding',
+    metadata: {
+      name: 'b-0',
+      namespace: 'sf-i-1',
+      ...(fields.deleting ? { deletionTimestamp: '2026-11-24T20:00:00Z' } : {}),
+    },
+    spec: {
+      id: 'b-0',
+      instanceId: fields.instanceId ?? 'i-1',
+      serviceId: 's-1',
+      planId: 'p',
+      ...(fields.expiresAt ? { expiresAt: fields.expiresAt } : {}),
+    },
+    ...(status ? { status } : {}),
+  });
+  const refused = (why: string) => [
+    400,
+    { error: 'InvalidPredecessorBinding', description: `predecessor_binding_id b-0 ${why}` },
+  ];
+
+  test.each([
+    ['a binding of the instance that works', binding(), undefined],
+    ['a binding that expires later', binding({ expiresAt: '2026-11-24T21:00:01Z' }), undefined],
+    [
+      'a binding that is itself a successor (its record names a predecessor)',
+      { ...binding(), spec: { ...binding().spec, predecessorBindingId: 'b-older' } },
+      undefined,
+    ],
+    ['no binding', undefined, refused('names no binding of this service instance.')],
+    [
+      'a binding of another instance',
+      binding({ instanceId: 'i-2' }),
+      refused(
+        'names a binding of another service instance; only a binding of the same service instance can be rotated.',
+      ),
+    ],
+    [
+      'a binding whose record is being deleted',
+      binding({ deleting: true }),
+      refused('names a binding that is being deleted; rotate a binding that is in use.'),
+    ],
+    [
+      'a binding being unbound',
+      binding({}, { state: 'delete', operation: 'unbind' }),
+      refused('names a binding that is being deleted; rotate a binding that is in use.'),
+    ],
+    [
+      'a binding whose unbind failed',
+      binding({}, { state: 'failed', operation: 'unbind' }),
+      refused('names a binding whose unbind failed; rotate a binding that is in use.'),
+    ],
+    [
+      'a binding whose bind failed',
+      binding({}, { state: 'failed', operation: 'bind' }),
+      refused('names a binding whose bind failed; it has nothing to rotate.'),
+    ],
+    [
+      'a binding still being created',
+      binding({}, { state: 'in progress', operation: 'bind' }),
+      refused('names a binding that is still being created; rotate it once its bind has succeeded.'),
+    ],
+    [
+      'a binding without a status yet',
+      binding({}, null),
+      refused('names a binding that is still being created; rotate it once its bind has succeeded.'),
+    ],
+    [
+      'a binding that has expired',
+      binding({ expiresAt: '2026-11-24T20:59:59.000Z' }),
+      refused(
+        'names a binding that expired at 2026-11-24T20:59:59.000Z; an expired binding cannot be rotated.',
+      ),
+    ],
+    [
+      'a binding that expires right now',
+      binding({ expiresAt: '2026-11-24T21:00:00.000Z' }),
+      refused(
+        'names a binding that expired at 2026-11-24T21:00:00.000Z; an expired binding cannot be rotated.',
+      ),
+    ],
+  ])('GIVEN %s THEN the answer', (_n, found, expected) => {
+    expect(outcome(() => checkPredecessorBinding('i-1', 'b-0', found, now))).toEqual(expected);
   });
 });
 

@@ -1,0 +1,137 @@
+/**
+ * A watch of every object of one kind in a cluster, for whoever needs to hear that an object
+ * changed but not what it holds: it starts from the collection's current resourceVersion (a list
+ * of one item gives it), so it neither lists nor keeps the objects; it resumes where it was when
+ * the apiserver ends it, starts from now again when the apiserver has compacted past it (410
+ * Gone), and backs off after errors.
+ */
+import { Watch } from '@kubernetes/client-node';
+import type { ClusterClient } from './clients.js';
+
+/** Where an object is: its namespace (absent for a cluster-scoped object) and name. */
+export interface ObjectKey {
+  readonly namespace?: string;
+  readonly name: string;
+}
+
+export interface KindWatch {
+  /** Resolves once the watch is open (or has failed once: the caller does not wait for retries). */
+  readonly opened: Promise<void>;
+  stop(): void;
+}
+
+const FIRST_RETRY_MS = 500;
+const LONGEST_RETRY_MS = 30_000;
+
+/** The collection's path, as the client's own list builds it (the kind's plural from discovery). */
+async function collectionPath(
+  cluster: ClusterClient,
+  apiVersion: string,
+  kind: string,
+  namespace: string | undefined,
+): Promise<string> {
+  const objects = cluster.objects as unknown as {
+    specUriPath(
+      spec: { apiVersion: string; kind: string; metadata: object },
+      action: 'list',
+    ): Promise<string>;
+  };
+  return objects.specUriPath({ apiVersion, kind, metadata: namespace ? { namespace } : {} }, 'list');
+}
+
+/**
+ * Watches the objects of `apiVersion`/`kind` in `namespace` of `cluster` (in all namespaces when
+ * undefined); `onChange` hears of every object added, modified or deleted, `onError` of every
+ * failure before a retry.
+ */
+export function watchKind(
+  cluster: ClusterClient,
+  apiVersion: string,
+  kind: string,
+  namespace: string | undefined,
+  onChange: (object: ObjectKey) => void,
+  onError: (err: unknown) => void = () => undefined,
+): KindWatch {
+  let stopped = false;
+  let abort: AbortController | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let resourceVersion: string | undefined;
+  let retryMs = FIRST_RETRY_MS;
+  let opened!: () => void;
+  const openedOnce = new Promise<void>((resolve) => (opened = resolve));
+
+  const retry = (err: unknown) => {
+    if (stopped) return;
+    if ((err as { statusCode?: number } | null)?.statusCode === 410) resourceVersion = undefined;
+    onError(err);
+    opened();
+    timer = setTimeout(() => void start(), retryMs);
+    retryMs = Math.min(retryMs * 2, LONGEST_RETRY_MS);
+  };
+
+  async function start(): Promise<void> {
+    try {
+      const path = await collectionPath(cluster, apiVersion, kind, namespace);
+      if (resourceVersion === undefined) {
+        const list = await cluster.objects.list(
+          apiVersion,
+          kind,
+          namespace,
+          undefined,
+          undefined,
+          undefined,
+          undefined,
+          undefined,
+          1,
+        );
+        resourceVersion = list.metadata?.resourceVersion;
+      }
+      if (stopped) return;
+      const since = Date.now();
+      abort = await new Watch(cluster.kubeConfig).watch(
+        path,
+        { resourceVersion, allowWatchBookmarks: true },
+        (
+          type: string,
+          object: {
+            metadata?: { namespace?: string; name?: string; resourceVersion?: string };
+            code?: number;
+          },
+        ) => {
+          if (type === 'ERROR') {
+            // 410 Gone: history compacted past our version; start again from now.
+            if (object.code === 410) resourceVersion = undefined;
+            return;
+          }
+          const meta = object.metadata;
+          if (meta?.resourceVersion) resourceVersion = meta.resourceVersion;
+          if (type === 'BOOKMARK' || !meta?.name) return;
+          onChange({ ...(meta.namespace ? { namespace: meta.namespace } : {}), name: meta.name });
+        },
+        (err: unknown) => {
+          if (stopped) return;
+          if (err) return retry(err);
+          // The apiserver ends every watch after a while: resume where it was, at once unless it
+          // ended as soon as it began.
+          if (Date.now() - since < 1000) return retry(new Error(`the watch of ${kind} ended at once`));
+          retryMs = FIRST_RETRY_MS;
+          void start();
+        },
+      );
+      retryMs = FIRST_RETRY_MS;
+      opened();
+    } catch (err) {
+      retry(err);
+    }
+  }
+
+  void start();
+  return {
+    opened: openedOnce,
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+      abort?.abort();
+    },
+  };
+}
