@@ -25,7 +25,12 @@ import { startLocalEnvironment } from './local/environment.js';
 import { devStackSettings } from './settings.js';
 
 /** The example catalogs the dev stack installs into the broker's namespace. */
-const EXAMPLE_CATALOGS = ['examples/postgresql', 'examples/mustache', 'examples/jsonnet'];
+const EXAMPLE_CATALOGS = [
+  'examples/postgresql',
+  'examples/mustache',
+  'examples/jsonnet',
+  'examples/generated-secrets',
+];
 
 /** A value kept in the state folder, made once. */
 function kept(workDir: string, name: string, make: () => string): string {

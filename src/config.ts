@@ -85,6 +85,11 @@ export interface Config {
    * cluster's kubeconfig (KUBECONFIG or in-cluster when unset). Unset: a worker of the landscape.
    */
   readonly cluster?: { readonly id: string; readonly kubeconfig?: string };
+  /**
+   * INTEROP_SECRET_ROTATION_CHECK_SECONDS: how often the worker looks for generated secrets older
+   * than their plan's `rotateAfter` and starts their rotations; 0 turns it off. @default 300
+   */
+  readonly secretRotationCheckSeconds: number;
   readonly clusterHealth: {
     /**
      * INTEROP_CLUSTER_PROBE_SECONDS: how often the worker probes every registered cluster, writes
@@ -458,6 +463,7 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
     instanceNamespace: env.INTEROP_INSTANCE_NAMESPACE || undefined,
     masterClusterId: env.INTEROP_MASTER_CLUSTER_ID || '1',
     ...clusterWorkerConfig(env, role),
+    secretRotationCheckSeconds: number(env, 'INTEROP_SECRET_ROTATION_CHECK_SECONDS', 300, { orZero: true }),
     clusterHealth: {
       probeSeconds: number(env, 'INTEROP_CLUSTER_PROBE_SECONDS', 30, { orZero: true }),
       offlineSeconds: number(env, 'INTEROP_CLUSTER_OFFLINE_SECONDS', 120),

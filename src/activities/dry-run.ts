@@ -9,6 +9,7 @@ import { Context } from '@temporalio/activity';
 import type { DryRunInstances, DryRunResult, InstanceDryRun, ObjectChange } from '../admin/dry-run.js';
 import { getRecord } from '../kube/custom-objects.js';
 import { applyObject, readObject } from '../kube/objects.js';
+import { isGeneratedSecret } from '../resources/generated-secrets.js';
 import { FIELD_MANAGER, LABELS, instanceNamespace, planRevision, resourceName } from '../resources/names.js';
 import { SFSERVICEINSTANCE, type SFPlan, type SFServiceInstance } from '../resources/types.js';
 import type { InstanceRequest, Target } from '../workflows/messages.js';
@@ -98,10 +99,12 @@ export function dryRunActivities(deps: ActivityDeps) {
         plan,
         instance: asRecorded(instance, request),
       }));
-      const desired = await rendering.desiredObjects(loaded, target, 'provision', () =>
+      const all = await rendering.desiredObjects(loaded, target, 'provision', () =>
         rendering.copyOnCluster(loaded, true),
       );
-      if (!desired) throw new Error(`plan ${plan.spec.name} has no provision template`);
+      if (!all) throw new Error(`plan ${plan.spec.name} has no provision template`);
+      // SFSecrets are the worker's to generate, not objects of the apiserver: a dry run leaves them be.
+      const desired = all.filter((d) => !isGeneratedSecret(d.object));
       const { cluster } = loaded;
       const sister = cluster === clusters.master ? undefined : cluster.id;
       // References are read as the update would read them; values from Secrets are not reported.

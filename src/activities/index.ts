@@ -6,12 +6,14 @@ import type { ActivityDeps } from './deps.js';
 import { placementActivities } from './placement.js';
 import { recordActivities } from './records.js';
 import { resourceActivities } from './resources.js';
+import { secretRotationActivities } from './secret-rotation.js';
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...recordActivities(deps),
     ...placementActivities(deps),
     ...resourceActivities(deps),
+    ...secretRotationActivities(deps),
   };
 }
 
@@ -21,3 +23,4 @@ export { FAILURE_TYPES } from './failures.js';
 export { clusterActivities, type ClusterActivities } from './clusters.js';
 export { rolloutActivities, type RolloutActivities } from './rollouts.js';
 export { dryRunActivities, type DryRunActivities } from './dry-run.js';
+export { rotationScheduleActivities, type RotationScheduleActivities } from './secret-rotation.js';

@@ -33,6 +33,13 @@ import {
   type PlanTemplate,
   type TemplateAction,
 } from '../resources/types.js';
+import {
+  bindingVersions,
+  generatedTemplateData,
+  isGeneratedSecret,
+  recordedAfterGeneration,
+  unrecorded,
+} from '../resources/generated-secrets.js';
 import { findTemplate, type RenderData } from '../templates/index.js';
 import type { ActionRun, OperationName, StatusReport, Target } from '../workflows/messages.js';
 import type { ActivityDeps, RenderContext } from './deps.js';
@@ -47,6 +54,13 @@ import {
   staleResources,
 } from './desired-objects.js';
 import { FAILURE_TYPES, kubeFailure, retryable, terminal } from './failures.js';
+import {
+  declaredSpecs,
+  ensureGeneratedSecrets,
+  splitGenerated,
+  type DeclaredSecret,
+  type SecretPlace,
+} from './generated-secrets.js';
 import { bindingCopy, clusterFailure, instanceCopy } from './placement.js';
 import { resolveReferences, type ResolvingFor } from './references.js';
 import {
@@ -58,8 +72,11 @@ import {
   unobservedSource,
 } from './template-values.js';
 
-/** What template data holds besides the sources: the records themselves, and a custom action's run. */
-const RECORD_KEYS = new Set(['instance', 'plan', 'service', 'binding', 'action']);
+/**
+ * What template data holds besides the sources: the records themselves, a custom action's run, and
+ * the names of the generated secrets' current Secrets.
+ */
+const RECORD_KEYS = new Set(['instance', 'plan', 'service', 'binding', 'action', 'generated']);
 
 /** The records an operation works on, and a client of the instance's cluster. */
 interface Loaded {
@@ -180,7 +197,8 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
   }
 
   /**
-   * The data templates see: the records, the plan and service, and the fetched sources; while a
+   * The data templates see: the records, the plan and service, the names of the generated
+   * secrets' current Secrets (`generated.<name>.secretName`) and the fetched sources; while a
    * custom action runs, its run as `action` (name, id, parameters) too. `beforeRead` hears which
    * sources are about to be read.
    */
@@ -196,6 +214,7 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
       service: forTemplate(loaded.service),
       ...(loaded.binding ? { binding: forTemplate(loaded.binding) } : {}),
       ...(run ? { action: run } : {}),
+      generated: generatedTemplateData(loaded.instance.status?.generatedSecrets),
     };
     const sourcesTemplate = findTemplate(loaded.plan, 'sources');
     if (!sourcesTemplate) return base;
@@ -255,9 +274,18 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
     if (!template) return undefined;
     const data = await templateData(loaded, action);
     const context = await renderContext(loaded, template);
-    const objects = await render(action, loaded.plan, () =>
+    let objects = await render(action, loaded.plan, () =>
       renderer.renderObjects(template, action, data, context),
     );
+    // SFSecrets the record does not keep yet are named by their version 1, made before anything is applied.
+    const recorded = loaded.instance.status?.generatedSecrets;
+    const fresh = unrecorded(recorded, declaredSpecs(objects));
+    if (fresh.length > 0) {
+      const named = { ...data, generated: generatedTemplateData(recorded, fresh) } as RenderData;
+      objects = await render(action, loaded.plan, () =>
+        renderer.renderObjects(template, action, named, context),
+      );
+    }
     const copy = await copyOf();
     const { instance, binding, cluster } = loaded;
     const record = binding ?? instance;
@@ -301,6 +329,15 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
       );
   }
 
+  /** Where the instance's generated Secrets are: its namespace on its cluster. */
+  function secretPlace(loaded: Loaded): SecretPlace {
+    return {
+      cluster: loaded.cluster,
+      namespace: loaded.instance.metadata.namespace!,
+      call: (what, call) => kubeCall(what, call, sisterId(loaded.cluster)),
+    };
+  }
+
   /** How the references in what `action` applies are read: on the instance's cluster, for its namespace. */
   const resolvingFor = (loaded: Loaded, action: TemplateAction): ResolvingFor => ({
     cluster: loaded.cluster,
@@ -311,14 +348,58 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
     call: (what, run) => kubeCall(what, run, sisterId(loaded.cluster)),
   });
 
-  return { sisterId, load, copyOnCluster, templateData, desiredObjects, checkNamespace, resolvingFor };
+  return {
+    sisterId,
+    load,
+    copyOnCluster,
+    templateData,
+    desiredObjects,
+    checkNamespace,
+    resolvingFor,
+    secretPlace,
+  };
 }
 
 export function resourceActivities(deps: ActivityDeps) {
   const { clusters } = deps;
-  const { sisterId, load, copyOnCluster, templateData, desiredObjects, checkNamespace, resolvingFor } =
-    resourceRendering(deps);
+  const {
+    sisterId,
+    load,
+    copyOnCluster,
+    templateData,
+    desiredObjects,
+    checkNamespace,
+    resolvingFor,
+    secretPlace,
+  } = resourceRendering(deps);
   const { renderer } = deps;
+
+  /**
+   * Generates the provision template's SFSecrets the instance does not have yet (version 1) and
+   * records them; those it has keep their values. Only names reach the record.
+   */
+  async function generateSecrets(loaded: Loaded, declared: readonly DeclaredSecret[]): Promise<void> {
+    const { instance } = loaded;
+    const recorded = instance.status?.generatedSecrets ?? [];
+    const current = recordedAfterGeneration(
+      recorded,
+      declared.map((d) => d.spec),
+      new Date().toISOString(),
+    );
+    await ensureGeneratedSecrets(secretPlace(loaded), declared, current);
+    // On the condition that the record is still as read: a 409 is retried from a fresh read.
+    if (current.length !== recorded.length)
+      await kubeCall(`recording the generated secrets of instance ${instance.metadata.name}`, () =>
+        patchRecordStatus(
+          clusters.master,
+          SFSERVICEINSTANCE,
+          instance.metadata.namespace!,
+          instance.metadata.name,
+          { generatedSecrets: current },
+          instance.metadata.resourceVersion,
+        ),
+      );
+  }
 
   /** Applied objects of the target that still exist. */
   async function remainingResources(loaded: Loaded): Promise<AppliedResource[]> {
@@ -358,6 +439,12 @@ export function resourceActivities(deps: ActivityDeps) {
     objects: readonly KubeObject[],
   ): Promise<number> {
     const { instance, cluster } = loaded;
+    const generated = objects.find(isGeneratedSecret);
+    if (generated)
+      throw terminal(
+        `the ${action} template of plan ${loaded.plan.spec.name} renders SFSecret ${generated.metadata?.name}: generated secrets belong in the provision template`,
+        FAILURE_TYPES.template,
+      );
     const copy = await copyOnCluster(loaded);
     const desired = objects.map((rendered) =>
       desiredObject(rendered, {
@@ -466,8 +553,16 @@ export function resourceActivities(deps: ActivityDeps) {
       const { instance, binding, cluster } = loaded;
       const record = binding ?? instance;
       const rendered = (await desiredObjects(loaded, target, action, () => copyOnCluster(loaded))) ?? [];
+      const { secrets, objects: desired } = splitGenerated(rendered, action);
+      if (secrets.length > 0 && action !== 'provision')
+        throw terminal(
+          `the ${action} template of plan ${loaded.plan.spec.name} renders SFSecret ${secrets[0]!.spec.name}: generated secrets belong in the provision template`,
+          FAILURE_TYPES.template,
+        );
+      // Generated before anything that names them is applied.
+      if (secrets.length > 0) await generateSecrets(loaded, secrets);
       // Every reference of every object resolved before any is applied: all or nothing.
-      const resolved = await resolveReferences(resolvingFor(loaded, action), rendered);
+      const resolved = await resolveReferences(resolvingFor(loaded, action), desired);
       const fieldManager = binding ? bindingFieldManager(binding.metadata.name) : FIELD_MANAGER;
       const applied: AppliedResource[] = [];
       for (const { object, ref } of resolved.desired) {
@@ -491,6 +586,11 @@ export function resourceActivities(deps: ActivityDeps) {
         }
       }
       const revision = binding ? undefined : planRevision(loaded.plan.spec);
+      // A binding keeps the versions of the generated secrets it was made with until it is gone.
+      const versions =
+        binding && action === 'bind' && !binding.status?.generatedSecrets
+          ? bindingVersions(instance.status?.generatedSecrets)
+          : [];
       await patchRecordStatus(
         clusters.master,
         binding ? SFSERVICEBINDING : SFSERVICEINSTANCE,
@@ -499,6 +599,7 @@ export function resourceActivities(deps: ActivityDeps) {
         {
           resources: recordedResources(previous, applied, binding !== undefined),
           ...(revision ? { planRevision: revision } : {}),
+          ...(versions.length > 0 ? { generatedSecrets: versions } : {}),
         },
       );
       // The revision the instance is now on, as a label too: rollouts select the instances behind.

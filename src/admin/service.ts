@@ -180,6 +180,17 @@ export interface AdminService {
    * @throws OsbError 404 when no such run of that action is known.
    */
   actionState(instanceId: string, action: string, runId: string): Promise<ActionState>;
+  /**
+   * Starts the rotation of the instance's generated secret `secret` (an SFSecret of its plan's
+   * provision template), as a run of the instance's workflow: the action `x-rotate-secret`, whose
+   * state {@link actionState} tells.
+   *
+   * @throws OsbError 404 without the instance, or when it has no such generated secret; 422
+   *   `ConcurrencyError` while another operation runs on the instance or one of its bindings; 409
+   *   while a rotation runs, or when the instance cannot run one (being deleted, its provision
+   *   failed, its plan left the catalog).
+   */
+  rotateSecret(instanceId: string, secret: string, requestedBy: string): Promise<ActionStarted>;
   readonly rollouts: RolloutControl;
   /** Dry runs of plan changes (dry-run.ts). */
   readonly dryRuns: DryRunControl;

@@ -19,7 +19,12 @@ import {
 import { LABELS, instanceWorkflowId, labelValue } from '../resources/names.js';
 import { SFSERVICEBINDING, type SFServiceBinding, type SFServiceInstance } from '../resources/types.js';
 import { findTemplate } from '../templates/index.js';
-import { operationString, type ActionRequest } from '../workflows/messages.js';
+import {
+  ROTATE_SECRET_ACTION,
+  operationString,
+  type ActionRequest,
+  type SecretRotationRequest,
+} from '../workflows/messages.js';
 import type { BrokerParts } from './deps.js';
 import { settledStatus } from './last-operation.js';
 
@@ -53,7 +58,78 @@ export function actionOperations({ deps, runs, records, digests }: BrokerParts) 
     return bindings.find((b) => b.status?.state && BUSY_BINDING_STATES.has(b.status.state));
   }
 
+  /**
+   * The instance's record and plan, once no operation runs on the instance or its bindings and
+   * the instance can run `action`.
+   */
+  async function readyFor(instanceId: string, action: string) {
+    const workflowId = instanceWorkflowId(instanceId);
+    const [record, running] = await Promise.all([records.instance(instanceId), runs.running(workflowId)]);
+    if (!record) throw notFound('The service instance does not exist.');
+    if (running) {
+      const other = running.memo?.operation ?? 'unknown';
+      if (other === action)
+        throw conflict(`${action} is already running on the instance (run ${running.runId}).`);
+      throw concurrencyError(
+        `Another operation (${other}) is in progress on the instance; run ${action} when it has finished.`,
+      );
+    }
+    const refusal = actionRefusal(record);
+    if (refusal) throw conflict(`${action} cannot run: ${refusal}.`);
+    const plan = deps.catalog.plan(record.spec.planId);
+    if (!plan)
+      throw conflict(
+        `${action} cannot run: the plan ${record.spec.planId} of the instance is not in the catalog.`,
+      );
+    return { workflowId, record, plan };
+  }
+
+  /** Refuses while an operation of one of the instance's bindings runs. */
+  async function refuseWhileBindingBusy(record: SFServiceInstance, action: string): Promise<void> {
+    const binding = await busyBinding(record);
+    if (binding)
+      throw concurrencyError(
+        `The ${binding.status?.operation ?? 'operation'} of binding ${binding.spec.id} is in progress; run ${action} when it has finished.`,
+      );
+  }
+
   return {
+    /**
+     * Starts the rotation of the instance's generated secret `secret` (an SFSecret of its plan's
+     * provision template): a run of the instance's workflow that makes the secret's next version,
+     * applies the instance's objects with it and removes the versions nothing uses any more.
+     *
+     * @throws OsbError as {@link AdminService.rotateSecret} says.
+     */
+    async rotate(instanceId: string, secret: string, meta: RequestMeta): Promise<ActionStarted> {
+      const action = ROTATE_SECRET_ACTION;
+      const { workflowId, record, plan } = await readyFor(instanceId, action);
+      const generated = record.status?.generatedSecrets ?? [];
+      if (!generated.some((g) => g.name === secret)) {
+        const names = generated.map((g) => g.name);
+        throw notFound(
+          `The service instance has no generated secret ${JSON.stringify(secret.slice(0, 80))}; ${names.length > 0 ? `its generated secrets are ${names.join(', ')}` : 'it has none'}.`,
+        );
+      }
+      await refuseWhileBindingBusy(record, action);
+      const parameters = { secret };
+      const input: SecretRotationRequest = {
+        instanceId,
+        serviceId: record.spec.serviceId,
+        planId: record.spec.planId,
+        action,
+        parameters,
+        ...runs.envelope(meta, digests.action(instanceId, action, parameters), plan),
+      };
+      const started = await runs.start(action, workflowId, input);
+      if (!started.handle)
+        throw concurrencyError(
+          `Another operation (${started.running.memo?.operation ?? 'unknown'}) started on the instance just now; run ${action} when it has finished.`,
+        );
+      const runId = started.handle.firstExecutionRunId;
+      return { instanceId, action, workflowId, runId, operation: operationString(action, runId) };
+    },
+
     /**
      * Starts the custom action `action` on the instance, with its parameters: a run of the
      * instance's workflow, which renders and applies the plan's `x-<name>` template and waits for
@@ -68,35 +144,18 @@ export function actionOperations({ deps, runs, records, digests }: BrokerParts) 
       meta: RequestMeta,
     ): Promise<ActionStarted> {
       const action = requestedAction(name);
-      const workflowId = instanceWorkflowId(instanceId);
-      const [record, running] = await Promise.all([records.instance(instanceId), runs.running(workflowId)]);
-      if (!record) throw notFound('The service instance does not exist.');
-      if (running) {
-        const other = running.memo?.operation ?? 'unknown';
-        if (other === action)
-          throw conflict(`${action} is already running on the instance (run ${running.runId}).`);
-        throw concurrencyError(
-          `Another operation (${other}) is in progress on the instance; run ${action} when it has finished.`,
+      if (action === ROTATE_SECRET_ACTION)
+        throw badRequest(
+          `${action} is the rotation of a generated secret: POST /admin/instances/:instance_id/secrets/:name/rotate.`,
         );
-      }
-      const refusal = actionRefusal(record);
-      if (refusal) throw conflict(`${action} cannot run: ${refusal}.`);
-      const plan = deps.catalog.plan(record.spec.planId);
-      if (!plan)
-        throw conflict(
-          `${action} cannot run: the plan ${record.spec.planId} of the instance is not in the catalog.`,
-        );
+      const { workflowId, record, plan } = await readyFor(instanceId, action);
       if (!findTemplate(plan, action)) {
         const offered = customActionsOf(plan.spec.templates);
         throw notFound(
           `Plan ${plan.spec.name} has no action ${action}; ${offered.length > 0 ? `its actions are ${offered.join(', ')}` : 'it has no custom actions'}.`,
         );
       }
-      const binding = await busyBinding(record);
-      if (binding)
-        throw concurrencyError(
-          `The ${binding.status?.operation ?? 'operation'} of binding ${binding.spec.id} is in progress; run ${action} when it has finished.`,
-        );
+      await refuseWhileBindingBusy(record, action);
       const input: ActionRequest = {
         instanceId,
         serviceId: record.spec.serviceId,

@@ -186,6 +186,17 @@ export class TemporalAdminService implements AdminService {
     return started;
   }
 
+  async rotateSecret(instanceId: string, secret: string, requestedBy: string): Promise<ActionStarted> {
+    const started = await this.actions.rotate(instanceId, secret, adminMeta(requestedBy));
+    this.admin.log.info('generated secret rotation requested', {
+      instanceId,
+      secret,
+      requestedBy,
+      runId: started.runId,
+    });
+    return started;
+  }
+
   actionState(instanceId: string, action: string, runId: string): Promise<ActionState> {
     return this.actions.state(instanceId, action, runId);
   }

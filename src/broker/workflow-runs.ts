@@ -25,6 +25,8 @@ import type { SFPlan, SFServiceInstance } from '../resources/types.js';
 import {
   ACTION_WORKFLOW_TYPE,
   MEMO_KEY,
+  ROTATE_SECRET_ACTION,
+  SECRET_ROTATION_WORKFLOW_TYPE,
   WORKFLOW_TYPES,
   type ActionRequest,
   operationString,
@@ -182,7 +184,8 @@ export class WorkflowRuns {
    * attributes the ids of the input. An update or deprovision first claims the instance against
    * its bindings' operations, a bind or unbind against the instance's (src/kube/operation-claims.ts).
    * When another broker started an operation under the same id a moment ago, that one is returned
-   * as running. A custom action (`x-<name>`) runs the action workflow. `instance` is the
+   * as running. A custom action (`x-<name>`) runs the action workflow, the rotation of a generated
+   * secret (`x-rotate-secret`) its own. `instance` is the
    * instance's record when the caller has just read it.
    *
    * @throws OsbError 422 `ConcurrencyError` when that operation has already finished again, or
@@ -197,7 +200,12 @@ export class WorkflowRuns {
     const side = claimSideOf(type, 'bindingId' in input ? input.bindingId : undefined);
     const release = side ? await this.claims.claim(input.instanceId, side, instance) : undefined;
     try {
-      const workflowType = isCustomAction(type) ? ACTION_WORKFLOW_TYPE : WORKFLOW_TYPES[type];
+      const workflowType =
+        type === ROTATE_SECRET_ACTION
+          ? SECRET_ROTATION_WORKFLOW_TYPE
+          : isCustomAction(type)
+            ? ACTION_WORKFLOW_TYPE
+            : WORKFLOW_TYPES[type];
       const handle = await this.deps.client.workflow.start(workflowType, {
         workflowId,
         taskQueue: this.deps.taskQueue,

@@ -87,6 +87,13 @@ export class AdminClient {
     return this.call('POST', actionPath(instanceId, action), parameters ? { parameters } : {});
   }
 
+  rotateSecret(instanceId: string, secret: string): Promise<ActionStarted> {
+    return this.call(
+      'POST',
+      `/admin/instances/${encodeURIComponent(instanceId)}/secrets/${encodeURIComponent(secret)}/rotate`,
+    );
+  }
+
   actionState(instanceId: string, action: string, runId: string): Promise<ActionState> {
     return this.call('GET', `${actionPath(instanceId, action)}/${encodeURIComponent(runId)}`);
   }

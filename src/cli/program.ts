@@ -247,6 +247,22 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
       },
     );
 
+  instances
+    .command('rotate-secret')
+    .description('rotate a generated secret of the instance (an SFSecret of its plan): its next version')
+    .argument('<INSTANCE_ID>')
+    .argument('<NAME>', "the SFSecret's name, as the record's status.generatedSecrets lists it")
+    .option('--wait', 'wait until the rotation ends; exit 0 when it succeeded, 1 when it failed')
+    .option('--interval <seconds>', 'between two reads while waiting', positiveSeconds, 2)
+    .action(async (id: string, secret: string, opts: { wait?: boolean; interval: number }) => {
+      const admin = client();
+      const started = await admin.rotateSecret(id, secret);
+      print(
+        `rotation of ${secret} on ${id} started: run ${started.runId} of workflow ${started.workflowId}\n`,
+      );
+      exit = opts.wait ? await follow(admin, id, started.action, started.runId, opts.interval) : EXIT.ok;
+    });
+
   const bindings = program.command('bindings').description('service bindings');
   listing(bindings, 'binding records').action((opts: ListOptions) =>
     list(opts, (f, p) => client().listBindings(f, p), BINDING_COLUMNS),
@@ -358,12 +374,23 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
     );
     print(`${action} on ${instanceId} started: run ${started.runId} of workflow ${started.workflowId}\n`);
     if (!opts.wait) return EXIT.ok;
+    return follow(admin, instanceId, action, started.runId, opts.interval);
+  }
+
+  /** Follows a run of an action (or a rotation) to its end: exit 0 when it succeeded, 1 when it failed. */
+  async function follow(
+    admin: AdminClient,
+    instanceId: string,
+    action: string,
+    runId: string,
+    interval: number,
+  ): Promise<Exit> {
     let failedReads = 0;
     for (;;) {
-      await sleep(opts.interval * 1000);
+      await sleep(interval * 1000);
       let state;
       try {
-        state = await admin.actionState(instanceId, action, started.runId);
+        state = await admin.actionState(instanceId, action, runId);
         failedReads = 0;
       } catch (err) {
         const transient = err instanceof AdminApiError && (err.status === 0 || err.status >= 500);

@@ -49,15 +49,20 @@ export async function patchRecord<T extends KubeObject>(
   return (await cluster.custom.patchNamespacedCustomObject(request, mergePatch())) as T;
 }
 
-/** JSON merge patch of the status subresource. */
+/**
+ * JSON merge patch of the status subresource. With `resourceVersion`, the patch fails with 409
+ * when the record changed since it was read at that version (for a list rewritten whole).
+ */
 export async function patchRecordStatus<T extends KubeObject>(
   cluster: ClusterClient,
   kind: ResourceKind,
   namespace: string,
   name: string,
   status: Record<string, unknown>,
+  resourceVersion?: string,
 ): Promise<T> {
-  const request = { ...params(kind, namespace), name, body: { status } };
+  const body = { status, ...(resourceVersion ? { metadata: { resourceVersion } } : {}) };
+  const request = { ...params(kind, namespace), name, body };
   return (await cluster.custom.patchNamespacedCustomObjectStatus(request, mergePatch())) as T;
 }
 

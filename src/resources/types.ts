@@ -188,6 +188,11 @@ export interface SFPlanSpec {
    * revision by the plan's rollout workflow.
    */
   autoUpdateInstances?: boolean;
+  /**
+   * Age after which the current version of each generated secret (SFSecret) of an instance of the
+   * plan is rotated: a whole number and a unit, `s`, `m`, `h` or `d` (`90d`, `1h30m`). @default never
+   */
+  rotateAfter?: string;
   /** How the plan's rollouts proceed, unless a rollout says otherwise. */
   rollout?: {
     canary?: number;
@@ -311,6 +316,37 @@ export interface SFServiceInstanceStatus {
    * rules read).
    */
   lastAction?: InstanceActionStatus;
+  /** The instance's generated secrets (SFSecret, generated-secrets.ts): their current and kept versions. */
+  generatedSecrets?: GeneratedSecretStatus[];
+}
+
+/** What an SFSecret generates (src/resources/generated-secrets.ts). */
+export type GeneratedSecretType = 'password' | 'rsa' | 'ssh' | 'certificate';
+
+/** One generated secret as the instance's record keeps it (`status.generatedSecrets`). */
+export interface GeneratedSecretStatus {
+  /** The SFSecret's name. */
+  readonly name: string;
+  readonly type: GeneratedSecretType;
+  /** The base of the versioned Secrets' names. */
+  readonly secretName: string;
+  /** The current version: what the instance's objects are rendered with. */
+  readonly version: number;
+  /** The current version's Secret, `<secretName>-v<version>`. */
+  readonly secret: string;
+  /** Every version whose Secret is kept: the current one and those bindings still use. */
+  readonly versions: readonly number[];
+  /** When the current version was made (ISO time): when a `rotateAfter` makes the next. */
+  readonly createdAt: string;
+  /** The run of the rotation that made the current version, so that a repeated step makes no other. */
+  readonly rotatedBy?: string;
+}
+
+/** A version of a generated secret a binding was made with (`status.generatedSecrets` of a binding). */
+export interface BindingSecretVersion {
+  readonly name: string;
+  readonly version: number;
+  readonly secret: string;
 }
 
 /** A custom action's run, as the instance's record shows it. */
@@ -357,6 +393,8 @@ export interface SFServiceBindingStatus {
   response?: { secretRef?: string };
   operation?: string;
   resources?: AppliedResource[];
+  /** The versions of the instance's generated secrets the binding was made with: kept while it exists. */
+  generatedSecrets?: BindingSecretVersion[];
 }
 
 export interface SFServiceBinding extends KubeObject {

@@ -11,6 +11,7 @@ import {
   createActivities,
   dryRunActivities,
   rolloutActivities,
+  rotationScheduleActivities,
 } from '../activities/index.js';
 import { operationSinks, stepRetries, timedRenderer } from '../activities/metrics.js';
 import { statusWakeups } from '../activities/status-wakeups.js';
@@ -28,13 +29,17 @@ import { closeRenderer, renderObjects, renderValues } from '../templates/index.j
 import { connectClient, connectionOptions, dataConverter } from '../temporal/connection.js';
 import { latestRun } from '../temporal/runs.js';
 import type { clusterHealthWorkflow } from '../workflows/cluster-health.js';
+import type { secretRotationScheduleWorkflow } from '../workflows/secret-rotation.js';
 import {
   CLUSTER_HEALTH_SETTINGS_SIGNAL,
   MEMO_KEY,
   OPERATOR_CHANGED_SIGNAL,
+  ROTATION_SCHEDULE_SETTINGS_SIGNAL,
   clusterHealthWorkflowId,
+  rotationScheduleWorkflowId,
   type ClusterHealthSettings,
   type OperationStatus,
+  type RotationScheduleSettings,
 } from '../workflows/messages.js';
 
 export interface RunningWorker {
@@ -128,6 +133,7 @@ export async function startWorker(
     ...createActivities(deps),
     ...rolloutActivities(deps, runs),
     ...dryRunActivities(deps),
+    ...rotationScheduleActivities(deps),
   };
   const worker = await Worker.create({
     connection,
@@ -149,6 +155,7 @@ export async function startWorker(
     dataConverter: dataConverter(config.temporal),
   });
   if (config.clusterHealth.probeSeconds > 0) await startClusterHealth(config, log);
+  if (config.secretRotationCheckSeconds > 0) await startRotationSchedule(config, log);
   monitoring?.readiness(() => worker.getState() === 'RUNNING');
   const done = worker.run().finally(async () => {
     wakeups.stop();
@@ -269,6 +276,33 @@ function observed(
       : {}),
     ...(Object.keys(sinks).length > 0 ? { sinks } : {}),
   };
+}
+
+/**
+ * Starts the landscape's rotation schedule of generated secrets unless it runs already, and gives
+ * it the current settings either way: one workflow id per registry namespace, so there are never two.
+ */
+async function startRotationSchedule(config: Config, log: Logger): Promise<void> {
+  const settings: RotationScheduleSettings = { checkSeconds: config.secretRotationCheckSeconds };
+  const workflowId = rotationScheduleWorkflowId(config.namespace);
+  const { client, close } = await connectClient(config.temporal);
+  try {
+    await client.workflow.signalWithStart<typeof secretRotationScheduleWorkflow, [RotationScheduleSettings]>(
+      'secretRotationScheduleWorkflow',
+      {
+        workflowId,
+        taskQueue: config.temporal.taskQueue,
+        args: [settings],
+        signal: ROTATION_SCHEDULE_SETTINGS_SIGNAL,
+        signalArgs: [settings],
+      },
+    );
+    log.info('secret rotation schedule running', { workflowId, ...settings });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  } finally {
+    await close();
+  }
 }
 
 /**

@@ -3,7 +3,7 @@
  * template, wait until the status template says done. Credentials never pass through here: the
  * status check writes them into a Secret owned by the binding and returns only its name.
  */
-import { upsertSearchAttributes } from '@temporalio/workflow';
+import { patched, upsertSearchAttributes } from '@temporalio/workflow';
 import {
   startingStatus,
   type BindingRef,
@@ -18,7 +18,10 @@ import { OsbClusterId } from './search-attributes.js';
 const recordOn = (op: Operation, binding: BindingRef | undefined) =>
   binding && ((status: OperationStatus) => op.steps.recordBindingStatus(binding, status));
 
-/** Renders the unbind template, deletes what only the binding owns, waits, then drops the records. */
+/**
+ * Renders the unbind template, deletes what only the binding owns, waits, then drops the records
+ * and the versions of the instance's generated secrets that only this binding still used.
+ */
 async function removeBinding(op: Operation, binding: BindingRef): Promise<StatusReport> {
   const { applyTemplate, deleteResources, checkStatus, removeBindingRecord } = op.steps;
   const target = { instance: binding.instance, binding };
@@ -26,7 +29,11 @@ async function removeBinding(op: Operation, binding: BindingRef): Promise<Status
   await applyTemplate(target, 'unbind');
   await deleteResources(target);
   const report = await waitForOperator(op, () => checkStatus(target, 'unbind'));
-  if (report.state === 'succeeded') await removeBindingRecord(binding);
+  if (report.state === 'succeeded') {
+    await removeBindingRecord(binding);
+    if (patched('unbind-removes-unused-secret-versions'))
+      await op.steps.removeUnusedSecretVersions(binding.instance);
+  }
   return report;
 }
 

@@ -1,6 +1,6 @@
 /**
  * The workflows the worker registers: one per OSB operation, the custom actions, the cluster
- * health, the plan rollouts and the dry runs of plan changes.
+ * health, the plan rollouts, the dry runs of plan changes and the rotations of generated secrets.
  */
 export { provisionWorkflow, updateWorkflow, deprovisionWorkflow } from './instance.js';
 export { bindWorkflow, unbindWorkflow } from './binding.js';
@@ -8,3 +8,4 @@ export { clusterHealthWorkflow } from './cluster-health.js';
 export { rolloutWorkflow } from './rollout.js';
 export { planDryRunWorkflow } from './dry-run.js';
 export { actionWorkflow } from './action.js';
+export { secretRotationWorkflow, secretRotationScheduleWorkflow } from './secret-rotation.js';

@@ -90,6 +90,8 @@ export const STEP_POLICIES = {
   recordBindingStatus: RECORDING_THE_END,
   startAction: WORK,
   recordActionStatus: RECORDING_THE_END,
+  rotateGeneratedSecret: WORK_ON_THE_CLUSTER,
+  removeUnusedSecretVersions: WORK_ON_THE_CLUSTER,
 } as const satisfies Record<StepName, StepPolicy>;
 
 /** Until when an operation's steps may keep trying, and how long that is, for the message. */

@@ -79,6 +79,50 @@ export interface ActionRequest extends OperationEnvelope {
 }
 
 /**
+ * The rotation of a generated secret of an instance: a built-in action (its name
+ * {@link ROTATE_SECRET_ACTION}), run by an admin or when the plan's `rotateAfter` says so, under
+ * the instance's workflow id like the custom actions; `parameters.secret` names the SFSecret.
+ */
+export interface SecretRotationRequest extends ActionRequest {
+  readonly action: typeof ROTATE_SECRET_ACTION;
+  readonly parameters: { readonly secret: string };
+}
+
+/** The action a rotation of a generated secret runs as: what the record's `lastAction` and Temporal show. */
+export const ROTATE_SECRET_ACTION = 'x-rotate-secret';
+
+/** Workflow type name of the rotation of a generated secret. */
+export const SECRET_ROTATION_WORKFLOW_TYPE = 'secretRotationWorkflow';
+
+/**
+ * A rotation the plan's `rotateAfter` asks for: the instance's workflow id it runs under, and its
+ * request (one at a time per instance, the secret whose current version is the oldest).
+ */
+export interface ScheduledRotation {
+  readonly workflowId: string;
+  readonly request: SecretRotationRequest;
+}
+
+/** How often the rotation schedule looks for generated secrets due for rotation. */
+export interface RotationScheduleSettings {
+  /** Seconds between the checks. */
+  readonly checkSeconds: number;
+}
+
+/** Name of the signal that gives the running rotation schedule new settings. */
+export const ROTATION_SCHEDULE_SETTINGS_SIGNAL = 'rotationScheduleSettings';
+
+/** Workflow id of the rotation schedule of the landscape whose registry is `namespace`: one per landscape. */
+export const rotationScheduleWorkflowId = (namespace: string): string => `secret-rotations/${namespace}`;
+
+/** A version of a generated secret: its SFSecret's name, the version and its Secret's name (never its value). */
+export interface SecretVersion {
+  readonly name: string;
+  readonly version: number;
+  readonly secret: string;
+}
+
+/**
  * One run of a custom action, as its templates see it (`.action`): the action, the run's id (the
  * workflow's run id, fresh for every run, so a template can name what this run asks for) and the
  * action's parameters.

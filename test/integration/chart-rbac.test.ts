@@ -1,16 +1,27 @@
 /**
  * The chart's RBAC is enough, and no more than that: a broker and a worker whose only rights in the
  * master are the chart's ClusterRole (bound to a ServiceAccount, as the chart binds it) provision,
- * bind, unbind and deprovision the PostgreSQL example plan on the real servers, while that identity
- * may not list Secrets nor touch resources of API groups the values do not name.
+ * bind, unbind and deprovision the PostgreSQL example plan on the real servers, generate and rotate
+ * the secrets of the generated-secrets example (the rotation schedule's look over the instances
+ * included), while that identity may not list Secrets nor touch resources of API groups the values
+ * do not name.
  */
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { KubeConfig, RbacAuthorizationV1Api, type V1ClusterRole } from '@kubernetes/client-node';
 import { clusterClientFromFile, type ClusterClient } from '../../src/kube/clients.js';
+import { getRecord, patchRecord } from '../../src/kube/custom-objects.js';
 import { isNotFound } from '../../src/kube/errors.js';
-import { clusters, environment, unique, untilNamespaceGone } from '../support/env.js';
+import { applyObject } from '../../src/kube/objects.js';
+import {
+  SFPLAN,
+  SFSERVICEINSTANCE,
+  type KubeObject,
+  type SFPlan,
+  type SFServiceInstance,
+} from '../../src/resources/types.js';
+import { clusters, environment, eventually, unique, untilNamespaceGone } from '../support/env.js';
 import { findHelm, renderChart } from '../support/helm.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import {
@@ -23,6 +34,8 @@ import {
 
 const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
 const PLAN_ID = '39d7d4c8-6fe2-4c2a-a5ca-b826937d5a88';
+/** The plan of examples/generated-secrets. */
+const GENERATED_PLAN_ID = 'd0c9dbe9-eb7f-4e28-9f3f-8c9b4e084f34';
 
 const env = environment();
 const [master] = clusters() as [ClusterClient];
@@ -81,8 +94,14 @@ beforeAll(async () => {
   chartIdentity = clusterClientFromFile('1', kubeconfig);
 
   operator = await startOperator();
-  await installCatalog('examples/postgresql');
-  system = await startProcess('all', await systemSettings({ INTEROP_MASTER_KUBECONFIG: kubeconfig }));
+  await installCatalog('examples/postgresql', 'examples/generated-secrets');
+  system = await startProcess(
+    'all',
+    await systemSettings({
+      INTEROP_MASTER_KUBECONFIG: kubeconfig,
+      INTEROP_SECRET_ROTATION_CHECK_SECONDS: '1',
+    }),
+  );
   osb = osbClient(system.url);
 });
 
@@ -134,6 +153,60 @@ describe("the chart's RBAC", () => {
     const gone = await untilSettled(
       osb,
       `${instancePath}/last_operation?operation=${encodeURIComponent(String(deleting.body.operation))}`,
+    );
+    expect(gone.body).toMatchObject({ state: 'succeeded' });
+    await untilNamespaceGone(master, `sf-${instanceId}`);
+  });
+
+  test('GIVEN only the ClusterRole THEN generated secrets are made, rotated by rotateAfter, and removed', async () => {
+    // A copy of the example plan whose secrets are rotated once they are 2 s old.
+    const example = (await getRecord<SFPlan>(master, SFPLAN, env.namespace, GENERATED_PLAN_ID))!;
+    const planId = randomUUID();
+    await applyObject(master, {
+      apiVersion: SFPLAN.apiVersion,
+      kind: SFPLAN.kind,
+      metadata: { name: planId, namespace: env.namespace },
+      spec: { ...example.spec, id: planId, name: 'rbac-rotating', rotateAfter: '2s' },
+    } as KubeObject);
+    await eventually('the plan in the catalog', async () =>
+      JSON.stringify((await osb('GET', '/v2/catalog')).body).includes(planId) ? true : undefined,
+    );
+    const instanceId = randomUUID();
+    const instancePath = `/v2/service_instances/${instanceId}`;
+    const accepted = await osb(
+      'PUT',
+      `${instancePath}?accepts_incomplete=true`,
+      provisionBody(SERVICE_ID, planId, {}),
+    );
+    expect(accepted.status).toBe(202);
+    const provisioned = await untilSettled(
+      osb,
+      `${instancePath}/last_operation?operation=${encodeURIComponent(String(accepted.body.operation))}`,
+    );
+    expect(provisioned.body).toMatchObject({ state: 'succeeded' });
+    await eventually(
+      'a rotation by rotateAfter',
+      async () => {
+        const record = await getRecord<SFServiceInstance>(
+          master,
+          SFSERVICEINSTANCE,
+          `sf-${instanceId}`,
+          instanceId,
+        );
+        const rotated = record?.status?.generatedSecrets?.some((g) => g.version >= 2);
+        return rotated && record?.status?.lastAction?.state === 'succeeded' ? true : undefined;
+      },
+      60_000,
+    );
+    await patchRecord(master, SFPLAN, env.namespace, planId, { spec: { rotateAfter: '3650d' } });
+    const deleting = await osb(
+      'DELETE',
+      `${instancePath}?service_id=${SERVICE_ID}&plan_id=${planId}&accepts_incomplete=true`,
+    );
+    const gone = await untilSettled(
+      osb,
+      `${instancePath}/last_operation?operation=${encodeURIComponent(String(deleting.body.operation))}`,
+      120_000,
     );
     expect(gone.body).toMatchObject({ state: 'succeeded' });
     await untilNamespaceGone(master, `sf-${instanceId}`);

@@ -24,8 +24,11 @@ import {
 import {
   ACTION_WORKFLOW_TYPE,
   MEMO_KEY,
+  ROTATE_SECRET_ACTION,
+  SECRET_ROTATION_WORKFLOW_TYPE,
   startingStatus,
   type ActionRequest,
+  type SecretRotationRequest,
   WORKFLOW_TYPES,
   type BindingRequest,
   type InstanceRequest,
@@ -444,6 +447,59 @@ describe('custom action', () => {
     expect(result).toMatchObject({ state: 'failed', description: 'x-backup cannot run: no instance' });
     expect(world.attemptsOf(id, 'applyTemplate')).toBe(0);
     expect(world.attemptsOf(id, 'recordActionStatus')).toBe(0);
+  });
+});
+
+describe('rotation of a generated secret', () => {
+  const rotationRequest = (instanceId: string): SecretRotationRequest => ({
+    instanceId,
+    serviceId: 'postgresql',
+    planId: 'small',
+    action: ROTATE_SECRET_ACTION,
+    parameters: { secret: 'password' },
+    requestHash: 'hash-of-rotation',
+    deadlineSeconds: 60,
+  });
+
+  const runRotation = (request: SecretRotationRequest) =>
+    withWorker(async (taskQueue) => {
+      const handle = await temporal.client.workflow.start(SECRET_ROTATION_WORKFLOW_TYPE, {
+        taskQueue,
+        workflowId: unique('rotation'),
+        args: [request],
+        memo: { [MEMO_KEY]: startingStatus(request.action, request) },
+      });
+      return { result: (await handle.result()) as OperationStatus, memo: await memoOf(handle) };
+    });
+
+  test('GIVEN an operator that takes up the new version THEN the rotation succeeds and removes what nothing uses', async () => {
+    const id = unique('instance');
+    world.seed(instanceRequest(id));
+    const { result, memo } = await runRotation(rotationRequest(id));
+    expect(result).toEqual({
+      operation: 'x-rotate-secret',
+      requestHash: 'hash-of-rotation',
+      state: 'succeeded',
+      description: 'password is at version 2 (Secret password-v2); removed password-v1',
+      instanceUsable: true,
+    });
+    expect(memo).toEqual(result);
+    expect(world.instance(id).lastAction).toEqual(result);
+    expect(world.instance(id).removedVersions).toEqual(['password-v1']);
+    expect(world.attemptsOf(id, 'applyTemplate')).toBe(1);
+  });
+
+  test('GIVEN an operator that fails the update THEN the rotation fails with its words and removes nothing', async () => {
+    const id = unique('instance');
+    world.seed(instanceRequest(id));
+    world.script(id, {
+      reports: { update: { state: 'failed', description: 'cannot read the new password' } },
+    });
+    const { result } = await runRotation(rotationRequest(id));
+    expect(result).toMatchObject({ state: 'failed', description: 'cannot read the new password' });
+    expect(world.instance(id).secretVersions).toEqual({ password: 2 });
+    expect(world.attemptsOf(id, 'removeUnusedSecretVersions')).toBe(0);
+    expect(world.instance(id).lastAction).toEqual(result);
   });
 });
 

@@ -205,6 +205,21 @@ export class MemoryAdmin implements AdminService {
     };
   }
 
+  async rotateSecret(instanceId: string, secret: string, requestedBy: string): Promise<ActionStarted> {
+    this.calls.push({ method: 'rotateSecret', args: [instanceId, secret, requestedBy] });
+    if (!this.instances.some((i) => i.instanceId === instanceId))
+      throw notFound('The service instance does not exist.');
+    if (this.busy.has(instanceId)) throw concurrencyError('Another operation (update) is in progress.');
+    const action = 'x-rotate-secret';
+    return {
+      instanceId,
+      action,
+      workflowId: `instance/${instanceId}`,
+      runId: 'run-1',
+      operation: `${action}:run-1`,
+    };
+  }
+
   async actionState(instanceId: string, action: string, runId: string): Promise<ActionState> {
     this.calls.push({ method: 'actionState', args: [instanceId, action, runId] });
     const state =

@@ -84,6 +84,8 @@ export async function startProcess(
         // The shared registry is not probed: a test that needs the cluster health workflow turns it
         // on for its own registry namespace.
         INTEROP_CLUSTER_PROBE_SECONDS: '0',
+        // Nor is it looked through for secrets due for rotation, for the same reason.
+        INTEROP_SECRET_ROTATION_CHECK_SECONDS: '0',
         INTEROP_METRICS_PORT: metricsPort,
         ...settings.extraEnv,
       },

@@ -28,7 +28,7 @@ type AdminContext = RouteContext<AdminState>;
 
 function param(
   ctx: AdminContext,
-  name: 'instance_id' | 'binding_id' | 'plan_id' | 'action' | 'run_id',
+  name: 'instance_id' | 'binding_id' | 'plan_id' | 'action' | 'run_id' | 'secret',
 ): string {
   const value = ctx.params[name];
   if (value === undefined) throw new Error(`The route has no :${name} parameter.`);
@@ -114,6 +114,19 @@ function actionRoutes(router: RouteTable<AdminState>, { admin, maxBodyBytes }: A
       param(ctx, 'instance_id'),
       param(ctx, 'action'),
       parameters,
+      ctx.state.requestedBy,
+    );
+  });
+
+  /**
+   * POST /admin/instances/:instance_id/secrets/:secret/rotate: the next version of a generated
+   * secret; 202 with the run of the action `x-rotate-secret`, whose state the GET below tells.
+   */
+  router.post('/instances/:instance_id/secrets/:secret/rotate', async (ctx) => {
+    ctx.status = 202;
+    ctx.body = await admin.rotateSecret(
+      param(ctx, 'instance_id'),
+      param(ctx, 'secret'),
       ctx.state.requestedBy,
     );
   });

@@ -453,6 +453,39 @@ describe('instance action', () => {
     },
   );
 
+  test.each<[ActionState['state'][], number, string]>([
+    [['in progress', 'succeeded'], EXIT.ok, 'x-rotate-secret on i-1 succeeded\n'],
+    [
+      ['failed'],
+      EXIT.failed,
+      'x-rotate-secret on i-1 failed: x-rotate-secret failed: the operator said no\n',
+    ],
+  ])(
+    'GIVEN the states %j WHEN a rotation is waited for THEN it is started, followed, and the exit is %s',
+    async (states, exit, last) => {
+      service.actionStates = [...states];
+      const res = await cli(['instance', 'rotate-secret', 'i-1', 'password', '--wait', '--interval', '0.01']);
+      expect(res.status).toBe(exit);
+      expect(res.stdout).toBe(
+        `rotation of password on i-1 started: run run-1 of workflow instance/i-1\n${last}`,
+      );
+      expect(service.calls.find((c) => c.method === 'rotateSecret')?.args).toEqual([
+        'i-1',
+        'password',
+        expect.any(String),
+      ]);
+      expect(service.calls.filter((c) => c.method === 'actionState').map((c) => c.args[1])).toEqual(
+        states.map(() => 'x-rotate-secret'),
+      );
+    },
+  );
+
+  test('GIVEN an unknown instance WHEN a rotation is asked THEN exit 1 with the API’s description', async () => {
+    const res = await cli(['instance', 'rotate-secret', 'nope', 'password']);
+    expect(res.status).toBe(EXIT.failed);
+    expect(res.stderr).toBe('interoperator: The service instance does not exist. (404 NotFound)\n');
+  });
+
   test('GIVEN an action the plan lacks THEN exit 1 with the API’s description', async () => {
     const res = await cli(['instance', 'action', 'i-1', 'x-restart']);
     expect(res.status).toBe(EXIT.failed);

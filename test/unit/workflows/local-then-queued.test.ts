@@ -36,7 +36,9 @@ describe('the task queue of a cluster’s own worker', () => {
       'deleteResources',
       'removeBindingRecord',
       'removeInstanceRecord',
+      'removeUnusedSecretVersions',
       'replicateInstance',
+      'rotateGeneratedSecret',
     ]);
   });
 });

@@ -1,0 +1,186 @@
+/**
+ * The steps of a rotation of a generated secret, and the removal of versions no binding uses: each
+ * reads the instance's record and its plan's provision template, writes Secrets on the instance's
+ * cluster and the record's `status.generatedSecrets`, and returns names and versions only.
+ */
+import { getRecord, listRecords, listRecordsAnywhere, patchRecordStatus } from '../kube/custom-objects.js';
+import { actionRefusal } from '../resources/actions.js';
+import {
+  dueForRotation,
+  parseDuration,
+  rotated,
+  unusedVersions,
+  type GeneratedSecretStatus,
+} from '../resources/generated-secrets.js';
+import { LABELS, instanceWorkflowId, labelValue } from '../resources/names.js';
+import {
+  SFSERVICEBINDING,
+  SFSERVICEINSTANCE,
+  type SFServiceBinding,
+  type SFServiceInstance,
+} from '../resources/types.js';
+import {
+  ROTATE_SECRET_ACTION,
+  type InstanceRef,
+  type ScheduledRotation,
+  type SecretVersion,
+  type Target,
+} from '../workflows/messages.js';
+import type { ActivityDeps } from './deps.js';
+import { FAILURE_TYPES, terminal } from './failures.js';
+import { createVersion, deleteVersions, splitGenerated } from './generated-secrets.js';
+import { kubeCall, resourceRendering } from './resources.js';
+
+export function secretRotationActivities(deps: ActivityDeps) {
+  const { clusters } = deps;
+  const rendering = resourceRendering(deps);
+
+  /**
+   * Writes the record's list of generated secrets, on the condition that the record is still as
+   * read (a rotation and an unbind may write it at once): a 409 is retried, from a fresh read.
+   */
+  const record = (instance: SFServiceInstance, generatedSecrets: readonly GeneratedSecretStatus[]) =>
+    kubeCall(`recording the generated secrets of instance ${instance.metadata.name}`, () =>
+      patchRecordStatus(
+        clusters.master,
+        SFSERVICEINSTANCE,
+        instance.metadata.namespace!,
+        instance.metadata.name,
+        { generatedSecrets },
+        instance.metadata.resourceVersion,
+      ),
+    );
+
+  return {
+    /**
+     * Makes the next version of the instance's generated secret `name` (as its SFSecret in the
+     * provision template asks now) and makes it the current one in the record; the previous one is
+     * kept. Run again by the same rotation (`runId`), it makes no other.
+     */
+    async rotateGeneratedSecret(target: Target, name: string, runId: string): Promise<SecretVersion> {
+      const loaded = await rendering.load(target);
+      const recorded = loaded.instance.status?.generatedSecrets ?? [];
+      const entry = recorded.find((r) => r.name === name);
+      const known = recorded.map((r) => r.name);
+      if (!entry)
+        throw terminal(
+          `the instance has no generated secret ${name}; ${known.length > 0 ? `it has ${known.join(', ')}` : 'it has none'}`,
+          FAILURE_TYPES.instance,
+        );
+      const rendered =
+        (await rendering.desiredObjects(loaded, target, 'provision', () =>
+          rendering.copyOnCluster(loaded),
+        )) ?? [];
+      const declared = splitGenerated(rendered, 'provision').secrets.find((d) => d.spec.name === name);
+      if (!declared)
+        throw terminal(
+          `the provision template of plan ${loaded.plan.spec.name} no longer renders SFSecret ${name}`,
+          FAILURE_TYPES.template,
+        );
+      const next = rotated(entry, new Date().toISOString(), runId);
+      const current = recorded.map((r) => (r.name === name ? next : r));
+      await createVersion(rendering.secretPlace(loaded), declared, next.version, current);
+      if (next !== entry) await record(loaded.instance, current);
+      return { name, version: next.version, secret: next.secret };
+    },
+
+    /**
+     * Deletes the versions of the instance's generated secrets that are not current and that no
+     * binding of the instance was made with; returns the names of the Secrets deleted.
+     */
+    async removeUnusedSecretVersions(ref: InstanceRef): Promise<string[]> {
+      const instance = await getRecord<SFServiceInstance>(
+        clusters.master,
+        SFSERVICEINSTANCE,
+        ref.namespace,
+        ref.name,
+      );
+      const recorded = instance?.status?.generatedSecrets ?? [];
+      if (!instance || instance.metadata.deletionTimestamp || recorded.length === 0) return [];
+      const bindings = await listRecords<SFServiceBinding>(
+        clusters.master,
+        SFSERVICEBINDING,
+        ref.namespace,
+        `${LABELS.instanceId}=${labelValue(ref.instanceId)}`,
+      );
+      const kept = bindings.map((b) => b.status?.generatedSecrets);
+      const unused = recorded.map((entry) => ({ entry, versions: unusedVersions(entry, kept) }));
+      if (unused.every((u) => u.versions.length === 0)) return [];
+      const loaded = await rendering.load({ instance: ref });
+      const place = rendering.secretPlace(loaded);
+      const deleted: string[] = [];
+      for (const { entry, versions } of unused)
+        deleted.push(...(await deleteVersions(place, entry, versions)));
+      await record(
+        instance,
+        unused.map(({ entry, versions }) => ({
+          ...entry,
+          versions: entry.versions.filter((v) => !versions.includes(v)),
+        })),
+      );
+      return deleted;
+    },
+  };
+}
+
+export type SecretRotationActivities = ReturnType<typeof secretRotationActivities>;
+
+/** Binding states that mean an operation of the binding is under way. */
+const BUSY_BINDING_STATES = new Set(['in_queue', 'in progress', 'delete']);
+
+/** Who the record says asked for a rotation the plan's `rotateAfter` started. */
+const SCHEDULE_IDENTITY = { platform: 'interoperator', identity: { user: 'rotateAfter' } } as const;
+
+/** The step of the rotation schedule: which rotations the plans' `rotateAfter` asks for now. */
+export function rotationScheduleActivities(deps: ActivityDeps) {
+  const { clusters, catalog } = deps;
+  return {
+    /**
+     * For each instance whose plan has a `rotateAfter`, that can run an action and none of whose
+     * bindings is busy: the rotation of its generated secret whose current version is the oldest
+     * of those older than `rotateAfter`, if any.
+     */
+    async dueSecretRotations(): Promise<ScheduledRotation[]> {
+      const now = Date.now();
+      const instances = await listRecordsAnywhere<SFServiceInstance>(
+        clusters.master,
+        SFSERVICEINSTANCE,
+        deps.instanceNamespace,
+      );
+      const due: ScheduledRotation[] = [];
+      for (const instance of instances) {
+        const plan = catalog.plan(instance.spec.planId);
+        const rotateAfter = parseDuration(plan?.spec.rotateAfter);
+        if (!plan || !rotateAfter || actionRefusal(instance)) continue;
+        const [oldest] = dueForRotation(instance.status?.generatedSecrets, rotateAfter, now).sort(
+          (a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt),
+        );
+        if (!oldest) continue;
+        const instanceId = instance.spec.instanceId ?? instance.metadata.name;
+        const bindings = await listRecords<SFServiceBinding>(
+          clusters.master,
+          SFSERVICEBINDING,
+          instance.metadata.namespace!,
+          `${LABELS.instanceId}=${labelValue(instanceId)}`,
+        );
+        if (bindings.some((b) => b.status?.state && BUSY_BINDING_STATES.has(b.status.state))) continue;
+        due.push({
+          workflowId: instanceWorkflowId(instanceId),
+          request: {
+            instanceId,
+            serviceId: instance.spec.serviceId,
+            planId: instance.spec.planId,
+            action: ROTATE_SECRET_ACTION,
+            parameters: { secret: oldest.name },
+            requestHash: `rotate-after/${oldest.name}/${oldest.version}`,
+            deadlineSeconds: plan.spec.maximum_polling_duration ?? deps.operationTimeoutSeconds ?? 3600,
+            requestedBy: SCHEDULE_IDENTITY,
+          },
+        });
+      }
+      return due;
+    },
+  };
+}
+
+export type RotationScheduleActivities = ReturnType<typeof rotationScheduleActivities>;
