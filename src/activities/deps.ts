@@ -27,7 +27,7 @@ export interface Renderer {
 
 export interface ActivityDeps {
   readonly clusters: ClusterDirectory;
-  readonly catalog: Pick<CatalogCache, 'plan' | 'service'>;
+  readonly catalog: Pick<CatalogCache, 'plan' | 'service' | 'plans'>;
   readonly renderer: Renderer;
   /** Namespace for all instances; each its own `sf-<id>` when unset. */
   readonly instanceNamespace?: string;

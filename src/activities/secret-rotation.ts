@@ -3,7 +3,7 @@
  * reads the instance's record and its plan's provision template, writes Secrets on the instance's
  * cluster and the record's `status.generatedSecrets`, and returns names and versions only.
  */
-import { getRecord, listRecords, listRecordsAnywhere, patchRecordStatus } from '../kube/custom-objects.js';
+import { forEachRecord, getRecord, listRecords, patchRecordStatus } from '../kube/custom-objects.js';
 import { actionRefusal } from '../resources/actions.js';
 import {
   dueForRotation,
@@ -128,6 +128,9 @@ export type SecretRotationActivities = ReturnType<typeof secretRotationActivitie
 /** Binding states that mean an operation of the binding is under way. */
 const BUSY_BINDING_STATES = new Set(['in_queue', 'in progress', 'delete']);
 
+/** Rotations one check of the schedule starts at most; the rest are due at the next check. */
+const MAX_DUE_A_CHECK = 100;
+
 /** Who the record says asked for a rotation the plan's `rotateAfter` started. */
 const SCHEDULE_IDENTITY = { platform: 'interoperator', identity: { user: 'rotateAfter' } } as const;
 
@@ -142,13 +145,30 @@ export function rotationScheduleActivities(deps: ActivityDeps) {
      */
     async dueSecretRotations(): Promise<ScheduledRotation[]> {
       const now = Date.now();
-      const instances = await listRecordsAnywhere<SFServiceInstance>(
+      // Only the instances of plans with a rotateAfter, a page at a time: a landscape of many
+      // thousands of instances is never read whole, nor read at all when no plan rotates.
+      const planIds = catalog
+        .plans()
+        .filter((plan) => parseDuration(plan.spec.rotateAfter))
+        .map((plan) => labelValue(plan.spec.id));
+      if (planIds.length === 0) return [];
+      const candidates: SFServiceInstance[] = [];
+      await forEachRecord<SFServiceInstance>(
         clusters.master,
         SFSERVICEINSTANCE,
         deps.instanceNamespace,
+        `${LABELS.planId} in (${[...new Set(planIds)].sort().join(',')})`,
+        (instance) => {
+          if (candidates.length >= MAX_DUE_A_CHECK) return;
+          const plan = catalog.plan(instance.spec.planId);
+          const rotateAfter = parseDuration(plan?.spec.rotateAfter);
+          if (!rotateAfter || actionRefusal(instance)) return;
+          if (dueForRotation(instance.status?.generatedSecrets, rotateAfter, now).length > 0)
+            candidates.push(instance);
+        },
       );
       const due: ScheduledRotation[] = [];
-      for (const instance of instances) {
+      for (const instance of candidates) {
         const plan = catalog.plan(instance.spec.planId);
         const rotateAfter = parseDuration(plan?.spec.rotateAfter);
         if (!plan || !rotateAfter || actionRefusal(instance)) continue;
