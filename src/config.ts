@@ -90,6 +90,12 @@ export interface Config {
    * than their plan's `rotateAfter` and starts their rotations; 0 turns it off. @default 300
    */
   readonly secretRotationCheckSeconds: number;
+  /**
+   * INTEROP_FOLLOW_REFERENCES: whether the worker follows the objects the instances' references
+   * (`getValueFrom`) read, and updates an instance when one of them changes; `false` leaves a
+   * change to the instance's next update. @default true
+   */
+  readonly followReferences: boolean;
   readonly clusterHealth: {
     /**
      * INTEROP_CLUSTER_PROBE_SECONDS: how often the worker probes every registered cluster, writes
@@ -464,6 +470,7 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
     masterClusterId: env.INTEROP_MASTER_CLUSTER_ID || '1',
     ...clusterWorkerConfig(env, role),
     secretRotationCheckSeconds: number(env, 'INTEROP_SECRET_ROTATION_CHECK_SECONDS', 300, { orZero: true }),
+    followReferences: oneOf(env, 'INTEROP_FOLLOW_REFERENCES', ['true', 'false'], 'true') === 'true',
     clusterHealth: {
       probeSeconds: number(env, 'INTEROP_CLUSTER_PROBE_SECONDS', 30, { orZero: true }),
       offlineSeconds: number(env, 'INTEROP_CLUSTER_OFFLINE_SECONDS', 120),

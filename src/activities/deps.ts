@@ -6,7 +6,7 @@ import type { CatalogCache } from '../kube/catalog-cache.js';
 import type { ClusterDirectory } from '../kube/cluster-directory.js';
 import type { SchedulingConfig } from '../scheduling/index.js';
 import type { ClusterCapabilities, RenderData } from '../templates/index.js';
-import type { KubeObject, PlanTemplate, TemplateAction } from '../resources/types.js';
+import type { KubeObject, PlanTemplate, ReferencedObject, TemplateAction } from '../resources/types.js';
 import type { StatusWakeups } from './status-wakeups.js';
 
 /** What a render needs besides its data: for a helm template, the target cluster's capabilities. */
@@ -37,4 +37,12 @@ export interface ActivityDeps {
   readonly operationTimeoutSeconds?: number;
   /** Wakes the operations waiting for their operator when a source changes. @default none: they poll */
   readonly statusWakeups?: StatusWakeups;
+  /** Follows the objects the instances' references read, to update an instance when one changes. @default none */
+  readonly followedReferences?: ReferenceFollower;
+}
+
+/** Hears which objects an instance's references read (followed-references.ts). */
+export interface ReferenceFollower {
+  /** From now on, a change of one of `references` (on cluster `clusterId`) updates the instance; none: it follows none. */
+  follow(instanceId: string, clusterId: string, references: readonly ReferencedObject[]): void;
 }

@@ -30,7 +30,7 @@ import {
   type FoundReference,
   type Reference,
 } from '../references/index.js';
-import type { KubeObject, TemplateAction } from '../resources/types.js';
+import type { KubeObject, ReferencedObject, TemplateAction } from '../resources/types.js';
 import { waitingForReference } from '../workflows/messages.js';
 import { forbiddenNamespace, type DesiredObject } from './desired-objects.js';
 import { FAILURE_TYPES, retryable, terminal } from './failures.js';
@@ -58,6 +58,8 @@ export interface Resolved {
   readonly applying: <T>(run: () => Promise<T>) => Promise<T>;
   /** Whether `value` (as JSON text) holds a value from a Secret, or text that may be one. */
   readonly holdsSecret: (value: unknown) => boolean;
+  /** The objects the references read, each once, in the order first read: where they are, not what they hold. */
+  readonly referenced: ReferencedObject[];
 }
 
 /** What a read of a referenced object found. */
@@ -113,7 +115,7 @@ export async function resolveReferences(
     }
   });
   if (references.every((found) => found.length === 0))
-    return { desired: [...desired], applying: (run) => run(), holdsSecret: () => false };
+    return { desired: [...desired], applying: (run) => run(), holdsSecret: () => false, referenced: [] };
 
   for (const [i, found] of references.entries()) {
     for (const f of found) {
@@ -173,6 +175,7 @@ export async function resolveReferences(
   };
 
   const secrets: string[] = [];
+  const referenced = new Map<string, ReferencedObject>();
   const waiting: string[] = [];
   const failures: string[] = [];
   const values: unknown[][] = [];
@@ -192,6 +195,17 @@ export async function resolveReferences(
         );
         continue;
       }
+      const where = f.reference.namespace ?? namespace;
+      const readName = result.object.metadata?.name ?? f.reference.name ?? '';
+      referenced.set(JSON.stringify([f.reference.apiVersion, f.reference.kind, where, readName]), {
+        apiVersion: f.reference.apiVersion,
+        kind: f.reference.kind,
+        namespace: where,
+        name: readName,
+        ...(result.object.metadata?.resourceVersion
+          ? { resourceVersion: result.object.metadata.resourceVersion }
+          : {}),
+      });
       const fromSecret = f.reference.kind === 'Secret' && f.reference.apiVersion === 'v1';
       try {
         resolved.push(
@@ -229,5 +243,10 @@ export async function resolveReferences(
     const text = value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value);
     return secrets.some((secret) => text.includes(secret));
   };
-  return { desired: resolvedObjects, applying: (run) => redacting(secrets, run), holdsSecret };
+  return {
+    desired: resolvedObjects,
+    applying: (run) => redacting(secrets, run),
+    holdsSecret,
+    referenced: [...referenced.values()],
+  };
 }

@@ -26,6 +26,7 @@ import {
   SFSERVICEINSTANCE,
   type AppliedResource,
   type KubeObject,
+  type ReferencedObject,
   type SFPlan,
   type SFService,
   type SFServiceBinding,
@@ -360,6 +361,13 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
   };
 }
 
+/** Whether an applied object and a referenced one are the same object. */
+const sameObject = (a: AppliedResource, r: ReferencedObject) =>
+  a.apiVersion === r.apiVersion &&
+  a.kind === r.kind &&
+  a.name === r.name &&
+  (a.namespace ?? '') === r.namespace;
+
 export function resourceActivities(deps: ActivityDeps) {
   const { clusters } = deps;
   const {
@@ -586,6 +594,11 @@ export function resourceActivities(deps: ActivityDeps) {
         }
       }
       const revision = binding ? undefined : planRevision(loaded.plan.spec);
+      // What the instance's references read, but not its own objects: a change the operator makes
+      // to one of those is no change of what the references read from outside.
+      const referenced = binding
+        ? []
+        : resolved.referenced.filter((r) => !applied.some((a) => sameObject(a, r)));
       // A binding keeps the versions of the generated secrets it was made with until it is gone.
       const versions =
         binding && action === 'bind' && !binding.status?.generatedSecrets
@@ -598,10 +611,17 @@ export function resourceActivities(deps: ActivityDeps) {
         record.metadata.name,
         {
           resources: recordedResources(previous, applied, binding !== undefined),
+          ...(binding ? {} : { references: referenced }),
           ...(revision ? { planRevision: revision } : {}),
           ...(versions.length > 0 ? { generatedSecrets: versions } : {}),
         },
       );
+      if (!binding)
+        deps.followedReferences?.follow(
+          instance.spec.instanceId ?? target.instance.instanceId,
+          cluster.id,
+          referenced,
+        );
       // The revision the instance is now on, as a label too: rollouts select the instances behind.
       if (revision && record.metadata.labels?.[LABELS.planRevision] !== revision)
         await patchRecord(

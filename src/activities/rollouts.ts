@@ -24,7 +24,7 @@ import {
   type SFServiceBinding,
   type SFServiceInstance,
 } from '../resources/types.js';
-import { rolloutRequestHash, type InstanceRequest } from '../workflows/messages.js';
+import { rolloutRequestHash, type InstanceRequest, type RequestedBy } from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
 
 /** States of a record whose operation has not ended. */
@@ -132,10 +132,12 @@ export const rolledOut = (record: SFServiceInstance): boolean =>
   !!record.spec.instanceId;
 
 /**
- * The rollout's steps. `runs` tells of an operation's latest run, for the claim each update makes
- * on its instance against the operations of its bindings, as a platform's update does.
+ * The updates of instances as their records hold them, which a rollout starts (and the worker, when
+ * an object an instance's references read changes). `runs` tells of an operation's latest run, for
+ * the claim each update makes on its instance against the operations of its bindings, as a
+ * platform's update does.
  */
-export function rolloutActivities(
+export function recordedUpdates(
   { clusters, catalog, instanceNamespace: shared, operationTimeoutSeconds }: ActivityDeps,
   runs: Pick<ClaimDeps, 'latest'>,
 ) {
@@ -149,9 +151,15 @@ export function rolloutActivities(
   /**
    * The update that brings the instance to its plan's current spec, as its record holds it, or what
    * it waits for (an operation of its own or of one of its bindings), or that it is gone; with
-   * `claim`, the instance is claimed for the update against its bindings' operations.
+   * `claim`, the instance is claimed for the update against its bindings' operations. `requestedBy`
+   * says who asks: the rollout of `revision` unless given.
    */
-  async function updateOf(instanceId: string, revision: string, claim: boolean): Promise<RolloutUpdate> {
+  async function updateOf(
+    instanceId: string,
+    revision: string,
+    claim: boolean,
+    requestedBy?: RequestedBy,
+  ): Promise<RolloutUpdate> {
     const namespace = instanceNamespace(instanceId, shared);
     const record = await getRecord<SFServiceInstance>(
       master,
@@ -181,15 +189,38 @@ export function rolloutActivities(
       operationTimeoutSeconds,
     );
     const workflowId = instanceWorkflowId(instanceId);
-    if (!claim) return { request, workflowId };
+    const asked = requestedBy ? { ...request, requestedBy } : request;
+    if (!claim) return { request: asked, workflowId };
     try {
       const claimedAt = await claims.claimAt(instanceId, UPDATE, record);
-      return { request, workflowId, ...(claimedAt ? { claimedAt } : {}) };
+      return { request: asked, workflowId, ...(claimedAt ? { claimedAt } : {}) };
     } catch (err) {
       if (err instanceof OsbError && err.status === 422) return { busy: err.description };
       throw err;
     }
   }
+
+  return {
+    updateOf,
+    /** Takes back the claims of updates read ahead but not started. */
+    async release(claimed: readonly { instanceId: string; claimedAt: string }[]): Promise<void> {
+      await Promise.all(
+        claimed.map(({ instanceId, claimedAt }) => claims.release(instanceId, UPDATE, claimedAt)),
+      );
+    },
+  };
+}
+
+export type RecordedUpdates = ReturnType<typeof recordedUpdates>;
+
+/**
+ * The rollout's steps. `runs` tells of an operation's latest run, for the claim each update makes
+ * on its instance against the operations of its bindings, as a platform's update does.
+ */
+export function rolloutActivities(deps: ActivityDeps, runs: Pick<ClaimDeps, 'latest'>) {
+  const { clusters, catalog, instanceNamespace: shared } = deps;
+  const master = clusters.master;
+  const { updateOf, release } = recordedUpdates(deps, runs);
 
   return {
     /**
@@ -287,9 +318,7 @@ export function rolloutActivities(
 
     /** Takes back the claims of updates a rollout read ahead but did not start (it paused, stopped or went elsewhere). */
     async releaseRolloutClaims(claimed: readonly { instanceId: string; claimedAt: string }[]): Promise<void> {
-      await Promise.all(
-        claimed.map(({ instanceId, claimedAt }) => claims.release(instanceId, UPDATE, claimedAt)),
-      );
+      await release(claimed);
     },
   };
 }

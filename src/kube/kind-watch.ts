@@ -41,15 +41,15 @@ async function collectionPath(
 
 /**
  * Watches the objects of `apiVersion`/`kind` in `namespace` of `cluster` (in all namespaces when
- * undefined); `onChange` hears of every object added, modified or deleted, `onError` of every
- * failure before a retry.
+ * undefined); `onChange` hears of every object added, modified or deleted (with its
+ * resourceVersion then), `onError` of every failure before a retry.
  */
 export function watchKind(
   cluster: ClusterClient,
   apiVersion: string,
   kind: string,
   namespace: string | undefined,
-  onChange: (object: ObjectKey) => void,
+  onChange: (object: ObjectKey, resourceVersion?: string) => void,
   onError: (err: unknown) => void = () => undefined,
 ): KindWatch {
   let stopped = false;
@@ -106,7 +106,10 @@ export function watchKind(
           const meta = object.metadata;
           if (meta?.resourceVersion) resourceVersion = meta.resourceVersion;
           if (type === 'BOOKMARK' || !meta?.name) return;
-          onChange({ ...(meta.namespace ? { namespace: meta.namespace } : {}), name: meta.name });
+          onChange(
+            { ...(meta.namespace ? { namespace: meta.namespace } : {}), name: meta.name },
+            meta.resourceVersion,
+          );
         },
         (err: unknown) => {
           if (stopped) return;

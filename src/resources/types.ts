@@ -280,6 +280,19 @@ export interface AppliedResource {
   namespace?: string;
 }
 
+/**
+ * An object the instance's references (`getValueFrom`) read when its objects were last applied:
+ * where it is, never what it holds. A reference by labels names the object it found.
+ */
+export interface ReferencedObject {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  /** Its resourceVersion when it was read: a change seen later at this version is applied already. */
+  resourceVersion?: string;
+}
+
 export interface SFServiceInstanceSpec {
   serviceId: string;
   planId: string;
@@ -307,6 +320,8 @@ export interface SFServiceInstanceStatus {
   namespace?: string;
   appliedSpec?: SFServiceInstanceSpec;
   resources?: AppliedResource[];
+  /** The objects its references read when its resources were last applied (followed by the worker). */
+  references?: ReferencedObject[];
   observedGeneration?: number;
   /** The revision of its plan (`status.specHash`) its resources were last rendered with. */
   planRevision?: string;

@@ -14,8 +14,16 @@ import {
   rotationScheduleActivities,
 } from '../activities/index.js';
 import { operationSinks, stepRetries, timedRenderer } from '../activities/metrics.js';
+import {
+  followedReferences,
+  followingUpdate,
+  followRecorded,
+  type FollowedReferences,
+} from '../activities/followed-references.js';
+import { recordedUpdates } from '../activities/rollouts.js';
 import { statusWakeups } from '../activities/status-wakeups.js';
 import { recordPlanRevision } from '../broker/plan-revisions.js';
+import type { ActivityDeps } from '../activities/deps.js';
 import type { Config } from '../config.js';
 import { clusterClientFromFile, type ClusterClient } from '../kube/clients.js';
 import { getRecord } from '../kube/custom-objects.js';
@@ -35,12 +43,15 @@ import {
   MEMO_KEY,
   OPERATOR_CHANGED_SIGNAL,
   ROTATION_SCHEDULE_SETTINGS_SIGNAL,
+  WORKFLOW_TYPES,
+  startingStatus,
   clusterHealthWorkflowId,
   rotationScheduleWorkflowId,
   type ClusterHealthSettings,
   type OperationStatus,
   type RotationScheduleSettings,
 } from '../workflows/messages.js';
+import { operationSearchAttributes } from '../workflows/search-attributes.js';
 
 export interface RunningWorker {
   /** The task queue it polls. */
@@ -114,6 +125,13 @@ export async function startWorker(
     onError: (err, what) => log.warn(`status wake-ups: ${what} failed`, { error: String(err) }),
     ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
   });
+  const runs = {
+    latest: async (workflowId: string) => {
+      const run = await latestRun(temporal.client, workflowId, MEMO_KEY);
+      return run && { ...run, memo: run.memo as OperationStatus | undefined };
+    },
+  };
+  let followed: FollowedReferences | undefined;
   const deps = {
     clusters,
     catalog,
@@ -122,13 +140,44 @@ export async function startWorker(
     scheduling: config.scheduling,
     operationTimeoutSeconds: config.operationTimeoutSeconds,
     statusWakeups: wakeups,
-  };
-  const runs = {
-    latest: async (workflowId: string) => {
-      const run = await latestRun(temporal.client, workflowId, MEMO_KEY);
-      return run && { ...run, memo: run.memo as OperationStatus | undefined };
-    },
-  };
+    followedReferences: { follow: (...args) => followed?.follow(...args) },
+  } satisfies ActivityDeps;
+  if (config.followReferences) {
+    followed = followedReferences({
+      cluster: (id) => clusters.get(id),
+      update: followingUpdate({
+        master,
+        ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
+        updates: recordedUpdates(deps, runs),
+        start: async (workflowId, request) => {
+          try {
+            await temporal.client.workflow.start(WORKFLOW_TYPES.update, {
+              workflowId,
+              taskQueue: config.temporal.taskQueue,
+              args: [request],
+              workflowIdConflictPolicy: 'FAIL',
+              workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+              memo: { [MEMO_KEY]: startingStatus('update', request) },
+              typedSearchAttributes: operationSearchAttributes('update', request),
+            });
+            log.info('instance update started after a change of an object its references read', {
+              instanceId: request.instanceId,
+              requestedBy: request.requestedBy,
+            });
+            return true;
+          } catch (err) {
+            if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+            throw err;
+          }
+        },
+      }),
+      onError: (err, what) => log.warn(`followed references: ${what} failed`, { error: String(err) }),
+    });
+    // Learnt in the background: the worker polls meanwhile, and each apply tells of its own.
+    void followRecorded(master, config.instanceNamespace, clusters.masterId, followed).catch((err: unknown) =>
+      log.warn('followed references: reading the instances failed', { error: String(err) }),
+    );
+  }
   const activities = {
     ...createActivities(deps),
     ...rolloutActivities(deps, runs),
@@ -159,6 +208,7 @@ export async function startWorker(
   monitoring?.readiness(() => worker.getState() === 'RUNNING');
   const done = worker.run().finally(async () => {
     wakeups.stop();
+    followed?.stop();
     await catalog.stop();
     await temporal.close();
     await closeRenderer();

@@ -170,10 +170,10 @@ objects the plans render), or both (a ClusterRole, or one namespace for everythi
 {{- if not (and .apiGroups .resources) }}
 {{- fail (printf "rbac.referencedResources: every entry needs apiGroups and resources (plural names), not %s" (toJson .)) }}
 {{- end }}
-# Objects that the plans' references select by labels.
+# Objects that the plans' references read: listed to select by labels, watched to follow a change.
 - apiGroups: {{ toJson .apiGroups }}
   resources: {{ toJson .resources }}
-  verbs: [get, list]
+  verbs: [get, list, watch]
 {{- end }}
 {{- with $root.Values.rbac.operatorApiGroups }}
 # Every resource of these operators' API groups (watched: a change wakes the status check).

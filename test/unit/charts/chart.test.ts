@@ -758,7 +758,7 @@ withHelm('the chart rendered by helm', () => {
     });
   });
 
-  test('GIVEN kinds that references select by labels THEN they may be listed, and an entry without its groups fails clearly', () => {
+  test('GIVEN kinds that references read THEN they may be listed and watched, and an entry without its groups fails clearly', () => {
     expect(() => render('rbac.referencedResources[0].resources={configmaps}')).toThrow(
       /rbac.referencedResources: every entry needs apiGroups and resources/,
     );
@@ -769,7 +769,7 @@ withHelm('the chart rendered by helm', () => {
     expect(find(manifests, 'ClusterRole', 'r-interoperator').rules).toContainEqual({
       apiGroups: ['apps'],
       resources: ['deployments'],
-      verbs: ['get', 'list'],
+      verbs: ['get', 'list', 'watch'],
     });
     const byDefault = find(render(), 'ClusterRole', 'r-interoperator').rules as {
       resources: string[];
