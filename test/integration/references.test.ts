@@ -5,15 +5,20 @@
  * values (a ConfigMap field through transformers, a label-selected ConfigMap, a Secret field
  * decoded). A reference with a wrong path fails the provision at once and nothing of it is applied.
  * A plan change's dry run resolves references too, and reports a field holding the Secret's value
- * as redacted; a bind template's references are resolved like the provision's. The Secret's value
+ * as redacted; a bind template's references are resolved like the provision's. A change of a
+ * referenced ConfigMap after the provision reaches the instance through an update the worker starts.
+ * The Secret's value
  * is in no workflow history, search attribute, memo, log or record of the run.
  */
 import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
 import { getRecord } from '../../src/kube/custom-objects.js';
 import { statusCodeOf } from '../../src/kube/errors.js';
 import { applyObject, ensureNamespace, readObject } from '../../src/kube/objects.js';
 import { instanceNamespace, LABELS, labelValue, resourceName } from '../../src/resources/names.js';
 import { SFSERVICEINSTANCE, type KubeObject, type SFServiceInstance } from '../../src/resources/types.js';
+import { payloadCodec } from '../../src/temporal/connection.js';
+import { parsePayloadKeys } from '../../src/temporal/codec.js';
 import { clusters, environment, eventually } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import { ADMIN, callAdmin } from '../support/admin.js';
@@ -360,6 +365,86 @@ describe('references to other objects in a plan’s templates', () => {
     };
     expect(applied.data).toEqual({ hosts: 'db-0.example,db-1.example' });
   }, 120_000);
+
+  test('GIVEN the provisioned instance WHEN a referenced ConfigMap changes THEN an update of the instance, started by the worker, applies the new value', async () => {
+    expect(provisioned).toBeDefined();
+    const instanceId = provisioned!;
+    const namespace = instanceNamespace(instanceId);
+    const recordOf = () =>
+      getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, namespace, resourceName(instanceId));
+    // GIVEN the record names what its references read, and where, never their values
+    const before = await recordOf();
+    expect(before?.status?.references?.map((r) => `${r.kind} ${r.namespace}/${r.name}`).sort()).toEqual([
+      `ConfigMap ${namespace}/shared-settings`,
+      `ConfigMap ${namespace}/tier`,
+      `Secret ${namespace}/db-admin`,
+    ]);
+    expect(JSON.stringify(before?.status?.references)).not.toContain(PASSWORD);
+    expect(before?.status).toMatchObject({ operation: 'provision', state: 'succeeded' });
+
+    // WHEN the shared settings change
+    await applyObject(master!, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'shared-settings', namespace, labels: { 'example.com/port': '6432' } },
+      data: { hosts: '["db-2.example"]' },
+    } as KubeObject);
+
+    // THEN the instance's object follows
+    await eventually(
+      'the applied ConfigMap to carry the new values',
+      async () => {
+        const live = (await read('ConfigMap', 'app-settings', namespace)) as
+          (KubeObject & { data: Record<string, string> }) | undefined;
+        return live?.data.hosts === 'db-2.example' && live.data.port === '6432' ? live : undefined;
+      },
+      120_000,
+    );
+    // AND through an update of the instance, which Temporal lists under the instance's id
+    const { temporal: server } = environment();
+    const connection = await Connection.connect({ address: server.address });
+    try {
+      const client = new Client({
+        connection,
+        namespace: server.namespace,
+        dataConverter: {
+          payloadCodecs: [payloadCodec({ payloadKeys: parsePayloadKeys(settings.payloadKeys) })],
+        },
+      });
+      const updates = await eventually(
+        'the update workflow of the instance to have succeeded',
+        async () => {
+          const runs: { workflowId: string; type: string }[] = [];
+          for await (const run of client.workflow.list({
+            query: `OsbInstanceId = "${instanceId}" AND OsbOperation = "update" AND OsbState = "succeeded"`,
+          }))
+            runs.push({ workflowId: run.workflowId, type: run.type });
+          return runs.length > 0 ? runs : undefined;
+        },
+        120_000,
+      );
+      expect(updates).toEqual([{ workflowId: `instance/${instanceId}`, type: 'updateWorkflow' }]);
+    } finally {
+      await connection.close();
+    }
+    // AND the record's last operation is that update, succeeded, on the ConfigMap's new version
+    const shared = await readObject(master!, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      name: 'shared-settings',
+      namespace,
+    });
+    const after = await eventually('the record to tell of the update', async () => {
+      const record = await recordOf();
+      return record?.status?.operation === 'update' && record.status.state === 'succeeded'
+        ? record
+        : undefined;
+    });
+    expect(after.status?.references?.find((r) => r.name === 'shared-settings')?.resourceVersion).toBe(
+      shared?.metadata.resourceVersion,
+    );
+    expect(after.spec.planId).toBe(PLAN_ID);
+  }, 300_000);
 
   test('GIVEN the run THEN the referenced Secret’s value is in no history, search attribute, memo, log, record or description', async () => {
     await system.stop();
