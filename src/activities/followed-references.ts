@@ -14,7 +14,10 @@
  * A change waits a little ({@link SETTLE_MS}) so that one edit seen several times starts one
  * update; an instance busy with an operation (or one of its bindings with one) is tried again
  * after {@link RETRY_MS}. Level-based: the record holds the resourceVersion each object had when it
- * was read, so a change already applied (by an update another worker started, say) starts nothing.
+ * was read, so a change already applied (by an update another worker started, say) starts nothing;
+ * and a watch starts from the version the instance read, so a change made between that read and
+ * the watch (while the worker was down, say) is heard too, unless the apiserver has compacted its
+ * history past it.
  */
 import type { ClusterClient } from '../kube/clients.js';
 import { forEachRecord, getRecord } from '../kube/custom-objects.js';
@@ -66,6 +69,10 @@ export interface FollowOptions {
 /** Names a change for people: `<kind> <namespace>/<name>`. */
 export const describeChange = (change: ReferenceChange): string =>
   `${change.kind} ${change.namespace}/${change.name}`;
+
+/** A 403, as the list (`code`) or the watch (`statusCode`) reports it. */
+const isForbidden = (err: unknown) =>
+  statusCodeOf(err) === 403 || (err as { statusCode?: unknown } | null)?.statusCode === 403;
 
 const kindKey = (clusterId: string, apiVersion: string, kind: string) => `${clusterId}|${apiVersion}|${kind}`;
 const objectKey = (
@@ -147,7 +154,14 @@ export function followedReferences(options: FollowOptions): FollowedReferences {
     schedule(settleMs);
   };
 
-  function watched(clusterId: string, apiVersion: string, kind: string, namespace: string): void {
+  /** Watches the kind in the namespace, from `since` (the version an instance read) when it starts the watch. */
+  function watched(
+    clusterId: string,
+    apiVersion: string,
+    kind: string,
+    namespace: string,
+    since: string | undefined,
+  ): void {
     const kinds = kindKey(clusterId, apiVersion, kind);
     const id = `${kinds}|${namespace}`;
     if (stopped || forbidden.has(kinds) || watches.has(id)) return;
@@ -163,7 +177,7 @@ export function followedReferences(options: FollowOptions): FollowedReferences {
           namespace,
           (object, version) => changed(clusterId, apiVersion, kind, object, version),
           (err) => {
-            if (statusCodeOf(err) !== 403) return onError(err, what);
+            if (!isForbidden(err)) return onError(err, what);
             // Not allowed: no watch of this kind anywhere; its changes reach instances at their next update.
             if (!forbidden.has(kinds))
               onError(err, `${what} (not allowed: its changes reach the instances at their next update)`);
@@ -174,6 +188,7 @@ export function followedReferences(options: FollowOptions): FollowedReferences {
                 watches.delete(key);
               }
           },
+          since,
         );
         watches.set(id, kindWatch);
       },
@@ -205,7 +220,7 @@ export function followedReferences(options: FollowOptions): FollowedReferences {
         if (!ids) readers.set(key, (ids = new Set()));
         ids.add(instanceId);
       }
-      for (const r of references) watched(clusterId, r.apiVersion, r.kind, r.namespace);
+      for (const r of references) watched(clusterId, r.apiVersion, r.kind, r.namespace, r.resourceVersion);
     },
     size() {
       return { objects: readers.size, instances: reads.size, watches: watches.size, pending: pending.size };

@@ -42,7 +42,9 @@ async function collectionPath(
 /**
  * Watches the objects of `apiVersion`/`kind` in `namespace` of `cluster` (in all namespaces when
  * undefined); `onChange` hears of every object added, modified or deleted (with its
- * resourceVersion then), `onError` of every failure before a retry.
+ * resourceVersion then), `onError` of every failure before a retry. With `since` (a
+ * resourceVersion), it starts there and hears the changes since then too, unless the apiserver has
+ * compacted past it (then from now).
  */
 export function watchKind(
   cluster: ClusterClient,
@@ -51,11 +53,12 @@ export function watchKind(
   namespace: string | undefined,
   onChange: (object: ObjectKey, resourceVersion?: string) => void,
   onError: (err: unknown) => void = () => undefined,
+  since?: string,
 ): KindWatch {
   let stopped = false;
   let abort: AbortController | undefined;
   let timer: NodeJS.Timeout | undefined;
-  let resourceVersion: string | undefined;
+  let resourceVersion: string | undefined = since;
   let retryMs = FIRST_RETRY_MS;
   let opened!: () => void;
   const openedOnce = new Promise<void>((resolve) => (opened = resolve));

@@ -6,7 +6,8 @@
  * decoded). A reference with a wrong path fails the provision at once and nothing of it is applied.
  * A plan change's dry run resolves references too, and reports a field holding the Secret's value
  * as redacted; a bind template's references are resolved like the provision's. A change of a
- * referenced ConfigMap after the provision reaches the instance through an update the worker starts.
+ * referenced ConfigMap after the provision reaches the instance through an update the worker starts,
+ * also when it was made while the worker was down.
  * The Secret's value
  * is in no workflow history, search attribute, memo, log or record of the run.
  */
@@ -146,6 +147,8 @@ describe('references to other objects in a plan’s templates', () => {
   let system: SystemProcess;
   let osb: OsbClient;
   const descriptions: string[] = [];
+  /** The logs of the landscapes stopped before the end. */
+  const logFiles: string[] = [];
   /** The instance the first test provisions. */
   let provisioned: string | undefined;
 
@@ -446,6 +449,34 @@ describe('references to other objects in a plan’s templates', () => {
     expect(after.spec.planId).toBe(PLAN_ID);
   }, 300_000);
 
+  test('GIVEN the worker is down WHEN the referenced ConfigMap changes THEN the worker, started again, updates the instance', async () => {
+    expect(provisioned).toBeDefined();
+    const namespace = instanceNamespace(provisioned!);
+    // GIVEN the landscape stopped
+    await system.stop();
+    logFiles.push(system.logFile);
+    // WHEN the shared settings change meanwhile
+    await applyObject(master!, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'shared-settings', namespace, labels: { 'example.com/port': '6432' } },
+      data: { hosts: '["db-3.example"]' },
+    } as KubeObject);
+    // AND the landscape starts again
+    system = await startProcess('all', settings);
+    osb = osbClient(system.url);
+    // THEN the worker learns from the record what the instance read, and the object follows
+    await eventually(
+      'the applied ConfigMap to carry the value changed while the worker was down',
+      async () => {
+        const live = (await read('ConfigMap', 'app-settings', namespace)) as
+          (KubeObject & { data: Record<string, string> }) | undefined;
+        return live?.data.hosts === 'db-3.example' ? live : undefined;
+      },
+      120_000,
+    );
+  }, 300_000);
+
   test('GIVEN the run THEN the referenced Secret’s value is in no history, search attribute, memo, log, record or description', async () => {
     await system.stop();
     // The apiserver answers 429 while it first fills its cache of a kind no one has listed yet.
@@ -457,7 +488,7 @@ describe('references to other objects in a plan’s templates', () => {
           ['the referenced Secret’s value', PASSWORD],
           ['the referenced Secret’s value, base64', Buffer.from(PASSWORD).toString('base64')],
         ],
-        logFiles: [system.logFile],
+        logFiles: [...logFiles, system.logFile],
         records: { master: master!, labelSelector: `${LABELS.serviceId}=${labelValue(SERVICE_ID)}` },
         texts: { 'last_operation descriptions': descriptions.join('\n') },
       });

@@ -35,6 +35,7 @@ function setUp(outcomes: FollowOutcome[] = []) {
   const watches: {
     kind: string;
     namespace: string | undefined;
+    since: string | undefined;
     stopped: boolean;
     change(object: ObjectKey, version?: string): void;
     fail(err: unknown): void;
@@ -46,8 +47,8 @@ function setUp(outcomes: FollowOutcome[] = []) {
       return outcomes.shift() ?? 'started';
     },
     onError: (_err, what) => errors.push(what),
-    watch: (_cluster, _apiVersion, kind, namespace, onChange, onError) => {
-      const watch = { kind, namespace, stopped: false, change: onChange, fail: onError! };
+    watch: (_cluster, _apiVersion, kind, namespace, onChange, onError, since) => {
+      const watch = { kind, namespace, since, stopped: false, change: onChange, fail: onError! };
       watches.push(watch);
       return { opened: Promise.resolve(), stop: () => void (watch.stopped = true) };
     },
@@ -62,10 +63,11 @@ const settle = (ms = 60) => new Promise((resolve) => setTimeout(resolve, ms));
 describe('followed references', () => {
   test('GIVEN two instances reading one ConfigMap WHEN it changes three times at once THEN each is updated once', async () => {
     const { updates, watches, followed } = setUp();
-    followed.follow('a', '1', [configMap('shared')]);
-    followed.follow('b', '1', [configMap('shared')]);
+    followed.follow('a', '1', [configMap('shared', 'sf-a', '1')]);
+    followed.follow('b', '1', [configMap('shared', 'sf-a', '1')]);
     await settle(5);
-    expect(watches.map((w) => [w.kind, w.namespace])).toEqual([['ConfigMap', 'sf-a']]);
+    // One watch, from the version the instances read: a change since then is heard too.
+    expect(watches.map((w) => [w.kind, w.namespace, w.since])).toEqual([['ConfigMap', 'sf-a', '1']]);
     for (const version of ['2', '3', '4']) watches[0]!.change({ namespace: 'sf-a', name: 'shared' }, version);
     await settle();
     expect(updates.sort()).toEqual(['a ConfigMap sf-a/shared', 'b ConfigMap sf-a/shared']);
