@@ -230,11 +230,14 @@ describe('the admin API', () => {
       expect(events.items.map((e) => [e.type, e.involvedObject.kind, e.message])).toEqual([
         ['Warning', 'SFServiceInstance', expect.stringContaining('force-removed by alice (ops)')],
       ]);
-      // AND the broker's log has the audit line at warn
-      const audit = readFileSync(landscape.system.logFile, 'utf8')
-        .split('\n')
-        .filter((l) => l.includes('"record force-removed"'))
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      // AND the broker's log has the audit line at warn (once the process has written it out)
+      const audit = await eventually('the audit line in the log', async () => {
+        const lines = readFileSync(landscape.system.logFile, 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('"record force-removed"'))
+          .map((l) => JSON.parse(l) as Record<string, unknown>);
+        return lines.length > 0 ? lines : undefined;
+      });
       expect(audit).toEqual([
         expect.objectContaining({
           level: 'warn',
