@@ -36,6 +36,8 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 # dist/src holds the renderer's worker thread too (worker.mjs, which the build copies beside the
 # compiled pool); the renderer finds it and dist/wasm from its own location.
 COPY --from=build /app/dist/src dist/src
+# The workflow code, bundled once by the build: workers load it and run no bundler when they start.
+COPY --from=build /app/dist/bundles dist/bundles
 COPY --from=build /app/dist/examples dist/examples
 COPY --from=build /app/dist/wasm/gotemplate.wasm /app/dist/wasm/helm.wasm /app/dist/wasm/wasm_exec.js dist/wasm/
 # CRDs and the example catalog, for installing them from the image (docker-compose.yml does).

@@ -32,7 +32,10 @@ export interface Tracing {
   readonly tracer: Tracer;
   /** Interceptors of a Temporal client that starts or signals workflows. */
   readonly clientInterceptors: ClientInterceptors;
-  /** A worker's interceptors (workflow, activity) and the sink that exports workflow spans. */
+  /**
+   * A worker's activity interceptors and the sink that exports workflow spans (the workflow
+   * interceptors are in the traced workflow bundle, src/roots/workflow-bundle.ts).
+   */
   readonly worker: {
     readonly interceptors: WorkerInterceptors;
     readonly sinks: InjectedSinks<OpenTelemetrySinks>;
@@ -41,8 +44,11 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-/** The workflow interceptors' module, bundled with the workflows: it runs in their sandbox. */
-const WORKFLOW_INTERCEPTORS = createRequire(import.meta.url).resolve(
+/**
+ * OpenTelemetry's workflow interceptors' module, bundled with the workflows into the traced bundle
+ * (src/roots/workflow-bundle.ts): it runs in their sandbox.
+ */
+export const WORKFLOW_INTERCEPTORS = createRequire(import.meta.url).resolve(
   '@temporalio/interceptors-opentelemetry/lib/workflow-interceptors',
 );
 
@@ -73,7 +79,6 @@ export function startTracing(config: TracingConfig, spanProcessor?: SpanProcesso
     clientInterceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
     worker: {
       interceptors: {
-        workflowModules: [WORKFLOW_INTERCEPTORS],
         activity: [
           (ctx) => ({
             inbound: new OpenTelemetryActivityInboundInterceptor(ctx),

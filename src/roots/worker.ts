@@ -3,7 +3,6 @@
  * horizontally. A worker started for one cluster alone runs only the steps on that cluster, from
  * the task queue its SFCluster names, with that cluster's own credentials.
  */
-import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import {
@@ -32,10 +31,12 @@ import { startCatalogCache } from '../kube/catalog-cache.js';
 import { clusterDirectory } from '../kube/cluster-directory.js';
 import type { Logger } from '../log.js';
 import type { workerMetrics } from '../metrics/prometheus.js';
+import type { OperationRecorder } from '../metrics/recorders.js';
 import type { Tracing } from '../tracing.js';
 import { closeRenderer, renderObjects, renderValues } from '../templates/index.js';
 import { connectClient, connectionOptions, dataConverter } from '../temporal/connection.js';
 import { latestRun } from '../temporal/runs.js';
+import { workflowBundle } from './workflow-bundle.js';
 import type { clusterHealthWorkflow } from '../workflows/cluster-health.js';
 import type { secretRotationScheduleWorkflow } from '../workflows/secret-rotation.js';
 import {
@@ -188,7 +189,7 @@ export async function startWorker(
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    workflowsPath: fileURLToPath(new URL('../workflows/index.js', import.meta.url)),
+    workflowBundle: workflowBundle(tracing !== undefined),
     activities: {
       ...activities,
       ...clusterActivities({
@@ -294,7 +295,9 @@ export async function startClusterWorker(
 
 /**
  * The interceptors and sinks a worker is observed through: its metrics (operations that end, step
- * retries) and its traces (a span per workflow and activity), for what it runs.
+ * retries) and its traces (a span per workflow and activity), for what it runs. A worker of the
+ * workflows always gives the sink of operation endings, which its bundle's interceptor calls: it
+ * drops them when the worker has no metrics.
  */
 function observed(
   metrics: WorkerMonitoring['worker'],
@@ -302,31 +305,25 @@ function observed(
   runs: 'workflows and steps' | 'steps',
 ): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
   const workflows = runs === 'workflows and steps';
-  const workflowModules = workflows
-    ? [
-        ...(metrics ? [fileURLToPath(new URL('../workflows/interceptors.js', import.meta.url))] : []),
-        ...(tracing?.worker.interceptors.workflowModules ?? []),
-      ]
-    : [];
   const activity = [
     ...(metrics ? [stepRetries(metrics)] : []),
     ...(tracing?.worker.interceptors.activity ?? []),
   ];
   const sinks = workflows
-    ? { ...(metrics ? operationSinks(metrics) : {}), ...(tracing?.worker.sinks ?? {}) }
+    ? { ...operationSinks(metrics ?? UNRECORDED), ...(tracing?.worker.sinks ?? {}) }
     : {};
   return {
-    ...(workflowModules.length > 0 || activity.length > 0
-      ? {
-          interceptors: {
-            ...(workflowModules.length > 0 ? { workflowModules } : {}),
-            ...(activity.length > 0 ? { activity } : {}),
-          },
-        }
-      : {}),
+    ...(activity.length > 0 ? { interceptors: { activity } } : {}),
     ...(Object.keys(sinks).length > 0 ? { sinks } : {}),
   };
 }
+
+/** What a worker without metrics records: nothing. */
+const UNRECORDED: OperationRecorder = {
+  operationFinished: () => undefined,
+  stepRetried: () => undefined,
+  templateRendered: () => undefined,
+};
 
 /**
  * Starts the landscape's rotation schedule of generated secrets unless it runs already, and gives

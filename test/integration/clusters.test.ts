@@ -5,8 +5,7 @@
  * holds an instance, and keeps the catalog's copies on the running sisters in step. The directory
  * follows a rotated kubeconfig without a restart.
  */
-import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { installCatalog } from '../../dev/catalog.js';
 import type { ExtraCluster } from '../../dev/local/kube-control-plane.js';
 import { clusterActivities, REPLICA_LABEL } from '../../src/activities/clusters.js';
@@ -26,7 +25,15 @@ import {
 import { clusterHealthWorkflowId, type ClusterHealthSettings } from '../../src/workflows/messages.js';
 import { issueIdentity, startOwnCluster } from '../support/clusters.js';
 import { startProcess, systemSettings } from '../support/system.js';
-import { clusters, environment, eventually, temporalClient, unique, untilGone } from '../support/env.js';
+import {
+  builtWorkflows,
+  clusters,
+  environment,
+  eventually,
+  temporalClient,
+  unique,
+  untilGone,
+} from '../support/env.js';
 
 const SETTINGS: ClusterHealthSettings = { probeSeconds: 1, offlineSeconds: 3 };
 const DECLARED = { cpu: '4', memory: '8Gi' };
@@ -74,10 +81,6 @@ beforeAll(async () => {
   );
   await installCatalog(master, namespace, ['examples/postgresql', 'examples/mustache']);
 
-  const bundle = await bundleWorkflowCode({
-    workflowsPath: fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url)),
-    logger: new DefaultLogger('WARN'),
-  });
   connection = await NativeConnection.connect({ address: env.temporal.address });
   temporal = await temporalClient();
   const taskQueue = unique('health');
@@ -85,7 +88,7 @@ beforeAll(async () => {
     connection,
     namespace: env.temporal.namespace,
     taskQueue,
-    workflowBundle: bundle,
+    ...builtWorkflows(),
     activities: clusterActivities({ clusters: directory }),
   });
   running = worker.run();

@@ -5,16 +5,9 @@
  * operation's ending is reported once, with its kind, outcome, plan and cluster; steps run again
  * are counted by name.
  */
-import { fileURLToPath } from 'node:url';
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  NativeConnection,
-  Worker,
-  type WorkflowBundleWithSourceMap,
-} from '@temporalio/worker';
-import { operationSinks, stepRetries } from '../../src/activities/metrics.js';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { stepRetries } from '../../src/activities/metrics.js';
 import type { FinishedOperation, OperationRecorder } from '../../src/metrics/recorders.js';
 import {
   MEMO_KEY,
@@ -30,21 +23,13 @@ import {
   OsbServiceId,
 } from '../../src/workflows/search-attributes.js';
 import { stubActivities, StubWorld } from '../fixtures/workflows/stub-activities.js';
-import { environment, eventually, temporalClient, unique } from '../support/env.js';
+import { builtWorkflows, environment, eventually, temporalClient, unique } from '../support/env.js';
 
-let bundle: WorkflowBundleWithSourceMap;
 let connection: NativeConnection;
 let temporal: { client: Client; close(): Promise<void> };
 const world = new StubWorld();
 
 beforeAll(async () => {
-  bundle = await bundleWorkflowCode({
-    workflowsPath: fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url)),
-    workflowInterceptorModules: [
-      fileURLToPath(new URL('../../src/workflows/interceptors.ts', import.meta.url)),
-    ],
-    logger: new DefaultLogger('WARN'),
-  });
   connection = await NativeConnection.connect({ address: environment().temporal.address });
   temporal = await temporalClient();
 });
@@ -81,10 +66,9 @@ async function withWorker<T>(
     connection,
     namespace: environment().temporal.namespace,
     taskQueue,
-    workflowBundle: bundle,
+    ...builtWorkflows(recorder),
     activities: stubActivities(world),
     interceptors: { activity: [stepRetries(recorder)] },
-    sinks: operationSinks(recorder),
   });
   return worker.runUntil(test(taskQueue));
 }

@@ -9,18 +9,10 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import proto from '@temporalio/proto';
 import { patchProtobufRoot } from '@temporalio/proto/lib/patch-protobuf-root.js';
 import { CancelledFailure, WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  NativeConnection,
-  Runtime,
-  Worker,
-  type WorkflowBundleWithSourceMap,
-} from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import {
   ACTION_WORKFLOW_TYPE,
   MEMO_KEY,
@@ -36,7 +28,7 @@ import {
   type OperationType,
 } from '../../src/workflows/messages.js';
 import { stubActivities, StubWorld, type Script } from '../fixtures/workflows/stub-activities.js';
-import { environment, eventually, temporalClient, unique } from '../support/env.js';
+import { builtWorkflows, environment, eventually, temporalClient, unique } from '../support/env.js';
 
 const HISTORIES = new URL('../fixtures/workflows/histories/', import.meta.url);
 
@@ -56,7 +48,6 @@ function historyFromFile(name: string): proto.temporal.api.history.v1.IHistory {
   return fromJson(historyType, json, { ignoreUnknownFields: true }) as proto.temporal.api.history.v1.IHistory;
 }
 
-let bundle: WorkflowBundleWithSourceMap;
 let connection: NativeConnection;
 let temporal: { client: Client; close(): Promise<void> };
 const world = new StubWorld();
@@ -64,10 +55,6 @@ const world = new StubWorld();
 beforeAll(async () => {
   // Steps that fail on purpose would fill the output with their warnings.
   Runtime.install({ logger: new DefaultLogger('ERROR') });
-  bundle = await bundleWorkflowCode({
-    workflowsPath: fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url)),
-    logger: new DefaultLogger('WARN'),
-  });
   connection = await NativeConnection.connect({ address: environment().temporal.address });
   temporal = await temporalClient();
 });
@@ -84,7 +71,7 @@ async function withWorker<T>(test: (taskQueue: string) => Promise<T>): Promise<T
     connection,
     namespace: environment().temporal.namespace,
     taskQueue,
-    workflowBundle: bundle,
+    ...builtWorkflows(),
     activities: stubActivities(world),
   });
   return worker.runUntil(test(taskQueue));
@@ -510,7 +497,7 @@ describe('operations already running', () => {
     const histories = files.map((name) => ({ workflowId: name, history: historyFromFile(name) }));
     const replayed: { workflowId: string; error?: unknown }[] = [];
     for await (const { workflowId, error } of Worker.runReplayHistories(
-      { workflowBundle: bundle },
+      { workflowBundle: builtWorkflows().workflowBundle },
       histories,
     )) {
       replayed.push({ workflowId, ...(error ? { error: String(error) } : {}) });

@@ -1,12 +1,30 @@
 /** Access to the real servers of the integration run (started by test/integration/global-setup.mjs). */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
+import { fileURLToPath } from 'node:url';
 import type { EnvironmentInfo } from '../../dev/local/environment.js';
+import { operationSinks } from '../../src/activities/metrics.js';
+import type { OperationRecorder } from '../../src/metrics/recorders.js';
 import { clusterClientFromFile, type ClusterClient } from '../../src/kube/clients.js';
 import { isNotFound } from '../../src/kube/errors.js';
 import { parsePayloadKeys } from '../../src/temporal/codec.js';
 import { payloadCodec } from '../../src/temporal/connection.js';
+
+/**
+ * The workflow bundle `npm run build` writes (src/roots/workflow-bundle.ts), as the workers load it,
+ * with the sinks its interceptor calls (operation endings, dropped unless `recorder` takes them).
+ */
+export function builtWorkflows(recorder?: OperationRecorder) {
+  const codePath = fileURLToPath(new URL('../../dist/bundles/workflows.js', import.meta.url));
+  if (!existsSync(codePath)) throw new Error(`${codePath} is missing: run \`npm run build\` first`);
+  const dropped: OperationRecorder = {
+    operationFinished: () => undefined,
+    stepRetried: () => undefined,
+    templateRendered: () => undefined,
+  };
+  return { workflowBundle: { codePath }, sinks: operationSinks(recorder ?? dropped) };
+}
 
 export function environment(): EnvironmentInfo {
   const file = process.env.INTEROP_TEST_ENV;

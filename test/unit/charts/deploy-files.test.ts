@@ -160,6 +160,7 @@ describe('Dockerfile', () => {
       'dist/wasm/helm.wasm',
       'dist/wasm/wasm_exec.js',
       'dist/src/templates/gotemplate/worker.mjs',
+      'dist/bundles',
     ]) {
       expect(dockerfile).toContain(needed.split('/').slice(-1)[0]);
     }
