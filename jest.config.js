@@ -1,16 +1,20 @@
-// Five projects:
+// The projects, which `npm test` (tools/test-stages.mjs) runs in stages, one after another:
 //   unit         pure logic and local fakes; needs no build and no servers.
 //   built        what runs the build: the WebAssembly renderer (dist/wasm) and the render command
 //                (dist/src/cli); `npm run test:built` builds first.
-//   integration  the real Temporal dev server and real kube-apiservers, started once for the run
-//                by test/integration/global-setup.mjs from the build.
-//   faults       the fault-injection suite: each file starts real servers of its own (it kills and
-//                restarts them) from the build; see docs/reliability.md.
+//   integration  the real Temporal dev server and real kube-apiservers, started once for the stage
+//                (by the stage runner, or by test/integration/global-setup.mjs when jest runs
+//                alone) from the build; two files at a time, each with its own ids and namespaces.
+//   integration-alone
+//                the integration files that must not run beside another (ALONE, below), on the
+//                same servers, one at a time.
 //   integration-temporal-server
 //                the production Temporal server on PostgreSQL (several history shards, SQL
 //                visibility) instead of the dev server, started by test/temporal-server/global-setup.mjs:
 //                the end-to-end OSB suite, the workflows, a visibility query, and the connection
-//                the chart's values describe, plain and over TLS; in the same jest run as the others.
+//                the chart's values describe, plain and over TLS.
+//   faults       the fault-injection suite: each file starts real servers of its own (it kills and
+//                restarts them) from the build; see docs/reliability.md.
 // The npm scripts end `--selectProjects <name>` with `--no-watchman`: otherwise jest would read
 // the file arguments given after `npm run test:unit --` as more project names, and run them all.
 const transform = {
@@ -26,6 +30,13 @@ const common = {
   testEnvironment: 'node',
 };
 
+/**
+ * Integration files that run alone, not beside another (`npm test` runs the others two at a time on
+ * one landscape): each starts an example operator whose timing it asserts, and a second operator,
+ * another file's, reconciling the same postgresql objects at its own pace would change what it sees.
+ */
+const ALONE = ['/test/integration/example-operator.test.ts', '/test/integration/osb-rules.test.ts'];
+
 /** @type {import('jest').Config} */
 export default {
   projects: [
@@ -35,6 +46,14 @@ export default {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      testPathIgnorePatterns: ALONE,
+      globalSetup: '<rootDir>/test/integration/global-setup.mjs',
+      globalTeardown: '<rootDir>/test/integration/global-teardown.mjs',
+    },
+    {
+      ...common,
+      displayName: 'integration-alone',
+      testMatch: ALONE.map((file) => `<rootDir>${file}`),
       globalSetup: '<rootDir>/test/integration/global-setup.mjs',
       globalTeardown: '<rootDir>/test/integration/global-teardown.mjs',
     },

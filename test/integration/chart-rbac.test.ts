@@ -199,10 +199,21 @@ describe("the chart's RBAC", () => {
       60_000,
     );
     await patchRecord(master, SFPLAN, env.namespace, planId, { spec: { rotateAfter: '3650d' } });
-    const deleting = await osb(
-      'DELETE',
-      `${instancePath}?service_id=${SERVICE_ID}&plan_id=${planId}&accepts_incomplete=true`,
+    // A rotation the schedule started before the plan changed holds the instance: the deletion is
+    // refused with 422 ConcurrencyError meanwhile, and a platform sends it again.
+    const deleting = await eventually(
+      'the deletion accepted',
+      async () => {
+        const res = await osb(
+          'DELETE',
+          `${instancePath}?service_id=${SERVICE_ID}&plan_id=${planId}&accepts_incomplete=true`,
+        );
+        if (res.status === 422 && res.body.error === 'ConcurrencyError') return undefined;
+        return res;
+      },
+      60_000,
     );
+    expect(deleting.status).toBe(202);
     const gone = await untilSettled(
       osb,
       `${instancePath}/last_operation?operation=${encodeURIComponent(String(deleting.body.operation))}`,

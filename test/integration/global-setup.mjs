@@ -48,6 +48,8 @@ export async function startEnvironment({ temporalKind, key, envVar }) {
 }
 
 export default async function globalSetup() {
+  // Started already by the stage runner (tools/test-stages.mjs), for more than one jest run.
+  if (process.env.INTEROP_TEST_ENV && existsSync(process.env.INTEROP_TEST_ENV)) return;
   await startEnvironment({
     temporalKind: undefined,
     key: '__interopEnvironment',

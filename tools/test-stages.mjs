@@ -1,0 +1,152 @@
+#!/usr/bin/env node
+/**
+ * `npm test`: every test, in stages run one after another, each starting the servers it needs once.
+ *
+ *   checks        lint and typecheck side by side, then the build (the code, the renderers, the
+ *                 workflow bundles)
+ *   unit          the unit and built projects on two jest workers; no servers
+ *   integration   one landscape (Temporal dev server, a master and two sister apiservers) for the
+ *                 whole stage: the integration files two at a time, then the few that must run
+ *                 alone (jest.config.js says which and why) one at a time
+ *   temporal-server  the production Temporal server on PostgreSQL with its own clusters
+ *   faults        the fault-injection files, each with servers of its own that it kills
+ *
+ * Every stage runs even when an earlier one failed (but nothing runs without a build), and the
+ * last line sums them up: `tests: N passed, N failed, N skipped`. Exits non-zero when anything
+ * failed. `node tools/test-stages.mjs integration faults` runs only the stages named (after the
+ * checks' build).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const results = mkdtempSync(path.join(os.tmpdir(), 'interop-test-results-'));
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const jestBin = path.join(root, 'node_modules', 'jest', 'bin', 'jest.js');
+
+/** Runs a command in the repository, its output on ours; resolves with its exit code. */
+function run(command, args, env = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
+    child.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+/** Runs jest over `projects` with `workers` workers, its results kept under `name`. */
+function jest(name, projects, workers, extra = [], env = {}) {
+  return run(
+    process.execPath,
+    [
+      '--experimental-vm-modules',
+      jestBin,
+      '--no-watchman',
+      '--ci',
+      `--maxWorkers=${workers}`,
+      '--json',
+      `--outputFile=${path.join(results, `${name}.json`)}`,
+      '--selectProjects',
+      ...projects,
+      ...extra,
+    ],
+    env,
+  );
+}
+
+const counts = { passed: 0, failed: 0, skipped: 0 };
+const failedStages = [];
+
+/** Adds what jest recorded under `name` to the counts. */
+function count(name) {
+  const file = path.join(results, `${name}.json`);
+  if (!existsSync(file)) return false;
+  const report = JSON.parse(readFileSync(file, 'utf8'));
+  counts.passed += report.numPassedTests;
+  counts.failed += report.numFailedTests;
+  counts.skipped += report.numPendingTests + report.numTodoTests;
+  // A file that failed to run (its setup threw) counts no test of its own.
+  counts.failed += report.testResults.filter(
+    (r) => r.status === 'failed' && r.assertionResults.length === 0,
+  ).length;
+  return true;
+}
+
+async function stage(name, body) {
+  const started = Date.now();
+  console.log(`\n===== stage ${name} =====`);
+  let ok;
+  try {
+    ok = await body();
+  } catch (err) {
+    console.error(`stage ${name}:`, err);
+    ok = false;
+  }
+  const seconds = ((Date.now() - started) / 1000).toFixed(0);
+  console.log(`===== stage ${name}: ${ok ? 'passed' : 'FAILED'} in ${seconds} s =====`);
+  if (!ok) failedStages.push(name);
+  return ok;
+}
+
+const STAGES = {
+  async unit() {
+    const code = await jest('unit', ['unit', 'built'], 2);
+    count('unit');
+    return code === 0;
+  },
+  async integration() {
+    // One landscape for the stage's two jest runs: global-setup.mjs finds INTEROP_TEST_ENV set
+    // and starts nothing.
+    const { startEnvironment } = await import('../test/integration/global-setup.mjs');
+    await startEnvironment({ temporalKind: 'dev', key: '__interopEnvironment', envVar: 'INTEROP_TEST_ENV' });
+    try {
+      const env = { INTEROP_TEST_ENV: process.env.INTEROP_TEST_ENV };
+      const together = await jest('integration', ['integration'], 2, [], env);
+      const alone = await jest('integration-alone', ['integration-alone'], 1, [], env);
+      count('integration');
+      count('integration-alone');
+      return together === 0 && alone === 0;
+    } finally {
+      await globalThis.__interopEnvironment.stop();
+      delete process.env.INTEROP_TEST_ENV;
+    }
+  },
+  async 'temporal-server'() {
+    const code = await jest('temporal-server', ['integration-temporal-server'], 1);
+    count('temporal-server');
+    return code === 0;
+  },
+  async faults() {
+    const code = await jest('faults', ['faults'], 1);
+    count('faults');
+    return code === 0;
+  },
+};
+
+const asked = process.argv.slice(2);
+for (const name of asked)
+  if (!(name in STAGES)) throw new Error(`no stage ${name}: ${Object.keys(STAGES).join(', ')}`);
+const started = Date.now();
+
+let build = 1;
+await stage('checks', async () => {
+  const [lint, typecheck] = await Promise.all([run(npm, ['run', 'lint']), run(npm, ['run', 'typecheck'])]);
+  build = await run(npm, ['run', 'build']);
+  return lint === 0 && typecheck === 0 && build === 0;
+});
+if (build !== 0) {
+  console.log('\nThe build failed: no test can run.');
+  process.exit(1);
+}
+for (const [name, body] of Object.entries(STAGES)) {
+  if (asked.length > 0 && !asked.includes(name)) continue;
+  await stage(name, body);
+}
+
+const minutes = ((Date.now() - started) / 60000).toFixed(1);
+console.log(
+  `\nAll stages in ${minutes} min${failedStages.length ? `; failed: ${failedStages.join(', ')}` : ''}.`,
+);
+console.log(`tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);
+process.exit(failedStages.length > 0 ? 1 : 0);
