@@ -3,7 +3,7 @@
  * template, wait until the status template says done. Credentials never pass through here: the
  * status check writes them into a Secret owned by the binding and returns only its name.
  */
-import { patched, upsertSearchAttributes } from '@temporalio/workflow';
+import { upsertSearchAttributes } from '@temporalio/workflow';
 import {
   startingStatus,
   type BindingRef,
@@ -31,8 +31,7 @@ async function removeBinding(op: Operation, binding: BindingRef): Promise<Status
   const report = await waitForOperator(op, () => checkStatus(target, 'unbind'));
   if (report.state === 'succeeded') {
     await removeBindingRecord(binding);
-    if (patched('unbind-removes-unused-secret-versions'))
-      await op.steps.removeUnusedSecretVersions(binding.instance);
+    await op.steps.removeUnusedSecretVersions(binding.instance);
   }
   return report;
 }

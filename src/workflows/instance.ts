@@ -5,8 +5,7 @@
  * cancelled one (a synchronous request that gave up) runs the compensations pushed as its steps
  * succeeded, so nothing is left orphaned.
  */
-import { patched, upsertSearchAttributes } from '@temporalio/workflow';
-import { MASTER_CLUSTER_ID } from '../resources/types.js';
+import { upsertSearchAttributes } from '@temporalio/workflow';
 import { failureDescription, isStepFailure } from './local-then-queued.js';
 import {
   asRecorded,
@@ -15,7 +14,6 @@ import {
   type InstanceRef,
   type InstanceRequest,
   type OperationStatus,
-  type Placement,
   type StatusReport,
   type Target,
 } from './messages.js';
@@ -33,13 +31,6 @@ const recordOn = (op: Operation, instance: InstanceRef | undefined) =>
 const dashboardOf = (report: StatusReport): Partial<OperationStatus> =>
   report.dashboardUrl ? { dashboardUrl: report.dashboardUrl } : {};
 
-/**
- * Where the scheduling step placed the instance. Its result was the bare cluster id in histories
- * written before it said why, and which worker serves the cluster.
- */
-const placementOf = (result: Placement | string): Placement =>
-  typeof result === 'string' ? { clusterId: result, reasons: '' } : result;
-
 /** Records the request, places the instance and makes its record present on its cluster. */
 async function placeInstance(
   op: Operation,
@@ -48,13 +39,11 @@ async function placeInstance(
 ): Promise<Target> {
   const { recordInstance, scheduleInstance, replicateInstance } = op.steps;
   const recorded = await recordInstance(req, operation);
-  const { clusterId, taskQueue } = placementOf(await scheduleInstance(recorded));
+  const { clusterId, taskQueue } = await scheduleInstance(recorded);
   upsertSearchAttributes([{ key: OsbClusterId, value: clusterId }]);
   const placed: InstanceRef = { ...recorded, clusterId, ...(taskQueue ? { taskQueue } : {}) };
-  // A sister cluster gets a replica; the step knows which cluster is the master (its id is
-  // configured). Operations begun before it knew ask only for clusters other than `1`.
-  if (patched('replication-knows-the-master') || clusterId !== MASTER_CLUSTER_ID)
-    await replicateInstance(placed, clusterId);
+  // A sister cluster gets a replica; the step knows which cluster is the master (its id is configured).
+  await replicateInstance(placed, clusterId);
   return { instance: placed };
 }
 
@@ -147,11 +136,9 @@ export async function updateWorkflow(request: InstanceRequest): Promise<Operatio
   let previous: InstanceRequest | undefined;
   let target: Target | undefined;
   let report = await op.run(async (compensations) => {
-    // An update whose history has no such step (started by code that did not roll back) goes on without.
-    if (patched('update-rolls-back')) previous = await recordedInstanceRequest(req);
+    previous = await recordedInstanceRequest(req);
     // A rollout brings the instance to its plan's revision with what the record holds now.
-    if (previous && isRolloutUpdate(req) && patched('rollout-updates-as-recorded'))
-      req = asRecorded(req, previous);
+    if (previous && isRolloutUpdate(req)) req = asRecorded(req, previous);
     const before = previous;
     if (before) compensations.push(() => cancelUpdate(op, before, target));
     const placed = await placeInstance(op, req, 'update');

@@ -10,9 +10,7 @@ import {
   condition,
   defineSignal,
   isCancellation,
-  patched,
   setHandler,
-  sleep,
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
@@ -137,8 +135,7 @@ export class Operation {
       const stateChanged = next.state !== this.status.state;
       this.status = next;
       upsertMemo({ [MEMO_KEY]: next });
-      if (stateChanged && patched('operation-state-search-attribute'))
-        upsertSearchAttributes([{ key: OsbState, value: next.state }]);
+      if (stateChanged) upsertSearchAttributes([{ key: OsbState, value: next.state }]);
     }
     return this.status;
   }
@@ -197,9 +194,7 @@ export async function waitForOperator(
         description: `The operator did not report the outcome within ${op.deadlineSeconds} s${report.description ? ` (last: ${report.description})` : ''}`,
       };
     }
-    if (patched('operator-change-wakes-status-check'))
-      await condition(() => op.operatorChanges > seen, Math.min(delay, left));
-    else await sleep(Math.min(delay, left));
+    await condition(() => op.operatorChanges > seen, Math.min(delay, left));
     delay = nextPoll(delay, op.deadlineSeconds);
   }
 }

@@ -5,12 +5,16 @@
  * Each test asserts the result, the memo `last_operation` reads and the records the stubs keep.
  *
  * test/fixtures/workflows/histories keeps the histories of such runs: replaying them proves that the
- * workflow code still takes up operations already running where they are.
+ * workflow code still takes up operations already running where they are. With
+ * INTEROP_RECORD_HISTORIES=1 the runs write their histories there anew (see docs/architecture.md,
+ * "Changing workflow code").
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import proto from '@temporalio/proto';
 import { patchProtobufRoot } from '@temporalio/proto/lib/patch-protobuf-root.js';
+import { format, resolveConfig } from 'prettier';
 import { CancelledFailure, WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import {
@@ -32,20 +36,48 @@ import { builtWorkflows, environment, eventually, temporalClient, unique } from 
 
 const HISTORIES = new URL('../fixtures/workflows/histories/', import.meta.url);
 
+/** The protobufjs of @temporalio/proto: its history type and its ProtoJSON reader and writer. */
+function historyJson() {
+  const requireFromProto = createRequire(createRequire(import.meta.url).resolve('@temporalio/proto'));
+  const protojson = requireFromProto('protobufjs/ext/protojson') as {
+    fromJson(type: unknown, json: unknown, options: { ignoreUnknownFields: boolean }): unknown;
+    toJson(type: unknown, message: unknown): unknown;
+  };
+  const root = patchProtobufRoot(proto) as unknown as { lookupType(name: string): unknown };
+  return { ...protojson, historyType: root.lookupType('temporal.api.history.v1.History') };
+}
+
 /**
  * A workflow history from its JSON, as `temporal workflow show --output json` writes it. Read with
  * the protobufjs of @temporalio/proto: @temporalio/common's historyFromJSON reads with a copy of its
  * own, which does not know the history types when npm installs the two apart.
  */
 function historyFromFile(name: string): proto.temporal.api.history.v1.IHistory {
-  const requireFromProto = createRequire(createRequire(import.meta.url).resolve('@temporalio/proto'));
-  const { fromJson } = requireFromProto('protobufjs/ext/protojson') as {
-    fromJson(type: unknown, json: unknown, options: { ignoreUnknownFields: boolean }): unknown;
-  };
-  const root = patchProtobufRoot(proto) as unknown as { lookupType(name: string): unknown };
-  const historyType = root.lookupType('temporal.api.history.v1.History');
+  const { fromJson, historyType } = historyJson();
   const json = JSON.parse(readFileSync(new URL(name, HISTORIES), 'utf8')) as unknown;
   return fromJson(historyType, json, { ignoreUnknownFields: true }) as proto.temporal.api.history.v1.IHistory;
+}
+
+/**
+ * With INTEROP_RECORD_HISTORIES set, writes the history of the operation `handle` ran (it has
+ * ended) to the histories folder, in the repository's prettier style, as
+ * `<operation>--<what the test does>.json`: the test's WHEN clause, else its GIVEN clause.
+ */
+async function keepHistory(operation: string, handle: WorkflowHandle): Promise<void> {
+  if (!process.env.INTEROP_RECORD_HISTORIES) return;
+  const testName = expect.getState().currentTestName ?? '';
+  const clause = /WHEN (.*?) THEN/.exec(testName)?.[1] ?? /GIVEN (.*?) THEN/.exec(testName)?.[1] ?? testName;
+  const slug = clause
+    .toLowerCase()
+    .replace(/['’]/g, '')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
+  const { toJson, historyType } = historyJson();
+  const file = new URL(`${operation}--${slug}.json`, HISTORIES);
+  // Indented as the CLI writes it: prettier keeps an object it finds on several lines so.
+  const text = JSON.stringify(toJson(historyType, await handle.fetchHistory()), null, 2);
+  const options = await resolveConfig(fileURLToPath(file));
+  writeFileSync(file, await format(text, { ...options, parser: 'json' }));
 }
 
 let connection: NativeConnection;
@@ -122,6 +154,7 @@ async function run(
   return withWorker(async (taskQueue) => {
     const handle = await start(taskQueue, type, request);
     const result = (await handle.result()) as OperationStatus;
+    await keepHistory(type, handle);
     return { result, memo: await memoOf(handle) };
   });
 }
@@ -142,6 +175,7 @@ async function cancelWhile(
       () => undefined,
       (err: unknown) => err,
     );
+    await keepHistory(type, handle);
     return { error, memo: await memoOf(handle) };
   });
 }
@@ -394,6 +428,7 @@ describe('custom action', () => {
         memo: { [MEMO_KEY]: startingStatus(request.action, request) },
       });
       const result = (await handle.result()) as OperationStatus;
+      await keepHistory(request.action, handle);
       return { result, memo: await memoOf(handle), runId: handle.firstExecutionRunId };
     });
 
@@ -456,7 +491,9 @@ describe('rotation of a generated secret', () => {
         args: [request],
         memo: { [MEMO_KEY]: startingStatus(request.action, request) },
       });
-      return { result: (await handle.result()) as OperationStatus, memo: await memoOf(handle) };
+      const result = (await handle.result()) as OperationStatus;
+      await keepHistory(request.action, handle);
+      return { result, memo: await memoOf(handle) };
     });
 
   test('GIVEN an operator that takes up the new version THEN the rotation succeeds and removes what nothing uses', async () => {
