@@ -98,7 +98,7 @@ describe('the Temporal CLI`s requests', () => {
       .send(body);
 
   test.each([
-    ['a field with no payloads (an activity called with no arguments)', '{}', { payloads: [] }],
+    ['a field with no payloads (a signal sent with no arguments)', '{}', { payloads: [] }],
     ['a list left null', '{"payloads": null}', { payloads: [] }],
     [
       'a payload with no metadata and no data',
