@@ -4,8 +4,11 @@
  *
  * - `POST /decode` and `POST /encode`, also as `/{namespace}/decode|encode`: a JSON body
  *   `{"payloads": [{"metadata": {k: base64}, "data": base64}]}` (Payloads in proto3 JSON), answered
- *   in the same form. `/decode` only decrypts what it is given, which is what history already
- *   holds: it reads nothing else. `/encode` encrypts with the current key.
+ *   in the same form. As in proto3 JSON, a field left out or null is its default: `{}` is an
+ *   empty list (the Go SDK's remote codec, which the CLI uses, posts that for an empty field, such
+ *   as the input of a signal sent with no arguments), `{}` in the list an empty payload. `/decode`
+ *   only decrypts what it is given, which is what history already holds: it reads nothing else.
+ *   `/encode` encrypts with the current key.
  * - Authenticated by a token, constant-time compared: `Authorization: Bearer <token>` (the CLI's
  *   `--codec-auth`, a proxy, the UI's "pass access token"), or in the endpoint's path,
  *   `/token/<token>/decode` (for a UI that sends no credentials of its own, like the Temporal dev
