@@ -109,6 +109,10 @@ export interface DevStackSettings {
   readonly brokerUsername: string;
   /** INTEROP_BROKER_PASSWORD; when unset, a password made once and kept in the state folder. */
   readonly brokerPassword?: string;
+  /** INTEROP_ADMIN_USERNAME: the admin API's user. @default admin */
+  readonly adminUsername: string;
+  /** INTEROP_ADMIN_PASSWORD; when unset, a password made once and kept in the state folder. */
+  readonly adminPassword?: string;
 }
 
 export function devStackSettings(env: NodeJS.ProcessEnv = process.env): DevStackSettings {
@@ -121,5 +125,7 @@ export function devStackSettings(env: NodeJS.ProcessEnv = process.env): DevStack
     codecToken: value(env, 'INTEROP_CODEC_TOKEN'),
     brokerUsername: value(env, 'INTEROP_BROKER_USERNAME') ?? 'broker',
     brokerPassword: value(env, 'INTEROP_BROKER_PASSWORD'),
+    adminUsername: value(env, 'INTEROP_ADMIN_USERNAME') ?? 'admin',
+    adminPassword: value(env, 'INTEROP_ADMIN_PASSWORD'),
   };
 }

@@ -3,7 +3,9 @@
  * sister kube-apiservers), the Temporal dev server with its Web UI and a SQLite file (so a restart
  * keeps history), our CRDs, the example catalog and the example operator, then the worker and the
  * broker, in this process, as src/main.ts runs them; the UI decodes payloads with the broker's
- * codec endpoint. Ctrl-C stops everything.
+ * codec endpoint. The broker serves the OSB API and the admin API, each with credentials made once;
+ * what it prints (dev/summary.ts) has both, and the command line with the admin ones. Ctrl-C stops
+ * everything.
  *
  * Settings: the dev stack's own and the existing servers to use (dev/settings.ts), and the
  * broker's and the worker's (src/config.ts).
@@ -21,6 +23,7 @@ import { startWorker } from '../src/roots/worker.js';
 import { configureRenderer } from '../src/templates/index.js';
 import { generatePayloadKey } from '../src/temporal/codec.js';
 import { installCatalog } from './catalog.js';
+import { devStackSummary } from './summary.js';
 import { startLocalEnvironment } from './local/environment.js';
 import { devStackSettings } from './settings.js';
 
@@ -77,6 +80,8 @@ async function main(): Promise<void> {
 
   const brokerPassword =
     settings.brokerPassword ?? kept(workDir, 'broker-password', () => randomBytes(12).toString('base64url'));
+  const adminPassword =
+    settings.adminPassword ?? kept(workDir, 'admin-password', () => randomBytes(12).toString('base64url'));
   const config = loadConfig('all', {
     ...process.env,
     INTEROP_TEMPORAL_ADDRESS: env.info.temporal.address,
@@ -89,6 +94,8 @@ async function main(): Promise<void> {
     INTEROP_PAYLOAD_KEYS: settings.payloadKeys ?? kept(workDir, 'payload-keys', () => generatePayloadKey()),
     INTEROP_BROKER_USERNAME: settings.brokerUsername,
     INTEROP_BROKER_PASSWORD: brokerPassword,
+    INTEROP_ADMIN_USERNAME: settings.adminUsername,
+    INTEROP_ADMIN_PASSWORD: adminPassword,
   });
   if (config.renderer.wasmFile) await configureRenderer({ wasmFile: config.renderer.wasmFile });
   const log = jsonLogger('dev', 'warn');
@@ -99,23 +106,18 @@ async function main(): Promise<void> {
   stops.push(() => worker.shutdown());
   const broker = await startBroker(config, env.master, log, undefined, tracing);
   stops.push(() => broker.stop());
-  const [master, ...sisters] = env.info.clusters;
   console.log(
-    [
-      '',
-      'inter-operator dev stack is up',
-      `  Temporal          ${env.info.temporal.address} (namespace ${env.info.temporal.namespace})`,
-      `  Temporal Web UI   ${env.info.temporal.uiUrl ?? '(external server)'} (payloads decoded by the codec endpoint)`,
-      `  codec endpoint    http://127.0.0.1:${codec.port} (Bearer ${codec.token}); temporal workflow show --codec-endpoint http://127.0.0.1:${codec.port} --codec-auth 'Bearer ${codec.token}' -w <id>`,
-      `  master cluster    kubectl --kubeconfig ${master?.kubeconfigPath} get sfplans -n ${env.info.namespace}`,
-      ...sisters.map((s) => `  sister ${s.id.padEnd(10)} kubectl --kubeconfig ${s.kubeconfigPath} get ns`),
-      `  catalog           ${catalog.join(', ')}`,
-      `  OSB broker        ${broker.url} (Basic auth ${settings.brokerUsername} / ${brokerPassword})`,
-      `  try               curl -u ${settings.brokerUsername}:${brokerPassword} -H 'X-Broker-API-Version: 2.17' ${broker.url}/v2/catalog`,
-      `  state and logs    ${workDir}`,
-      '',
-      'Ctrl-C stops everything.',
-    ].join('\n'),
+    devStackSummary({
+      temporal: env.info.temporal,
+      codec,
+      namespace: env.info.namespace,
+      clusters: env.info.clusters,
+      catalog,
+      brokerUrl: broker.url,
+      osb: { username: settings.brokerUsername, password: brokerPassword },
+      admin: { username: settings.adminUsername, password: adminPassword },
+      workDir,
+    }),
   );
 }
 

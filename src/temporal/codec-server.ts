@@ -4,8 +4,11 @@
  *
  * - `POST /decode` and `POST /encode`, also as `/{namespace}/decode|encode`: a JSON body
  *   `{"payloads": [{"metadata": {k: base64}, "data": base64}]}` (Payloads in proto3 JSON), answered
- *   in the same form. `/decode` only decrypts what it is given, which is what history already
- *   holds: it reads nothing else. `/encode` encrypts with the current key.
+ *   in the same form. As in proto3 JSON, a field left out or null is its default: `{}` is an
+ *   empty list (the Go SDK's remote codec, which the CLI uses, posts that for an empty field, such
+ *   as the input of a signal sent with no arguments), `{}` in the list an empty payload. `/decode`
+ *   only decrypts what it is given, which is what history already holds: it reads nothing else.
+ *   `/encode` encrypts with the current key.
  * - Authenticated by a token, constant-time compared: `Authorization: Bearer <token>` (the CLI's
  *   `--codec-auth`, a proxy, the UI's "pass access token"), or in the endpoint's path,
  *   `/token/<token>/decode` (for a UI that sends no credentials of its own, like the Temporal dev
@@ -203,20 +206,27 @@ function parsePayloads(text: string): Payload[] {
   } catch {
     throw new HttpError(400, 'the body must be JSON: {"payloads": [...]}');
   }
-  const list = (body as { payloads?: unknown } | null)?.payloads;
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new HttpError(400, 'the body must be JSON: {"payloads": [...]}');
+  // Proto3 JSON leaves out an empty list, and so do the Go SDK's clients (the CLI's
+  // `--codec-endpoint`): they post `{}` for a history field that holds no payloads.
+  const list = (body as { payloads?: unknown }).payloads ?? [];
   if (!Array.isArray(list)) throw new HttpError(400, 'the body must be JSON: {"payloads": [...]}');
   if (list.length > MAX_PAYLOADS) throw new HttpError(413, `at most ${MAX_PAYLOADS} payloads per request`);
   return list.map((item: unknown, i) => {
     if (typeof item !== 'object' || item === null)
       throw new HttpError(400, `payloads[${i}] must be an object`);
-    const { metadata = {}, data = '' } = item as { metadata?: unknown; data?: unknown };
-    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))
+    // Left out or null: the field's default, as proto3 JSON reads it.
+    const { metadata, data } = item as { metadata?: unknown; data?: unknown };
+    const fields = metadata ?? {};
+    const bytesText = data ?? '';
+    if (typeof fields !== 'object' || Array.isArray(fields))
       throw new HttpError(400, `payloads[${i}].metadata must be an object`);
     return {
       metadata: Object.fromEntries(
-        Object.entries(metadata).map(([k, v]) => [k, bytes(v, `payloads[${i}].metadata.${k}`)]),
+        Object.entries(fields).map(([k, v]) => [k, bytes(v, `payloads[${i}].metadata.${k}`)]),
       ),
-      data: bytes(data, `payloads[${i}].data`),
+      data: bytes(bytesText, `payloads[${i}].data`),
     };
   });
 }

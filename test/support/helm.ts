@@ -7,6 +7,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import type { Tool } from './tools.js';
 
 export const CHART_DIR = path.join(process.cwd(), 'charts', 'interoperator');
 
@@ -25,6 +26,13 @@ export function findHelm(): string | undefined {
     .map((d) => path.join(bin, d, 'helm'))
     .find((f) => existsSync(f));
 }
+
+/** helm, for {@link describeWithTool}: a test that needs it fails under CI=true when it is missing. */
+export const helmTool = (found = findHelm()): Tool => ({
+  found,
+  name: 'helm',
+  install: '`tools/build-binaries.sh helm` builds it (or INTEROP_HELM names one)',
+});
 
 /** One object of the rendered chart. */
 export interface Manifest {

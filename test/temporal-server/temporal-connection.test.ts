@@ -12,7 +12,8 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { startTemporalServer, type TemporalServer } from '../../dev/local/temporal-server.js';
 import { environment, unique } from '../support/env.js';
-import { findHelm, renderChart, type Manifest } from '../support/helm.js';
+import { findHelm, helmTool, renderChart, type Manifest } from '../support/helm.js';
+import { describeWithTool } from '../support/tools.js';
 import { osbClient, provisionBody, untilSettled } from '../support/osb.js';
 import {
   installCatalog,
@@ -151,9 +152,7 @@ async function provisionAndDeprovision(system: SystemProcess): Promise<void> {
   expect(deprovisioned.body.state).toBe('succeeded');
 }
 
-const withHelm = helm ? describe : describe.skip;
-if (!helm)
-  console.warn('no helm binary (tools/build-binaries.sh helm): the chart connection tests are skipped');
+const withHelm = describeWithTool(helmTool(helm));
 
 withHelm('the chart’s Temporal connection values, on the production Temporal server', () => {
   let operator: { stop(): Promise<void> };

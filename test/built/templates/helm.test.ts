@@ -20,11 +20,13 @@ import {
   findHelm,
   FIXTURE_CHARTS,
   helmTemplate,
+  helmTool,
   objectsIn,
   packChart,
   type HelmTemplateOptions,
 } from '../../support/helm.js';
 import { rejectionOf } from '../../support/rejection.js';
+import { describeWithTool } from '../../support/tools.js';
 
 const helm = findHelm();
 const chartDir = path.join(FIXTURE_CHARTS, 'webapp');
@@ -73,7 +75,7 @@ test('the release is named in- and the Adler-32 of the record name, in hex', () 
   expect(releaseName('a')).toBe('in-620062');
 });
 
-(helm ? describe : describe.skip)('against helm template', () => {
+describeWithTool(helmTool(helm))('against helm template', () => {
   test('the cluster’s capabilities, a subchart and CRDs: the same objects', async () => {
     // GIVEN values that enable the ingress and set the required database host
     const valuesText =

@@ -1,8 +1,9 @@
 /**
  * The Dockerfile, docker-compose.yml and the dev script in package.json: what they build and run,
- * checked as text (no container engine needed). When a compose client is at hand (`docker
- * compose`, `docker-compose`, or ~/.cache/interoperator/bin/compose-<version>/docker-compose), the
- * compose file is also validated with `config -q`.
+ * checked as text (no container engine needed). The compose file is also validated with a compose
+ * client's `config -q` (`docker compose`, `docker-compose`, or
+ * ~/.cache/interoperator/bin/compose-<version>/docker-compose), which tools/ensure-compose.sh
+ * installs; without one that check is skipped, and fails under CI=true.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { BROKER_NODE_FLAGS } from '../../../src/config.js';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../../src/workflows/search-attributes.js';
+import { testWithTool } from '../../support/tools.js';
 
 const root = process.cwd();
 
@@ -116,8 +118,11 @@ function composeCommand(): string[] | undefined {
 }
 
 const composeCli = composeCommand();
-if (!composeCli) console.log('no compose client: `docker compose config -q` skipped');
-(composeCli ? test : test.skip)('`compose config -q` accepts docker-compose.yml', () => {
+testWithTool({
+  found: composeCli,
+  name: 'compose client',
+  install: '`bash tools/ensure-compose.sh` installs Debian’s docker-compose',
+})('`compose config -q` accepts docker-compose.yml', () => {
   const [cmd, ...args] = composeCli!;
   const result = spawnSync(cmd!, [...args, '-f', path.join(root, 'docker-compose.yml'), 'config', '-q'], {
     encoding: 'utf8',

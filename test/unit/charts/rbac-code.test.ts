@@ -8,7 +8,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { findHelm, renderChart } from '../../support/helm.js';
+import { findHelm, helmTool, renderChart } from '../../support/helm.js';
+import { describeWithTool } from '../../support/tools.js';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', '..');
 
@@ -111,7 +112,7 @@ interface Rule {
 }
 
 const helm = findHelm();
-const withHelm = helm ? describe : describe.skip;
+const withHelm = describeWithTool(helmTool(helm));
 
 withHelm("the chart's RBAC against the code", () => {
   const code = verbsOfCode(sources());

@@ -23,6 +23,7 @@ describe('the dev tooling settings', () => {
       temporalUiPort: 8233,
       codecPort: 8081,
       brokerUsername: 'broker',
+      adminUsername: 'admin',
     });
   });
 
@@ -38,6 +39,8 @@ describe('the dev tooling settings', () => {
       INTEROP_TEMPORAL_PORT: '7000',
       INTEROP_TEMPORAL_UI_PORT: '',
       INTEROP_BROKER_PASSWORD: 'secret',
+      INTEROP_ADMIN_USERNAME: 'ops',
+      INTEROP_ADMIN_PASSWORD: 'admin-secret',
       INTEROP_CODEC_PORT: '9081',
       INTEROP_CODEC_TOKEN: 'codec-token-0123456789',
     };
@@ -57,6 +60,8 @@ describe('the dev tooling settings', () => {
       codecToken: 'codec-token-0123456789',
       brokerUsername: 'broker',
       brokerPassword: 'secret',
+      adminUsername: 'ops',
+      adminPassword: 'admin-secret',
     });
   });
 

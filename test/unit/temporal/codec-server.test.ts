@@ -79,6 +79,51 @@ describe('decoding', () => {
   });
 });
 
+/**
+ * The bodies the Temporal CLI's `--codec-endpoint` posts: the Go SDK's remote codec writes
+ * `Payloads` with Go's encoding/json, whose `omitempty` leaves out an empty list, an empty
+ * metadata map and empty data; it sends `X-Namespace` and the `--codec-auth` value as is. It
+ * posts once for every payload field of the history it reads, the empty ones too, and any answer
+ * but a 200 fails the read, which the SDK then retries until the command's deadline.
+ */
+describe('the Temporal CLI`s requests', () => {
+  const cli = (body: string) =>
+    request(endpoint())
+      .post('/decode')
+      .set({
+        'Content-Type': 'application/json',
+        'X-Namespace': 'default',
+        Authorization: `Bearer ${TOKEN}`,
+      })
+      .send(body);
+
+  test.each([
+    ['a field with no payloads (a signal sent with no arguments)', '{}', { payloads: [] }],
+    ['a list left null', '{"payloads": null}', { payloads: [] }],
+    [
+      'a payload with no metadata and no data',
+      '{"payloads": [{}]}',
+      { payloads: [{ metadata: {}, data: '' }] },
+    ],
+    [
+      'a payload with null metadata and data',
+      '{"payloads": [{"metadata": null, "data": null}]}',
+      { payloads: [{ metadata: {}, data: '' }] },
+    ],
+  ])('GIVEN %s WHEN decoded THEN 200 with as many payloads', async (_, body, expected) => {
+    const res = await cli(body);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(expected);
+  });
+
+  test('GIVEN an encrypted payload beside empty ones WHEN decoded THEN each comes back in its place', async () => {
+    const res = await cli(JSON.stringify({ payloads: [{}, encrypted, { data: '' }] }));
+    expect(res.status).toBe(200);
+    expect(res.body.payloads).toHaveLength(3);
+    expect(JSON.parse(Buffer.from(res.body.payloads[1].data, 'base64').toString('utf8'))).toEqual(value);
+  });
+});
+
 describe('refusals', () => {
   test.each([
     ['no token', '/decode', {}],
@@ -140,7 +185,8 @@ describe('refusals', () => {
 
   test.each([
     ['not JSON', '{', 400],
-    ['no payloads', '{"payloads": 1}', 400],
+    ['payloads that are not a list', '{"payloads": 1}', 400],
+    ['a list, not an object', '[]', 400],
     ['data that is not base64', '{"payloads": [{"metadata": {}, "data": "**"}]}', 400],
     ['metadata that is a list', '{"payloads": [{"metadata": [], "data": ""}]}', 400],
   ])('GIVEN a body that is %s THEN 400 or 413 with a JSON error', async (_, body, status) => {
