@@ -55,6 +55,9 @@ function jest(name, projects, workers, extra = [], env = {}) {
   );
 }
 
+/** The integration stage's servers, stopped after the production Temporal's stage. */
+let landscape;
+
 const counts = { passed: 0, failed: 0, skipped: 0 };
 const failedStages = [];
 
@@ -96,24 +99,31 @@ const STAGES = {
     return code === 0;
   },
   async integration() {
-    // One landscape for the stage's two jest runs: global-setup.mjs finds INTEROP_TEST_ENV set
-    // and starts nothing.
+    // One landscape for the stage's two jest runs: global-setup.mjs finds INTEROP_TEST_ENV set and
+    // starts nothing. Its clusters stay up for the production Temporal's stage.
     const { startEnvironment } = await import('../test/integration/global-setup.mjs');
     await startEnvironment({ temporalKind: 'dev', key: '__interopEnvironment', envVar: 'INTEROP_TEST_ENV' });
-    try {
-      const env = { INTEROP_TEST_ENV: process.env.INTEROP_TEST_ENV };
-      const together = await jest('integration', ['integration'], 2, [], env);
-      const alone = await jest('integration-alone', ['integration-alone'], 1, [], env);
-      count('integration');
-      count('integration-alone');
-      return together === 0 && alone === 0;
-    } finally {
-      await globalThis.__interopEnvironment.stop();
-      delete process.env.INTEROP_TEST_ENV;
-    }
+    landscape = globalThis.__interopEnvironment;
+    const env = { INTEROP_TEST_ENV: process.env.INTEROP_TEST_ENV };
+    delete process.env.INTEROP_TEST_ENV;
+    const together = await jest('integration', ['integration'], 2, [], env);
+    const alone = await jest('integration-alone', ['integration-alone'], 1, [], env);
+    count('integration');
+    count('integration-alone');
+    return together === 0 && alone === 0;
   },
   async 'temporal-server'() {
-    const code = await jest('temporal-server', ['integration-temporal-server'], 1);
+    // On the integration stage's clusters when it ran: only PostgreSQL and the Temporal server start.
+    const [master, ...sisters] = landscape?.info.clusters ?? [];
+    const env = master
+      ? {
+          INTEROP_MASTER_KUBECONFIG: master.kubeconfigPath,
+          INTEROP_SISTER_KUBECONFIGS: sisters.map((c) => c.kubeconfigPath).join(','),
+        }
+      : {};
+    const code = await jest('temporal-server', ['integration-temporal-server'], 1, [], env);
+    await landscape?.stop();
+    landscape = undefined;
     count('temporal-server');
     return code === 0;
   },
@@ -144,6 +154,7 @@ for (const [name, body] of Object.entries(STAGES)) {
   await stage(name, body);
 }
 
+await landscape?.stop();
 const minutes = ((Date.now() - started) / 60000).toFixed(1);
 console.log(
   `\nAll stages in ${minutes} min${failedStages.length ? `; failed: ${failedStages.join(', ')}` : ''}.`,
