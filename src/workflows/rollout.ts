@@ -275,8 +275,9 @@ export async function rolloutWorkflow(
         // revision now.
         const [next, rest] = takeNewer(rollout);
         rollout = rest;
-        const target = await steps.rolloutTarget(next!.planId, next!.revision, next!.settings);
-        rollout = retargeted(rollout, next!, target);
+        if (!next) continue;
+        const target = await steps.rolloutTarget(next.planId, next.revision, next.settings);
+        rollout = retargeted(rollout, next, target);
         publish();
         continue;
       }
