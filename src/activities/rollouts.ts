@@ -4,7 +4,7 @@
  * current spec), or why it must wait. The update itself is the ordinary update workflow.
  */
 import { DEFAULT_ROLLOUT_SETTINGS, type RolloutSettings } from '../admin/contract.js';
-import { forEachRecord, getRecord, listRecords, listRecordsAnywhere } from '../kube/custom-objects.js';
+import { forEachRecord, getRecord, listRecords } from '../kube/custom-objects.js';
 import { InstanceClaims, type ClaimDeps } from '../kube/operation-claims.js';
 import { OsbError } from '../osb/errors.js';
 import type { ClaimSide } from '../resources/operation-claims.js';
@@ -24,17 +24,16 @@ import {
   type SFServiceBinding,
   type SFServiceInstance,
 } from '../resources/types.js';
-import { rolloutRequestHash, type InstanceRequest, type RequestedBy } from '../workflows/messages.js';
+import {
+  rolloutRequestHash,
+  type InstanceRequest,
+  type RequestedBy,
+  type RolloutTarget,
+} from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
 
 /** States of a record whose operation has not ended. */
 const BUSY_STATES = new Set(['in_queue', 'in progress', 'delete']);
-
-/** The revision a rollout goes to, and how. */
-export interface RolloutTarget {
-  readonly revision: string;
-  readonly settings: RolloutSettings;
-}
 
 /**
  * What a rollout may do with one instance now: start its update (the instance claimed for it at
@@ -245,25 +244,9 @@ export function rolloutActivities(deps: ActivityDeps, runs: Pick<ClaimDeps, 'lat
     },
 
     /**
-     * The ids of the plan's instances whose resources were not rendered with `revision`, oldest
-     * first. Instances being deleted and those whose provision failed are not rolled out.
-     */
-    async instancesBehind(planId: string, revision: string): Promise<string[]> {
-      const records = await listRecordsAnywhere<SFServiceInstance>(
-        master,
-        SFSERVICEINSTANCE,
-        shared,
-        behindSelector(planId, revision),
-      );
-      return records
-        .filter((r) => rolledOut(r) && r.spec.planId === planId)
-        .sort(olderFirst)
-        .map((r) => r.spec.instanceId!);
-    },
-
-    /**
-     * The oldest `limit` of the instances {@link instancesBehind} lists, leaving out `skip`, and
-     * how many there are: read a page at a time, holding no more than `limit` records whatever the
+     * The oldest `limit` of the plan's instances whose resources were not rendered with
+     * `revision`, leaving out `skip`, and how many there are (instances being deleted and those
+     * whose provision failed are not rolled out): read a page at a time, holding no more than `limit` records whatever the
      * number of instances, and answering no more than `limit` ids.
      */
     async firstInstancesBehind(
@@ -288,15 +271,6 @@ export function rolloutActivities(deps: ActivityDeps, runs: Pick<ClaimDeps, 'lat
         },
       );
       return { first: oldest.map((r) => r.spec.instanceId!), total };
-    },
-
-    /**
-     * The update that brings the instance to its plan's current spec, as its record holds it (the
-     * plan, parameters and context it has); or what it waits for (an operation of its own or of
-     * one of its bindings); or that it is gone. Unclaimed: what rollouts started by earlier code ask.
-     */
-    rolloutUpdate(instanceId: string, revision: string): Promise<RolloutUpdate> {
-      return updateOf(instanceId, revision, false);
     },
 
     /**

@@ -80,17 +80,6 @@ export interface RolloutProgress {
   readonly requestedBy: string;
 }
 
-/** Names of the rollout workflow's messages. */
-export const ROLLOUT_MESSAGES = {
-  /** Signal: a new revision to roll out (a RolloutRequest); supersedes the one rolling out. */
-  revision: 'rolloutRevision',
-  pause: 'rolloutPause',
-  resume: 'rolloutResume',
-  abort: 'rolloutAbort',
-  /** Query: the RolloutProgress. */
-  progress: 'rolloutProgress',
-} as const;
-
 /** Workflow id of the rollout of a plan: one per plan and registry, so two changes never start two rollouts. */
 export const rolloutWorkflowId = (namespace: string, planId: string): string =>
   `rollout/${namespace}/${planId}`;
@@ -99,9 +88,15 @@ export const rolloutWorkflowId = (namespace: string, planId: string): string =>
 export interface RolloutControl {
   /** Starts the rollout of the plan's current revision, or redirects the running one to it. */
   start(planId: string, settings: Partial<RolloutSettings>, requestedBy: string): Promise<RolloutProgress>;
-  pause(planId: string): Promise<void>;
-  resume(planId: string): Promise<void>;
-  abort(planId: string): Promise<void>;
+  /**
+   * Pause, resume or abort the plan's running rollout; its progress once the command is taken.
+   * @throws OsbError 404 when the plan never had a rollout; 409 (with why) when its state does not
+   * allow the command: pause when paused, halted or ended; resume when neither paused nor halted;
+   * abort when ended.
+   */
+  pause(planId: string): Promise<RolloutProgress>;
+  resume(planId: string): Promise<RolloutProgress>;
+  abort(planId: string): Promise<RolloutProgress>;
   /** Undefined when the plan has never had a rollout. */
   progress(planId: string): Promise<RolloutProgress | undefined>;
 }

@@ -5,13 +5,14 @@
  * one rollout workflow per plan, so two changes in a row never start two rollouts).
  */
 import type { Client } from '@temporalio/client';
-import { ROLLOUT_MESSAGES, rolloutWorkflowId, type RolloutRequest } from '../admin/contract.js';
+import { rolloutWorkflowId, type RolloutRequest } from '../admin/contract.js';
 import type { ClusterClient } from '../kube/clients.js';
 import { patchRecordStatus } from '../kube/custom-objects.js';
 import { isNotFound } from '../kube/errors.js';
 import { planRevision } from '../resources/names.js';
 import { SFPLAN, type SFPlan } from '../resources/types.js';
 import type { rolloutWorkflow } from '../workflows/rollout.js';
+import { ROLLOUT_MESSAGES } from '../workflows/messages.js';
 import { OsbPlanId } from '../workflows/search-attributes.js';
 
 /** Who asks for the rollouts a plan change starts. */

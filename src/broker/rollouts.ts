@@ -2,10 +2,16 @@
  * Rollouts of plan revisions, steered through the rollout workflow of each plan (one per plan and
  * registry: `rolloutWorkflowId`). Starting one signals the revision to the plan's workflow, started
  * if none runs, so a second start redirects the running rollout rather than starting another.
+ * Pause, resume and abort are the workflow's Updates: the answer is the rollout's progress once it
+ * took the command, or why it refused it.
  */
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import {
-  ROLLOUT_MESSAGES,
+  ApplicationFailure,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+} from '@temporalio/client';
+import {
   rolloutWorkflowId,
   type RolloutControl,
   type RolloutProgress,
@@ -15,7 +21,21 @@ import {
 import type { CatalogCache } from '../kube/catalog-cache.js';
 import { conflict, notFound } from '../osb/errors.js';
 import type { SFPlan } from '../resources/types.js';
+import {
+  ROLLOUT_MESSAGES,
+  ROLLOUT_REFUSED,
+  rolloutAbortUpdate,
+  rolloutPauseUpdate,
+  rolloutResumeUpdate,
+} from '../workflows/messages.js';
+import { refusal, type RolloutCommand } from '../workflows/rollout-plan.js';
 import { startRollout } from './plan-revisions.js';
+
+const COMMAND_UPDATES = {
+  pause: rolloutPauseUpdate,
+  resume: rolloutResumeUpdate,
+  abort: rolloutAbortUpdate,
+} as const;
 
 /** The plan's current revision: its `status.specHash`, once the workers have written it. */
 export function recordedRevision(plan: SFPlan): string | undefined {
@@ -52,16 +72,16 @@ export class TemporalRollouts implements RolloutControl {
     return handle.query<RolloutProgress>(ROLLOUT_MESSAGES.progress);
   }
 
-  pause(planId: string): Promise<void> {
-    return this.signal(planId, ROLLOUT_MESSAGES.pause);
+  pause(planId: string): Promise<RolloutProgress> {
+    return this.command(planId, 'pause');
   }
 
-  resume(planId: string): Promise<void> {
-    return this.signal(planId, ROLLOUT_MESSAGES.resume);
+  resume(planId: string): Promise<RolloutProgress> {
+    return this.command(planId, 'resume');
   }
 
-  abort(planId: string): Promise<void> {
-    return this.signal(planId, ROLLOUT_MESSAGES.abort);
+  abort(planId: string): Promise<RolloutProgress> {
+    return this.command(planId, 'abort');
   }
 
   async progress(planId: string): Promise<RolloutProgress | undefined> {
@@ -75,14 +95,30 @@ export class TemporalRollouts implements RolloutControl {
     }
   }
 
-  /** @throws OsbError 404 when the plan has no rollout running. */
-  private async signal(planId: string, name: string): Promise<void> {
+  /**
+   * Sends `command` to the plan's rollout and answers with its progress once taken.
+   * @throws OsbError 409 with why when the rollout refused it, or has ended (a closed rollout
+   * refuses every command); 404 when the plan never had a rollout.
+   */
+  private async command(planId: string, command: RolloutCommand): Promise<RolloutProgress> {
     try {
-      await this.deps.client.workflow.getHandle(this.workflowId(planId)).signal(name);
+      return await this.deps.client.workflow
+        .getHandle(this.workflowId(planId))
+        .executeUpdate(COMMAND_UPDATES[command]);
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) throw notFound(`The plan ${planId} has no rollout running.`);
-      throw err;
+      if (
+        err instanceof WorkflowUpdateFailedError &&
+        err.cause instanceof ApplicationFailure &&
+        err.cause.type === ROLLOUT_REFUSED
+      )
+        throw conflict(err.cause.message);
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
     }
+    // No run takes Updates: a rollout that ended says how, else there is none.
+    const ended = await this.progress(planId);
+    const why = ended && refusal(command, ended);
+    if (why) throw conflict(why);
+    throw notFound(`The plan ${planId} has no rollout running.`);
   }
 
   private workflowId(planId: string): string {

@@ -102,8 +102,9 @@ export class AdminClient {
     return this.call('POST', rolloutPath(planId), settings);
   }
 
-  async signalRollout(planId: string, action: 'pause' | 'resume' | 'abort'): Promise<void> {
-    await this.call('POST', `${rolloutPath(planId)}/${action}`);
+  /** Pauses, resumes or aborts the plan's rollout: its progress once taken (a 409 says why it was refused). */
+  steerRollout(planId: string, action: 'pause' | 'resume' | 'abort'): Promise<RolloutProgress> {
+    return this.call('POST', `${rolloutPath(planId)}/${action}`);
   }
 
   /** The rollout's progress; undefined when the plan never had one. */

@@ -295,8 +295,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
       .description(`${action} the plan's rollout`)
       .argument('<PLAN_ID>')
       .action(async (planId: string) => {
-        await client().signalRollout(planId, action);
-        print(`rollout of ${planId}: ${action} sent\n`);
+        const progress = await client().steerRollout(planId, action);
+        print(`rollout of ${planId} to revision ${progress.revision}: ${progressSummary(progress)}\n`);
       });
   }
   rollout

@@ -4,8 +4,12 @@
  * a worker), and the `operation` strings handed to platforms. And what workflows and activities
  * exchange: references to the records an operation works on, and what the status template reports.
  *
+ * And the messages of the rollout workflow, defined once here for the workflow and its callers.
+ *
  * Pure: imported by workflows, activities and the broker.
  */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { RolloutProgress, RolloutRequest, RolloutSettings } from '../admin/contract.js';
 import type { BindRequest, ProvisionRequest, UpdateRequest } from '../osb/service-broker.js';
 import type { CustomAction } from '../resources/actions.js';
 import type { ClusterPhase } from '../resources/types.js';
@@ -161,6 +165,59 @@ export const startingStatus = (
   state: 'in progress',
   ...(operation === 'provision' && request.dashboardUrl ? { dashboardUrl: request.dashboardUrl } : {}),
 });
+
+/** Names of the rollout workflow's messages. */
+export const ROLLOUT_MESSAGES = {
+  /** Signal: a new revision to roll out (a RolloutRequest); supersedes the one rolling out. */
+  revision: 'rolloutRevision',
+  /** Update: no update starts until resumed (those in flight finish). */
+  pause: 'rolloutPause',
+  /** Update: a paused rollout goes on; a halted one tolerates `maxFailures` more failed updates. */
+  resume: 'rolloutResume',
+  /** Update: no update starts; the rollout ends `aborted` once those in flight have ended. */
+  abort: 'rolloutAbort',
+  /** Query: the RolloutProgress. */
+  progress: 'rolloutProgress',
+} as const;
+
+/**
+ * A revision to roll out: the rollout goes on towards the plan's revision as the apiserver holds
+ * it then. A signal: whoever sends it needs no answer, and sends it again when the plan changes.
+ */
+export const rolloutRevisionSignal = defineSignal<[RolloutRequest]>(ROLLOUT_MESSAGES.revision);
+/** Where the rollout stands, as the outside sees it. */
+export const rolloutProgressQuery = defineQuery<RolloutProgress>(ROLLOUT_MESSAGES.progress);
+/**
+ * Pause, resume and abort: Updates, each answering with the rollout's progress once it took the
+ * command. Their validators refuse what the rollout's state does not allow (pause when already
+ * paused, halted or ended; resume when not paused or halted; abort when ended) with a failure of
+ * type {@link ROLLOUT_REFUSED} whose message says why; nothing is written to the history then.
+ */
+export const rolloutPauseUpdate = defineUpdate<RolloutProgress>(ROLLOUT_MESSAGES.pause);
+export const rolloutResumeUpdate = defineUpdate<RolloutProgress>(ROLLOUT_MESSAGES.resume);
+export const rolloutAbortUpdate = defineUpdate<RolloutProgress>(ROLLOUT_MESSAGES.abort);
+
+/** The failure type of a rollout command its validator refused. */
+export const ROLLOUT_REFUSED = 'RolloutCommandRefused';
+
+/** Where the plan as it is now says a rollout goes: the revision it holds, with its settings. */
+export interface RolloutTarget {
+  readonly revision: string;
+  readonly settings: RolloutSettings;
+}
+
+/**
+ * Bounds of one rollout workflow, apart from its settings: the worker's defaults unless given
+ * (tests give short ones). A run hands them to the next.
+ */
+export interface RolloutLimits {
+  /** Events in one run before it continues as new, at the latest. @default 8000 */
+  readonly maxHistoryEvents?: number;
+  /** How long a rollout that could start no update (every instance busy) waits before looking again, in ms. @default 5000 */
+  readonly busyRetryMs?: number;
+  /** How many of the instances behind it a rollout reads at once (the oldest first). @default 500 */
+  readonly behindPage?: number;
+}
 
 /** The request hash of the updates a plan's rollout makes: tells them from a platform's own. */
 export const rolloutRequestHash = (revision: string): string => `rollout/${revision}`;

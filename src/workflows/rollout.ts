@@ -11,17 +11,19 @@
  * One rollout workflow per plan (its id from the plan): a plan change arrives as a signal, and the
  * rollout goes on towards the plan's revision as the apiserver holds it then, superseding the one
  * rolling out (so signals heard out of order, or once per worker, still end on the newest). Pause,
- * resume and abort are signals; the progress is a query and the workflow's memo. Before its
- * history grows long it continues as new, always with no update in flight: a run can wait for the
- * result of only the children it started itself.
+ * resume and abort are Updates whose validators refuse what the rollout's state does not allow;
+ * the progress is a query and the workflow's memo. Before its history grows long it continues as
+ * new, always with no update in flight: a run can wait for the result of only the children it
+ * started itself.
+ *
+ * The decisions (which instances next, when to soak or halt, what a command or a newer revision
+ * does) are rollout-plan.ts's; this file runs the steps they choose.
  */
 import {
+  ApplicationFailure,
   condition,
   continueAsNew,
-  defineQuery,
-  defineSignal,
   ParentClosePolicy,
-  patched,
   proxyActivities,
   setHandler,
   startChild,
@@ -29,30 +31,55 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import {
-  DEFAULT_ROLLOUT_SETTINGS,
-  ROLLOUT_MESSAGES,
-  type RolloutInstanceResult,
-  type RolloutProgress,
-  type RolloutRequest,
-  type RolloutSettings,
-} from '../admin/contract.js';
+import type { RolloutInstanceResult, RolloutProgress, RolloutRequest } from '../admin/contract.js';
 import type { RolloutActivities } from '../activities/index.js';
 import type { RolloutUpdate } from '../activities/rollouts.js';
 import {
   MEMO_KEY,
+  ROLLOUT_REFUSED,
   WORKFLOW_TYPES,
+  rolloutAbortUpdate,
+  rolloutPauseUpdate,
+  rolloutProgressQuery,
+  rolloutResumeUpdate,
+  rolloutRevisionSignal,
   startingStatus,
   type InstanceRequest,
   type OperationStatus,
+  type RolloutLimits,
 } from './messages.js';
+import {
+  afterBatch,
+  batchState,
+  carriedOf,
+  claimsToRelease,
+  commanded,
+  doneWaiting,
+  failedInstances,
+  heard,
+  initialRollout,
+  interrupted,
+  mustStop,
+  nextBatch,
+  nextMove,
+  refusal,
+  retargeted,
+  seen,
+  startedInWindow,
+  takeNewer,
+  targeted,
+  toReadAhead,
+  withBehind,
+  withProgress,
+  withResult,
+  type Batch,
+  type Rollout,
+  type RolloutCarried,
+  type RolloutCommand,
+} from './rollout-plan.js';
 import { operationSearchAttributes } from './search-attributes.js';
 
-export const rolloutRevisionSignal = defineSignal<[RolloutRequest]>(ROLLOUT_MESSAGES.revision);
-export const rolloutPauseSignal = defineSignal(ROLLOUT_MESSAGES.pause);
-export const rolloutResumeSignal = defineSignal(ROLLOUT_MESSAGES.resume);
-export const rolloutAbortSignal = defineSignal(ROLLOUT_MESSAGES.abort);
-export const rolloutProgressQuery = defineQuery<RolloutProgress>(ROLLOUT_MESSAGES.progress);
+export type { RolloutCarried } from './rollout-plan.js';
 
 /**
  * The memo key of a rollout's progress (without the per-instance results), for the Temporal UI:
@@ -61,112 +88,51 @@ export const rolloutProgressQuery = defineQuery<RolloutProgress>(ROLLOUT_MESSAGE
  */
 export const ROLLOUT_MEMO_KEY = 'rollout';
 
-/** States a rollout ends in (or, halted, waits in for an admin). */
-const FINAL_STATES = new Set(['done', 'aborted', 'halted']);
-
-/** How long a rollout that could start no update (every instance busy) waits before looking again. */
-const BUSY_RETRY_MS = 5_000;
-/** How many of the instances behind a rollout reads at once (the oldest first). */
-const BEHIND_PAGE = 500;
-
-/** Events in one run before it continues as new, at the latest. */
-const MAX_HISTORY_EVENTS = 8_000;
-
-/** What one run hands the next. */
-export interface RolloutCarried {
-  readonly progress: RolloutProgress;
-  readonly paused: boolean;
-  /** Failed updates tolerated before the rollout halts. @default the settings' `maxFailures` */
-  readonly failureLimit?: number;
-  /** Updates started in the sliding window, which number its waves. @default 0 */
-  readonly startedInWindow?: number;
-}
+const DEFAULT_LIMITS: Required<RolloutLimits> = {
+  maxHistoryEvents: 8_000,
+  busyRetryMs: 5_000,
+  behindPage: 500,
+};
 
 const steps = proxyActivities<RolloutActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 s', backoffCoefficient: 2, maximumInterval: '30 s' },
 });
 
-const fresh = (request: RolloutRequest, settings: RolloutSettings): RolloutProgress => ({
-  planId: request.planId,
-  revision: request.revision,
-  state: settings.canary > 0 ? 'canary' : 'waves',
-  settings,
-  total: 0,
-  done: 0,
-  failed: 0,
-  inFlight: 0,
-  wave: settings.canary > 0 ? 0 : 1,
-  results: {},
-  requestedBy: request.requestedBy,
-});
-
-/**
- * The results counted: done, failed and in flight, from the per-instance results; `behind` is the
- * number of instances listed behind the revision that none of these counts holds yet.
- */
-function counted(progress: RolloutProgress, behind = 0): RolloutProgress {
-  const results = Object.values(progress.results);
-  const done = results.filter((r) => r.state === 'updated').length;
-  const failed = results.filter((r) => r.state === 'failed').length;
-  const inFlight = results.filter((r) => r.state === 'in flight').length;
-  return {
-    ...progress,
-    done,
-    failed,
-    inFlight,
-    total: Math.max(progress.total, done + failed + inFlight + behind),
-  };
-}
-
-/** The wave of the sliding window's `started`-th update: wave n holds the n-th `maxConcurrency` started. */
-const windowWave = (started: number, maxConcurrency: number): number =>
-  1 + Math.floor((Math.max(started, 1) - 1) / maxConcurrency);
+const COMMANDS = [
+  ['pause', rolloutPauseUpdate],
+  ['resume', rolloutResumeUpdate],
+  ['abort', rolloutAbortUpdate],
+] as const;
 
 export async function rolloutWorkflow(
   request: RolloutRequest,
   carried?: RolloutCarried,
+  limits: RolloutLimits = {},
 ): Promise<RolloutProgress> {
-  const carriedOn = carried && carried.progress.revision === request.revision ? carried : undefined;
-  let current = request;
-  // Until the plan's settings are read, the defaults: a query is answered from the start.
-  let settings: RolloutSettings = carried?.progress.settings ?? {
-    ...DEFAULT_ROLLOUT_SETTINGS,
-    ...request.settings,
-  };
-  let progress: RolloutProgress = carriedOn?.progress ?? fresh(request, settings);
-  let failureLimit = carriedOn?.failureLimit ?? settings.maxFailures;
-  let startedInWindow = carriedOn?.startedInWindow ?? 0;
-  let paused = carried?.paused ?? false;
-  let aborted = false;
-  let resumed = false;
-  let newer: RolloutRequest | undefined;
-  // Rollouts started by earlier code read each instance just before its update, unclaimed.
-  const readsAhead = patched('rollout-reads-ahead');
+  const { maxHistoryEvents, busyRetryMs, behindPage } = { ...DEFAULT_LIMITS, ...limits };
+  // Until the plan's settings are read, the request's: a query is answered from the start.
+  let rollout: Rollout = initialRollout(request, carried);
 
   setHandler(rolloutRevisionSignal, (next) => {
-    if (next.revision !== progress.revision || next.settings) newer = next;
+    rollout = heard(rollout, next);
   });
-  setHandler(rolloutPauseSignal, () => {
-    paused = true;
-  });
-  setHandler(rolloutResumeSignal, () => {
-    paused = false;
-    resumed = true;
-  });
-  setHandler(rolloutAbortSignal, () => {
-    aborted = true;
-  });
-  /** The progress as the outside sees it: a paused rollout says so. */
-  const seen = (): RolloutProgress =>
-    paused && !FINAL_STATES.has(progress.state) ? { ...progress, state: 'paused' } : progress;
-  setHandler(rolloutProgressQuery, seen);
+  for (const [command, update] of COMMANDS) {
+    setHandler(
+      update,
+      () => {
+        rollout = commanded(rollout, command);
+        return seen(rollout);
+      },
+      { validator: () => refuseUnless(command, rollout) },
+    );
+  }
+  setHandler(rolloutProgressQuery, () => seen(rollout));
 
   let memoOf: Pick<RolloutProgress, 'revision' | 'state' | 'wave'> | undefined;
-  /** Changes the progress, counts the results again and, at a new stage, shows it in the memo. */
-  const publish = (change: Partial<RolloutProgress> = {}) => {
-    progress = counted({ ...progress, ...change });
-    const { results: _results, ...summary } = seen();
+  /** Shows the rollout in the memo when it reached a new stage. */
+  const publish = () => {
+    const { results: _results, ...summary } = seen(rollout);
     if (
       memoOf?.revision === summary.revision &&
       memoOf.state === summary.state &&
@@ -177,30 +143,17 @@ export async function rolloutWorkflow(
     upsertMemo({ [ROLLOUT_MEMO_KEY]: summary });
   };
   const setResult = (instanceId: string, result: RolloutInstanceResult | undefined) => {
-    const results = { ...progress.results };
-    if (result) results[instanceId] = result;
-    else delete results[instanceId];
-    progress = { ...progress, results };
+    rollout = withResult(rollout, instanceId, result);
+    publish();
   };
-  /** Makes `target` the rollout's revision and settings, from the start. */
-  const retarget = (next: RolloutRequest, target: { revision: string; settings: RolloutSettings }) => {
-    current = { ...next, revision: target.revision };
-    settings = target.settings;
-    progress = fresh(current, settings);
-    failureLimit = settings.maxFailures;
-    startedInWindow = 0;
-  };
-
-  const tooManyFailures = () => progress.failed > failureLimit;
   const historyLong = () =>
-    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > MAX_HISTORY_EVENTS;
-  /** No update may start now (those in flight finish): the rollout stops, or goes elsewhere. */
-  const mustStop = () => aborted || paused || !!newer || tooManyFailures() || historyLong();
+    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxHistoryEvents;
+  /** No update may start now (those in flight finish). */
+  const stopping = () => mustStop(rollout, historyLong());
 
   /**
    * Updates one instance through the update workflow, as `update` (read before) says: true once it
-   * ended (or the instance is gone); false when it has to wait, or the rollout stopped before it
-   * started.
+   * ended (or the instance is gone); false when it has to wait.
    */
   async function updateOne(
     instanceId: string,
@@ -209,17 +162,14 @@ export async function rolloutWorkflow(
   ): Promise<boolean> {
     if ('gone' in update) {
       setResult(instanceId, undefined);
-      publish();
       return true;
     }
     if ('busy' in update) {
       setResult(instanceId, { state: 'waiting', description: update.busy });
-      publish();
       return false;
     }
     const { request: req, workflowId } = update;
     setResult(instanceId, { state: 'in flight' });
-    publish();
     try {
       const child = await startChild<(input: InstanceRequest) => Promise<OperationStatus>>(
         WORKFLOW_TYPES.update,
@@ -254,169 +204,129 @@ export async function rolloutWorkflow(
         description: err instanceof Error ? err.message : String(err),
       });
       return true;
-    } finally {
-      publish();
     }
   }
 
   /**
-   * Updates the instances in order, at most `concurrency` at once: as soon as one update ends, the
-   * next instance's starts, until none is left or the rollout must stop. While the window is full,
-   * the next instances are read (and claimed) ahead, so that a freed slot starts the next update at
-   * once. Resolves once every update it started has ended (none is left in flight) and the claims
-   * of those read ahead but not started are taken back, with how many ended.
+   * Runs a batch: its instances in order, at most `concurrency` updates at once, each slot taking
+   * the next instance as soon as its update ends, until none is left or the rollout must stop.
+   * While the slots are full, the next instances are read (and claimed) ahead, so that a freed
+   * slot starts the next update at once. Resolves once every update it started has ended and the
+   * claims of those read ahead but not started are taken back, with how many ended.
    */
-  async function updateAll(
-    instanceIds: readonly string[],
-    concurrency: number,
-    onStarted: () => void = () => undefined,
-  ): Promise<number> {
+  async function runBatch({ kind, instanceIds, concurrency }: Batch): Promise<number> {
     const queue = [...instanceIds];
     const ahead = new Map<string, RolloutUpdate>();
     let reading: Promise<void> | undefined;
-    /** Reads `first` and the instances after it in the queue not read yet, as many as the window holds. */
+    /** Reads `first` and the instances after it in the queue not read yet, as many as a batch runs at once. */
     const readFrom = (first: string): Promise<void> =>
       (reading ??= (async () => {
         try {
-          if (!readsAhead) {
-            ahead.set(first, await steps.rolloutUpdate(first, progress.revision));
-            return;
-          }
-          const ids = [first, ...queue].filter((id) => !ahead.has(id)).slice(0, concurrency);
-          for (const [id, update] of await steps.rolloutUpdates(ids, progress.revision))
+          const ids = toReadAhead([first, ...queue], new Set(ahead.keys()), concurrency);
+          for (const [id, update] of await steps.rolloutUpdates(ids, rollout.progress.revision))
             ahead.set(id, update);
         } finally {
           reading = undefined;
         }
       })());
-    const readAheadOfWindow = () => {
-      const next = queue.slice(0, concurrency);
-      if (readsAhead && next.length > 0 && !next.every((id) => ahead.has(id)) && !mustStop())
-        void readFrom(next.find((id) => !ahead.has(id))!);
+    const readAheadOfSlots = () => {
+      const next = toReadAhead(queue, new Set(ahead.keys()), concurrency);
+      if (next.length > 0 && !stopping()) void readFrom(next[0]!);
+    };
+    const started = () => {
+      if (kind === 'window') {
+        rollout = startedInWindow(rollout);
+        publish();
+      }
+      readAheadOfSlots();
     };
     let ended = 0;
     const slot = async () => {
-      while (queue.length > 0 && !mustStop()) {
+      while (queue.length > 0 && !stopping()) {
         const instanceId = queue.shift()!;
         while (!ahead.has(instanceId)) await readFrom(instanceId);
+        // A pause, an abort or a failure may have come while the instance was read: its claim is
+        // taken back below.
+        if (stopping()) break;
         const update = ahead.get(instanceId)!;
         ahead.delete(instanceId);
-        // A pause, an abort or a failure may have come while the instance was read.
-        if (mustStop()) {
-          ahead.set(instanceId, update);
-          break;
-        }
-        const started = () => {
-          onStarted();
-          readAheadOfWindow();
-        };
         if (await updateOne(instanceId, update, started)) ended++;
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, slot));
     await reading;
-    const unstarted = [...ahead].flatMap(([instanceId, update]) =>
-      'claimedAt' in update && update.claimedAt ? [{ instanceId, claimedAt: update.claimedAt }] : [],
-    );
+    const unstarted = claimsToRelease(ahead);
     if (unstarted.length > 0) await steps.releaseRolloutClaims(unstarted);
     return ended;
   }
 
-  /** The sliding window numbers its waves by the updates it started. */
-  const countWindowStart = () => {
-    startedInWindow++;
-    publish({ wave: windowWave(startedInWindow, settings.maxConcurrency) });
-  };
-
-  if (!carried) {
-    // The plan as it is now decides the revision: a request may have been overtaken already.
-    retarget(request, await steps.rolloutTarget(request.planId, request.revision, request.settings));
-  }
+  // The plan as it is now decides the revision: a request may have been overtaken already.
+  if (!carried)
+    rollout = targeted(
+      rollout,
+      request,
+      await steps.rolloutTarget(request.planId, request.revision, request.settings),
+    );
   for (;;) {
     // Here no update is in flight: each step below waits for those it started.
-    if (newer) {
-      // The plan changed again (or new settings came): the rollout goes on towards the plan's
-      // revision now. Revisions heard out of order or twice change nothing.
-      const next = newer;
-      newer = undefined;
-      const target = await steps.rolloutTarget(next.planId, next.revision, next.settings);
-      if (target.revision !== progress.revision || next.settings) {
-        retarget(next, target);
+    switch (nextMove(rollout, historyLong())) {
+      case 'retarget': {
+        // The plan changed again (or new settings came): the rollout goes on towards the plan's
+        // revision now.
+        const [next, rest] = takeNewer(rollout);
+        rollout = rest;
+        if (!next) continue;
+        const target = await steps.rolloutTarget(next.planId, next.revision, next.settings);
+        rollout = retargeted(rollout, next, target);
         publish();
+        continue;
       }
+      case 'abort':
+        rollout = withProgress(rollout, { state: 'aborted' });
+        publish();
+        return rollout.progress;
+      case 'wait':
+        // Paused, or halted: until an admin resumes or aborts it, or a newer revision comes.
+        publish();
+        await condition(() => doneWaiting(rollout));
+        continue;
+      case 'continue-as-new':
+        return continueAsNew<typeof rolloutWorkflow>(rollout.request, carriedOf(rollout), limits);
+      case 'look':
+        break;
     }
-    if (aborted) {
-      publish({ state: 'aborted' });
-      return progress;
-    }
-    if (paused) {
-      publish();
-      await condition(() => !paused || aborted || !!newer);
-      continue;
-    }
-    if (progress.state === 'halted') {
-      publish();
-      resumed = false;
-      await condition(() => resumed || aborted || !!newer);
-      if (resumed && !aborted && !newer) {
-        // Resumed after a halt: it goes on, tolerating as many failures again.
-        failureLimit = progress.failed + settings.maxFailures;
-        publish({ state: progress.wave === 0 ? 'canary' : 'waves' });
-      }
-      continue;
-    }
-    if (historyLong() && !newer) {
-      await continueAsNew<typeof rolloutWorkflow>(current, {
-        progress,
-        paused,
-        failureLimit,
-        startedInWindow,
-      });
-    }
-    const failed = new Set(
-      Object.entries(progress.results)
-        .filter(([, r]) => r.state === 'failed')
-        .map(([id]) => id),
-    );
+
     // The instances behind, a page at a time: an update takes an instance off the list, so the
     // next look finds the next page.
-    const page = patched('rollout-reads-behind-a-page-at-a-time')
-      ? await steps.firstInstancesBehind(current.planId, progress.revision, BEHIND_PAGE, [...failed])
-      : undefined;
-    const behind =
-      page?.first ??
-      (await steps.instancesBehind(current.planId, progress.revision)).filter((id) => !failed.has(id));
-    progress = counted(progress, page?.total ?? behind.length);
-    if (behind.length === 0) {
-      if (newer) continue;
-      publish({ state: 'done' });
-      return progress;
+    const behind = await steps.firstInstancesBehind(
+      rollout.request.planId,
+      rollout.progress.revision,
+      behindPage,
+      failedInstances(rollout),
+    );
+    rollout = withBehind(rollout, behind.total);
+    const batch = nextBatch(rollout, behind.first);
+    if (!batch) {
+      if (rollout.newer) continue;
+      rollout = withProgress(rollout, { state: 'done' });
+      publish();
+      return rollout.progress;
     }
 
-    const canary = progress.wave === 0;
-    const inWaves = canary || settings.soakSeconds > 0;
-    publish({ state: canary ? 'canary' : 'waves' });
-    const ended = canary
-      ? await updateAll(behind.slice(0, settings.canary), settings.canary)
-      : inWaves
-        ? await updateAll(behind.slice(0, settings.maxConcurrency), settings.maxConcurrency)
-        : await updateAll(behind, settings.maxConcurrency, countWindowStart);
-
-    if (ended === 0) {
-      // Every instance taken was busy: look again in a moment.
-      await condition(() => aborted || paused || !!newer, BUSY_RETRY_MS);
-      continue;
-    }
-    if (tooManyFailures()) {
-      publish({ state: 'halted' });
-      continue;
-    }
-    if (inWaves) {
-      publish({ wave: progress.wave + 1 });
-      if (settings.soakSeconds > 0) {
-        publish({ state: 'soaking' });
-        await condition(() => aborted || paused || !!newer, settings.soakSeconds * 1000);
-      }
-    }
+    rollout = withProgress(rollout, { state: batchState(batch.kind) });
+    publish();
+    const ended = await runBatch(batch);
+    const after = afterBatch(rollout, batch, ended);
+    rollout = after.rollout;
+    publish();
+    if (after.then === 'look-again-later') await condition(() => interrupted(rollout), busyRetryMs);
+    if (after.then === 'soak')
+      await condition(() => interrupted(rollout), rollout.progress.settings.soakSeconds * 1000);
   }
+}
+
+/** The validator of a rollout command: refuses, with why, what the rollout's state does not allow. */
+function refuseUnless(command: RolloutCommand, rollout: Rollout): void {
+  const why = refusal(command, seen(rollout));
+  if (why) throw ApplicationFailure.create({ type: ROLLOUT_REFUSED, message: why, nonRetryable: true });
 }

@@ -4,25 +4,26 @@
  * the OSB API. Changing a plan's spec records its new revision and signals its rollout workflow,
  * which updates every instance through the ordinary update workflow: a canary first, then no more
  * than the maximum concurrency at once, each update starting as another ends when there is no
- * soak. Pause, resume and abort; a change that makes updates fail halts the rollout, and the
+ * soak. Pause, resume and abort through the admin API, which answers with the rollout's state or
+ * why its state refuses the command; a change that makes updates fail halts the rollout, and the
  * command line watching it exits 1; two changes in a row end on the newest, whatever order their
  * signals come in; an instance busy with a binding is updated after it.
  */
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { ROLLOUT_MESSAGES, rolloutWorkflowId, type RolloutProgress } from '../../src/admin/contract.js';
+import { rolloutWorkflowId, type RolloutProgress } from '../../src/admin/contract.js';
 import { startRollout } from '../../src/broker/plan-revisions.js';
 import { patchRecordStatus } from '../../src/kube/custom-objects.js';
 import { rolloutRequest } from '../../src/activities/rollouts.js';
 import { ANNOTATIONS, LABELS, instanceWorkflowId, resourceName } from '../../src/resources/names.js';
 import { parseClaims } from '../../src/resources/operation-claims.js';
-import { MEMO_KEY, WORKFLOW_TYPES, startingStatus } from '../../src/workflows/messages.js';
+import { MEMO_KEY, ROLLOUT_MESSAGES, WORKFLOW_TYPES, startingStatus } from '../../src/workflows/messages.js';
 import { SFSERVICEBINDING, type SFPlan } from '../../src/resources/types.js';
 import { clusters, environment, eventually, unique } from '../support/env.js';
 import { payloadCodec } from '../../src/temporal/connection.js';
 import { parsePayloadKeys } from '../../src/temporal/codec.js';
 import { osbClient, type OsbClient } from '../support/osb.js';
-import { ADMIN, runBuiltCli } from '../support/admin.js';
+import { ADMIN, callAdmin, runBuiltCli, type AdminResponse } from '../support/admin.js';
 import { DESIGN_SERVICE_ID, installDesignPlan, planHelpers } from '../support/plans.js';
 import {
   startOperator,
@@ -124,9 +125,14 @@ describe('plan changes reach running instances', () => {
       return p?.revision === revision && enough(p) ? p : undefined;
     });
 
-  /** Aborts the plan's rollout and returns how it ended. */
+  /** Pauses, resumes or aborts the plan's rollout through the admin API. */
+  const steer = (planId: string, command: 'pause' | 'resume' | 'abort'): Promise<AdminResponse> =>
+    callAdmin(landscape.url, 'POST', `/admin/plans/${planId}/rollout/${command}`);
+
+  /** Aborts the plan's rollout (the API answers 200, aborted) and returns how it ended. */
   async function abortRollout(planId: string): Promise<RolloutProgress> {
-    await rollout(planId).signal(ROLLOUT_MESSAGES.abort);
+    const aborted = await steer(planId, 'abort');
+    expect([aborted.status, aborted.body.state]).toEqual([200, 'aborted']);
     return (await rollout(planId).result()) as RolloutProgress;
   }
 
@@ -222,7 +228,17 @@ describe('plan changes reach running instances', () => {
     const { planId, instances } = await instancesOfNewPlan('paused', 6);
     const revision = await changeMaxConnections(planId, 150);
     await untilRolloutOf(planId, revision, (p) => p.done >= 2);
-    await rollout(planId).signal(ROLLOUT_MESSAGES.pause);
+    const pausing = await steer(planId, 'pause');
+    expect([pausing.status, pausing.body]).toMatchObject([200, { planId, revision, state: 'paused' }]);
+    // a second pause is refused, with why
+    const again = await steer(planId, 'pause');
+    expect([again.status, again.body]).toEqual([
+      409,
+      {
+        error: 'Conflict',
+        description: `The rollout of plan ${planId} to revision ${revision} is already paused.`,
+      },
+    ]);
     const paused = await untilRollout(planId, revision, ['paused']);
     // what was in flight when it paused finishes; then nothing new starts
     await eventually('the update in flight to finish', async () =>
@@ -249,9 +265,22 @@ describe('plan changes reach running instances', () => {
       15_000,
     );
 
-    await rollout(planId).signal(ROLLOUT_MESSAGES.resume);
+    const resumed = await steer(planId, 'resume');
+    expect([resumed.status, resumed.body.state]).toEqual([200, expect.not.stringMatching(/paused/)]);
+    const resumedAgain = await steer(planId, 'resume');
+    expect([resumedAgain.status, resumedAgain.body.error]).toEqual([409, 'Conflict']);
+    expect(resumedAgain.body.description).toMatch(/is not paused|is done; there is nothing to resume/);
     const done = await untilRollout(planId, revision, ['done']);
     expect(done).toMatchObject({ total: 6, done: 6, failed: 0 });
+    // a rollout that ended refuses every command, saying how it ended
+    const ended = await steer(planId, 'pause');
+    expect([ended.status, ended.body]).toEqual([
+      409,
+      {
+        error: 'Conflict',
+        description: `The rollout of plan ${planId} to revision ${revision} is done; there is nothing to pause.`,
+      },
+    ]);
 
     // abort: a new revision; after the first update, no new one starts
     const next = await changeMaxConnections(planId, 175);
@@ -263,6 +292,11 @@ describe('plan changes reach running instances', () => {
     for (const id of instances)
       if ((await recordOf(id))?.metadata.labels?.[LABELS.planRevision] === next) updatedToNext.push(id);
     expect(updatedToNext).toHaveLength(aborted.done);
+    const abortedAgain = await steer(planId, 'abort');
+    expect([abortedAgain.status, abortedAgain.body.description]).toEqual([
+      409,
+      `The rollout of plan ${planId} to revision ${next} was aborted; there is nothing to abort.`,
+    ]);
   }, 300_000);
 
   test('a change that makes updates fail halts the rollout at the limit, naming the instances; they stay usable', async () => {
@@ -283,8 +317,13 @@ describe('plan changes reach running instances', () => {
       const record = await recordOf(id);
       expect(record?.status).toMatchObject({ state: 'failed', operation: 'update', instanceUsable: true });
     }
-    // nothing more starts while it is halted
+    // nothing more starts while it is halted, and a halted rollout is not paused: resume or abort it
     expect(await updatesOf(planId)).toHaveLength(3);
+    const pausing = await steer(planId, 'pause');
+    expect([pausing.status, pausing.body.description]).toEqual([
+      409,
+      `The rollout of plan ${planId} to revision ${revision} is halted: it starts no update until it is resumed or aborted.`,
+    ]);
     expect((await abortRollout(planId)).state).toBe('aborted');
   }, 300_000);
 

@@ -24,7 +24,7 @@ import type {
   RecordFilter,
   RecordKind,
 } from '../../src/admin/service.js';
-import { concurrencyError, notFound } from '../../src/osb/errors.js';
+import { concurrencyError, conflict, notFound } from '../../src/osb/errors.js';
 
 /** One call the service received: its name and arguments. */
 export interface AdminCall {
@@ -119,9 +119,9 @@ export class MemoryAdmin implements AdminService {
         settings: { ...DEFAULT_ROLLOUT_SETTINGS, ...settings },
       });
     },
-    pause: async (planId: string) => this.signal('pause', planId),
-    resume: async (planId: string) => this.signal('resume', planId),
-    abort: async (planId: string) => this.signal('abort', planId),
+    pause: async (planId: string) => this.command('pause', planId),
+    resume: async (planId: string) => this.command('resume', planId),
+    abort: async (planId: string) => this.command('abort', planId),
     progress: async (planId: string) => {
       this.calls.push({ method: 'rollouts.progress', args: [planId] });
       const next = this.progressAnswers.length > 1 ? this.progressAnswers.shift() : this.progressAnswers[0];
@@ -141,9 +141,17 @@ export class MemoryAdmin implements AdminService {
     },
   };
 
-  private signal(action: string, planId: string): void {
+  /** Why the next rollout command is refused (a 409), when set; else it is taken. */
+  commandRefusal: string | undefined;
+
+  /** A rollout command: 404 without a rollout, 409 when refused, else the progress in its new state. */
+  private command(action: 'pause' | 'resume' | 'abort', planId: string): RolloutProgress {
     this.calls.push({ method: `rollouts.${action}`, args: [planId] });
-    if (this.progressAnswers.length === 0) throw notFound(`The plan ${planId} has no rollout running.`);
+    const current = this.progressAnswers[0];
+    if (!current) throw notFound(`The plan ${planId} has no rollout running.`);
+    if (this.commandRefusal) throw conflict(this.commandRefusal);
+    const state = action === 'pause' ? 'paused' : action === 'abort' ? 'aborted' : 'waves';
+    return { ...current, planId, state };
   }
 
   async listInstances(filter: RecordFilter, page: PageRequest): Promise<Page<InstanceSummary>> {

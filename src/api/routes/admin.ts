@@ -79,11 +79,12 @@ export function adminRoutes(router: RouteTable<AdminState>, { admin, maxBodyByte
   });
 
   for (const action of ['pause', 'resume', 'abort'] as const) {
-    /** POST /admin/plans/:plan_id/rollout/{pause,resume,abort}: 202, empty. */
+    /**
+     * POST /admin/plans/:plan_id/rollout/{pause,resume,abort}: 200 with the rollout's progress once
+     * it took the command; 409 with why when its state does not allow it; 404 when there is none.
+     */
     router.post(`${ROLLOUT}/${action}`, async (ctx) => {
-      await admin.rollouts[action](param(ctx, 'plan_id'));
-      ctx.status = 202;
-      ctx.body = {};
+      ctx.body = await admin.rollouts[action](param(ctx, 'plan_id'));
     });
   }
 

@@ -187,19 +187,29 @@ describe('rollouts', () => {
     expect(service.calls).toEqual([]);
   });
 
-  test('GIVEN a running rollout WHEN paused, resumed, aborted THEN 202 each, and its progress reads', async () => {
+  test.each([
+    ['pause', 'paused'],
+    ['resume', 'waves'],
+    ['abort', 'aborted'],
+  ] as const)(
+    'GIVEN a running rollout WHEN %s THEN 200 with its progress in the state it took (%s)',
+    async (action, state) => {
+      const { admin, service } = adminApi();
+      service.progressAnswers = [progressOf({ state: 'waves' })];
+      const res = await admin.post(`/admin/plans/p1/rollout/${action}`);
+      expect([res.status, res.body]).toEqual([200, { ...progressOf({ state }), planId: 'p1' }]);
+      expect(service.calls.map((c) => c.method)).toEqual([`rollouts.${action}`]);
+    },
+  );
+
+  test('GIVEN a rollout whose state does not allow the command WHEN paused THEN 409 with why', async () => {
     const { admin, service } = adminApi();
     service.progressAnswers = [progressOf({ state: 'paused' })];
-    for (const action of ['pause', 'resume', 'abort']) {
-      expect((await admin.post(`/admin/plans/p1/rollout/${action}`)).status).toBe(202);
-    }
-    const res = await admin.get('/admin/plans/p1/rollout');
-    expect([res.status, res.body.state]).toEqual([200, 'paused']);
-    expect(service.calls.map((c) => c.method)).toEqual([
-      'rollouts.pause',
-      'rollouts.resume',
-      'rollouts.abort',
-      'rollouts.progress',
+    service.commandRefusal = 'The rollout of plan p1 to revision r1 is already paused.';
+    const res = await admin.post('/admin/plans/p1/rollout/pause');
+    expect([res.status, res.body]).toEqual([
+      409,
+      { error: 'Conflict', description: 'The rollout of plan p1 to revision r1 is already paused.' },
     ]);
   });
 

@@ -201,16 +201,33 @@ describe('rollouts', () => {
     expect(service.calls).toEqual([]);
   });
 
-  test('GIVEN a rollout WHEN paused, resumed, aborted THEN each signal is sent', async () => {
+  test('GIVEN a rollout WHEN paused, resumed, aborted THEN each prints the state the rollout took', async () => {
     service.progressAnswers = [progressOf()];
+    const printed: string[] = [];
     for (const action of ['pause', 'resume', 'abort']) {
       const res = await cli(['rollout', action, 'p1']);
-      expect([res.status, res.stdout]).toEqual([EXIT.ok, `rollout of p1: ${action} sent\n`]);
+      expect(res.status).toBe(EXIT.ok);
+      printed.push(res.stdout);
     }
+    expect(printed).toEqual([
+      'rollout of p1 to revision rev-2: paused (canary batch): 0/10 done, 0 failed, 0 in flight\n',
+      'rollout of p1 to revision rev-2: waves (canary batch): 0/10 done, 0 failed, 0 in flight\n',
+      'rollout of p1 to revision rev-2: aborted (canary batch): 0/10 done, 0 failed, 0 in flight\n',
+    ]);
     expect(service.calls.map((c) => c.method)).toEqual([
       'rollouts.pause',
       'rollouts.resume',
       'rollouts.abort',
+    ]);
+  });
+
+  test('GIVEN a rollout that refuses the command WHEN paused THEN exit 1 with the API’s reason', async () => {
+    service.progressAnswers = [progressOf({ state: 'paused' })];
+    service.commandRefusal = 'The rollout of plan p1 to revision r1 is already paused.';
+    const res = await cli(['rollout', 'pause', 'p1']);
+    expect([res.status, res.stderr]).toEqual([
+      EXIT.failed,
+      'interoperator: The rollout of plan p1 to revision r1 is already paused. (409 Conflict)\n',
     ]);
   });
 
