@@ -14,6 +14,7 @@
  *   kube                           one client per cluster, idempotent reads and writes
  *   workflows                      deterministic runbooks (activities by type only)
  *   activities                     all I/O of the workflows
+ *   controllers                    watch the clusters and react (activities by type only)
  *   temporal                       the client connection and the payload codec
  *   broker                         the service layer behind the OSB API
  *   api                            the Koa OSB API, over the broker's contract
@@ -46,6 +47,7 @@ module.exports = {
     layer('kube', 'resources', 'osb', 'metrics'),
     layer('workflows', 'resources', 'osb', 'admin', 'scheduling', 'clusters', 'activities'),
     layer('activities', ...pure, 'admin', 'kube', 'workflows', 'metrics'),
+    layer('controllers', ...pure, 'kube', 'workflows', 'activities', 'metrics'),
     layer('temporal'),
     layer('broker', ...pure, 'admin', 'kube', 'workflows', 'temporal', 'metrics'),
     layer('api', 'resources', 'osb', 'admin', 'metrics', 'log.ts'),
@@ -54,6 +56,14 @@ module.exports = {
       comment: 'workflow code runs in the sandbox: activities are proxied, never imported as values',
       severity: 'error',
       from: { path: '^src/workflows/' },
+      to: { path: '^src/activities/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'controllers-import-activities-as-types',
+      comment:
+        'a controller runs beside the activities: it implements the contracts they are given, and calls none',
+      severity: 'error',
+      from: { path: '^src/controllers/' },
       to: { path: '^src/activities/', dependencyTypesNot: ['type-only'] },
     },
     {

@@ -19,9 +19,9 @@ import {
   followingUpdate,
   followRecorded,
   type FollowedReferences,
-} from '../activities/followed-references.js';
+} from '../controllers/followed-references.js';
 import { recordedUpdates } from '../activities/rollouts.js';
-import { statusWakeups } from '../activities/status-wakeups.js';
+import { statusWakeups } from '../controllers/status-wakeups.js';
 import { recordPlanRevision } from '../broker/plan-revisions.js';
 import type { ActivityDeps } from '../activities/deps.js';
 import type { Config } from '../config.js';
