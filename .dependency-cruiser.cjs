@@ -15,7 +15,7 @@
  *   workflows                      deterministic runbooks (activities by type only)
  *   activities                     all I/O of the workflows
  *   controllers                    watch the clusters and react (activities by type only)
- *   temporal                       the client connection and the payload codec
+ *   temporal                       the client connection, the payload codec, starting an operation
  *   broker                         the service layer behind the OSB API
  *   api                            the Koa OSB API, over the broker's contract
  *   config, log                    configuration and logging
@@ -48,7 +48,7 @@ module.exports = {
     layer('workflows', 'resources', 'osb', 'admin', 'scheduling', 'clusters', 'activities'),
     layer('activities', ...pure, 'admin', 'kube', 'workflows', 'metrics'),
     layer('controllers', ...pure, 'kube', 'workflows', 'activities', 'metrics'),
-    layer('temporal'),
+    layer('temporal', 'workflows'),
     layer('broker', ...pure, 'admin', 'kube', 'workflows', 'temporal', 'metrics'),
     layer('api', 'resources', 'osb', 'admin', 'metrics', 'log.ts'),
     {

@@ -39,14 +39,8 @@ import {
 } from '../admin/contract.js';
 import type { RolloutActivities } from '../activities/index.js';
 import type { RolloutUpdate } from '../activities/rollouts.js';
-import {
-  MEMO_KEY,
-  WORKFLOW_TYPES,
-  startingStatus,
-  type InstanceRequest,
-  type OperationStatus,
-} from './messages.js';
-import { operationSearchAttributes } from './search-attributes.js';
+import { WORKFLOW_TYPES, type InstanceRequest, type OperationStatus } from './messages.js';
+import { operationStartOptions } from './operation-start.js';
 
 export const rolloutRevisionSignal = defineSignal<[RolloutRequest]>(ROLLOUT_MESSAGES.revision);
 export const rolloutPauseSignal = defineSignal(ROLLOUT_MESSAGES.pause);
@@ -227,9 +221,7 @@ export async function rolloutWorkflow(
           workflowId,
           args: [req],
           parentClosePolicy: ParentClosePolicy.ABANDON,
-          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-          memo: { [MEMO_KEY]: startingStatus('update', req) },
-          typedSearchAttributes: operationSearchAttributes('update', req),
+          ...operationStartOptions('update', req),
         },
       );
       onStarted();
