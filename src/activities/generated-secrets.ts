@@ -7,8 +7,6 @@
 import type { ClusterClient } from '../kube/clients.js';
 import { isAlreadyExists, isNotFound } from '../kube/errors.js';
 import {
-  GENERATED_SECRET_LABEL,
-  GENERATED_VERSION_LABEL,
   generationOrder,
   isGeneratedSecret,
   parseGeneratedSecret,
@@ -16,6 +14,7 @@ import {
   type GeneratedSecretSpec,
   type GeneratedSecretStatus,
 } from '../resources/generated-secrets.js';
+import { LABELS } from '../resources/names.js';
 import type { KubeObject, OwnerReference } from '../resources/types.js';
 import type { DesiredObject } from './desired-objects.js';
 import { FAILURE_TYPES, terminal } from './failures.js';
@@ -147,8 +146,8 @@ export async function createVersion(
       namespace: place.namespace,
       labels: {
         ...declared.labels,
-        [GENERATED_SECRET_LABEL]: spec.name,
-        [GENERATED_VERSION_LABEL]: String(version),
+        [LABELS.generatedSecret]: spec.name,
+        [LABELS.generatedVersion]: String(version),
       },
       ...(declared.ownerReferences?.length ? { ownerReferences: [...declared.ownerReferences] } : {}),
     },

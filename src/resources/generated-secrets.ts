@@ -31,11 +31,6 @@ export const GENERATED_SECRET_TYPES = [
   'certificate',
 ] as const satisfies readonly GeneratedSecretType[];
 
-/** Label on every generated Secret: the name of the SFSecret it is a version of. */
-export const GENERATED_SECRET_LABEL = 'interoperator.servicefabrik.io/generated-secret';
-/** Label on every generated Secret: its version. */
-export const GENERATED_VERSION_LABEL = 'interoperator.servicefabrik.io/generated-version';
-
 /** A password's length when the SFSecret names none. */
 export const DEFAULT_PASSWORD_LENGTH = 32;
 /** The bounds of a password's length. */
