@@ -123,8 +123,6 @@ export function secretRotationActivities(deps: ActivityDeps) {
   };
 }
 
-export type SecretRotationActivities = ReturnType<typeof secretRotationActivities>;
-
 /** Binding states that mean an operation of the binding is under way. */
 const BUSY_BINDING_STATES = new Set(['in_queue', 'in progress', 'delete']);
 

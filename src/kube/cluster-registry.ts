@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { PatchStrategy } from '@kubernetes/client-node';
 import { CLUSTER_FINALIZER, FIELD_MANAGER } from '../resources/names.js';
 import { SFCLUSTER, type SFCluster } from '../resources/types.js';
-import { clusterClientFromKubeconfig, type ClusterClient } from './clients.js';
+import type { ClusterClient } from './clients.js';
 import { isNotFound } from './errors.js';
 import { ensureNamespace } from './objects.js';
 
@@ -149,14 +149,4 @@ export async function readClusterKubeconfig(
     if (isNotFound(err)) return undefined;
     throw err;
   }
-}
-
-/** Clients for a registered cluster, from its kubeconfig Secret; undefined when it is not registered. */
-export async function clientForCluster(
-  master: ClusterClient,
-  namespace: string,
-  clusterId: string,
-): Promise<ClusterClient | undefined> {
-  const found = await readClusterKubeconfig(master, namespace, clusterId);
-  return found && clusterClientFromKubeconfig(clusterId, found.kubeconfig);
 }

@@ -352,6 +352,3 @@ export function dueForRotation(
 ): GeneratedSecretStatus[] {
   return (recorded ?? []).filter((r) => Date.parse(r.createdAt) + rotateAfterSeconds * 1000 <= now);
 }
-
-/** The apiVersion and kind an SFSecret is written with, for docs and tests. */
-export const SFSECRET_API_VERSION = OSB_API_VERSION;
