@@ -40,7 +40,7 @@ import {
   isGeneratedSecret,
   recordedAfterGeneration,
   unrecorded,
-} from '../resources/generated-secrets.js';
+} from '../resources/sfsecret.js';
 import { findTemplate, type RenderData } from '../templates/index.js';
 import type { ActionRun, OperationName, StatusReport, Target } from '../workflows/messages.js';
 import type { ActivityDeps, RenderContext } from './deps.js';
@@ -61,7 +61,7 @@ import {
   splitGenerated,
   type DeclaredSecret,
   type SecretPlace,
-} from './generated-secrets.js';
+} from './secret-versions.js';
 import { bindingCopy, clusterFailure, instanceCopy } from './placement.js';
 import { resolveReferences, type ResolvingFor } from './references.js';
 import {

@@ -330,11 +330,11 @@ export interface SFServiceInstanceStatus {
    * rules read).
    */
   lastAction?: InstanceActionStatus;
-  /** The instance's generated secrets (SFSecret, generated-secrets.ts): their current and kept versions. */
+  /** The instance's generated secrets (SFSecret, sfsecret.ts): their current and kept versions. */
   generatedSecrets?: GeneratedSecretStatus[];
 }
 
-/** What an SFSecret generates (src/resources/generated-secrets.ts). */
+/** What an SFSecret generates (src/resources/sfsecret.ts). */
 export type GeneratedSecretType = 'password' | 'rsa' | 'ssh' | 'certificate';
 
 /** One generated secret as the instance's record keeps it (`status.generatedSecrets`). */
