@@ -1,10 +1,12 @@
 /* global module */
 /**
- * The layering of src/, checked by `npm run lint` (docs/architecture.md draws it). Each layer may
- * import the layers below it, never one above: contracts live at the bottom, so an import that
- * points up is a contract in the wrong home.
+ * The layering of src/, checked by `npm run lint`. Each layer may import the layers it names below,
+ * never one above: contracts live at the bottom, so an import that points up is a contract in the
+ * wrong home. The README and docs/architecture.md list the same layers in the same order
+ * (test/unit/architecture/layers.test.ts checks it).
  *
- *   resources                      custom resource types, names, labels and annotations
+ *   log.ts                         the logger and its type
+ *   resources                      custom resource types, names, labels, annotations and finalizers
  *   references                     references to other objects in rendered objects (pure)
  *   metrics                        what the layers measure, and its Prometheus implementation
  *   osb                            pure OSB rules and the broker's contract
@@ -14,46 +16,64 @@
  *   kube                           one client per cluster, idempotent reads and writes
  *   workflows                      deterministic runbooks (activities by type only)
  *   activities                     all I/O of the workflows
- *   temporal                       the client connection and the payload codec
+ *   controllers                    watch the clusters and react (activities by type only)
+ *   temporal                       the client connection, the payload codec, starting an operation
+ *   config.ts, tracing.ts          configuration, read and validated once; OpenTelemetry
  *   broker                         the service layer behind the OSB API
  *   api                            the Koa OSB API, over the broker's contract
- *   config, log                    configuration and logging
- *   roots, main                    composition roots: the only places that build real clients
+ *   cli                            the `interoperator` command line, over the admin API's contract
+ *   roots, main.ts                 composition roots: the only places that build real clients
  */
+/** A layer's home: a folder of src/, or one file (`config.ts`). */
+const home = (name) => (name.endsWith('.ts') ? `^src/${name.replace(/\./g, '\\.')}$` : `^src/${name}/`);
+
 const layer = (name, ...may) => ({
   name: `layer-${name}`,
   comment: `src/${name} imports only ${may.length ? may.join(', ') : 'nothing of ours'}`,
   severity: 'error',
-  from: { path: `^src/${name}/` },
-  to: {
-    path: '^src/',
-    pathNot: [`^src/${name}/`, ...may.map((m) => (m.endsWith('.ts') ? `^src/${m}$` : `^src/${m}/`))],
-  },
+  from: { path: home(name) },
+  to: { path: '^src/', pathNot: [home(name), ...may.map(home)] },
 });
 
 const pure = ['resources', 'references', 'osb', 'admin', 'templates', 'scheduling', 'clusters'];
 
+/** The layers, bottom up, each with the layers it may import. */
+const layers = [
+  ['log.ts'],
+  ['resources'],
+  ['references'],
+  ['metrics'],
+  ['osb', 'resources'],
+  ['admin', 'resources', 'osb'],
+  ['templates', 'resources', 'osb'],
+  ['clusters', 'resources'],
+  ['scheduling', 'resources', 'clusters'],
+  ['kube', 'resources', 'osb', 'metrics'],
+  ['workflows', 'resources', 'osb', 'admin', 'scheduling', 'clusters', 'activities'],
+  ['activities', ...pure, 'kube', 'workflows', 'metrics'],
+  ['controllers', ...pure, 'kube', 'workflows', 'activities', 'metrics'],
+  ['temporal', 'workflows'],
+  ['config.ts', 'scheduling', 'temporal'],
+  ['tracing.ts', 'config.ts'],
+  ['broker', ...pure, 'kube', 'workflows', 'temporal', 'metrics'],
+  ['api', 'resources', 'osb', 'admin', 'metrics', 'log.ts'],
+  ['cli', 'resources', 'admin', 'templates', 'config.ts'],
+];
+// The composition roots wire every layer but the command line, which is a program of its own.
+layers.push(
+  ['roots', ...layers.map(([name]) => name).filter((name) => name !== 'cli')],
+  ['main.ts', 'roots', 'kube', 'templates', 'config.ts', 'tracing.ts', 'log.ts'],
+);
+
 module.exports = {
   forbidden: [
-    layer('resources'),
-    layer('references'),
-    layer('metrics'),
-    layer('osb', 'resources'),
-    layer('admin', 'resources', 'osb'),
-    layer('templates', 'resources', 'osb'),
-    layer('scheduling', 'resources', 'clusters'),
-    layer('clusters', 'resources'),
-    layer('kube', 'resources', 'osb', 'metrics'),
-    layer('workflows', 'resources', 'osb', 'admin', 'scheduling', 'clusters', 'activities'),
-    layer('activities', ...pure, 'admin', 'kube', 'workflows', 'metrics'),
-    layer('temporal'),
-    layer('broker', ...pure, 'admin', 'kube', 'workflows', 'temporal', 'metrics'),
-    layer('api', 'resources', 'osb', 'admin', 'metrics', 'log.ts'),
+    ...layers.map(([name, ...may]) => layer(name, ...may)),
     {
-      name: 'workflows-import-activities-as-types',
-      comment: 'workflow code runs in the sandbox: activities are proxied, never imported as values',
+      name: 'controllers-import-activities-as-types',
+      comment:
+        'a controller runs beside the activities: it implements the contracts they are given, and calls none',
       severity: 'error',
-      from: { path: '^src/workflows/' },
+      from: { path: '^src/controllers/' },
       to: { path: '^src/activities/', dependencyTypesNot: ['type-only'] },
     },
     {

@@ -8,7 +8,7 @@
 import type { ClusterClient } from '../kube/clients.js';
 import { getRecord, listRecords, patchRecord } from '../kube/custom-objects.js';
 import { apiMessageOf, isNotFound } from '../kube/errors.js';
-import { LABELS, labelValue } from '../resources/names.js';
+import { CATALOG_FINALIZER, LABELS, labelValue } from '../resources/names.js';
 import {
   SFPLAN,
   SFSERVICE,
@@ -18,9 +18,6 @@ import {
   type SFServiceInstance,
 } from '../resources/types.js';
 import { retryable } from './failures.js';
-
-/** The finalizer on a plan or service that still has instances. */
-export const CATALOG_FINALIZER = 'interoperator.servicefabrik.io/catalog-in-use';
 
 /**
  * The finalizers of a catalog entry, with ours added while it has instances and taken away once

@@ -9,7 +9,7 @@ import { PatchStrategy, VersionApi, type KubernetesObject } from '@kubernetes/cl
 import { nextClusterStatus, type ProbeResult } from '../clusters/index.js';
 import type { ClusterClient } from '../kube/clients.js';
 import { isUnauthorized, type ClusterDirectory } from '../kube/cluster-directory.js';
-import { CLUSTER_FINALIZER, listClusters } from '../kube/cluster-registry.js';
+import { listClusters } from '../kube/cluster-registry.js';
 import {
   getRecord,
   countRecords,
@@ -20,7 +20,13 @@ import {
 import { ensureNamespace } from '../kube/objects.js';
 import { apiMessageOf, isNotFound, statusCodeOf } from '../kube/errors.js';
 import type { ClusterHealthRecorder } from '../metrics/recorders.js';
-import { FIELD_MANAGER, LABELS, labelValue } from '../resources/names.js';
+import {
+  CLUSTER_FINALIZER,
+  FIELD_MANAGER,
+  KUBECTL_LAST_APPLIED_ANNOTATION,
+  LABELS,
+  labelValue,
+} from '../resources/names.js';
 import {
   SFCLUSTER,
   SFPLAN,
@@ -32,14 +38,11 @@ import {
 } from '../resources/types.js';
 import type { CatalogReplication, ClusterHealthReport, RegisteredCluster } from '../workflows/messages.js';
 
-/** Label on the catalog copies in a sister: the id of the master they were copied from. */
-export const REPLICA_LABEL = 'interoperator.servicefabrik.io/replica-of';
-
 /** Kinds copied to every running sister. */
 const CATALOG_KINDS: readonly ResourceKind[] = [SFSERVICE, SFPLAN];
 
 /** Annotations that belong to the original's tooling, not to the copy. */
-const UNCOPIED_ANNOTATIONS = new Set(['kubectl.kubernetes.io/last-applied-configuration']);
+const UNCOPIED_ANNOTATIONS = new Set([KUBECTL_LAST_APPLIED_ANNOTATION]);
 
 /** How long a probe waits for a cluster's answer. */
 const PROBE_TIMEOUT_MS = 10_000;
@@ -150,7 +153,7 @@ export function catalogCopy(original: KubeObject, masterId: string): KubeObject 
     metadata: {
       name: original.metadata.name,
       namespace: original.metadata.namespace,
-      labels: { ...original.metadata.labels, [REPLICA_LABEL]: labelValue(masterId) },
+      labels: { ...original.metadata.labels, [LABELS.replicaOf]: labelValue(masterId) },
       ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
     },
     spec: (original as { spec?: unknown }).spec,
@@ -259,7 +262,7 @@ export function clusterActivities({ clusters, instanceNamespace, health }: Clust
           sister,
           kind,
           namespace,
-          `${REPLICA_LABEL}=${labelValue(masterId)}`,
+          `${LABELS.replicaOf}=${labelValue(masterId)}`,
         );
         for (const copy of copies) {
           if (names.has(copy.metadata.name)) continue;

@@ -6,8 +6,14 @@ import type { CatalogCache } from '../kube/catalog-cache.js';
 import type { ClusterDirectory } from '../kube/cluster-directory.js';
 import type { SchedulingConfig } from '../scheduling/index.js';
 import type { ClusterCapabilities, RenderData } from '../templates/index.js';
-import type { KubeObject, PlanTemplate, ReferencedObject, TemplateAction } from '../resources/types.js';
-import type { StatusWakeups } from './status-wakeups.js';
+import type { ClusterClient } from '../kube/clients.js';
+import type {
+  AppliedResource,
+  KubeObject,
+  PlanTemplate,
+  ReferencedObject,
+  TemplateAction,
+} from '../resources/types.js';
 
 /** What a render needs besides its data: for a helm template, the target cluster's capabilities. */
 export interface RenderContext {
@@ -41,8 +47,31 @@ export interface ActivityDeps {
   readonly followedReferences?: ReferenceFollower;
 }
 
-/** Hears which objects an instance's references read (followed-references.ts). */
+/** Hears which objects an instance's references read (src/controllers/followed-references.ts). */
 export interface ReferenceFollower {
   /** From now on, a change of one of `references` (on cluster `clusterId`) updates the instance; none: it follows none. */
   follow(instanceId: string, clusterId: string, references: readonly ReferencedObject[]): void;
+}
+
+/**
+ * The run of an operation's workflow that waits. A workflow id is the instance's or binding's, the
+ * same for each of its operations: word left by one operation never wakes the next.
+ */
+export interface WaitingRun {
+  readonly workflowId: string;
+  readonly runId: string;
+}
+
+/** Hears which operations wait for a change of their sources (src/controllers/status-wakeups.ts). */
+export interface StatusWakeups {
+  /**
+   * Until `release` is called (or the first change), a change to one of `sources` on `cluster`
+   * wakes the operation's run `run`. Call it before the sources are read, so that no change
+   * between the read and the wait goes unseen; resolves once the kinds' watches are open.
+   */
+  expect(
+    cluster: ClusterClient,
+    sources: readonly AppliedResource[],
+    run: WaitingRun,
+  ): Promise<{ release(): void }>;
 }

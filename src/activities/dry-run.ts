@@ -9,7 +9,7 @@ import { Context } from '@temporalio/activity';
 import type { DryRunInstances, DryRunResult, InstanceDryRun, ObjectChange } from '../admin/dry-run.js';
 import { getRecord } from '../kube/custom-objects.js';
 import { applyObject, readObject } from '../kube/objects.js';
-import { isGeneratedSecret } from '../resources/generated-secrets.js';
+import { isGeneratedSecret } from '../resources/sfsecret.js';
 import { FIELD_MANAGER, LABELS, instanceNamespace, planRevision, resourceName } from '../resources/names.js';
 import { SFSERVICEINSTANCE, type SFPlan, type SFServiceInstance } from '../resources/types.js';
 import type { InstanceRequest, Target } from '../workflows/messages.js';

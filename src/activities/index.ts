@@ -18,9 +18,8 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 export type Activities = ReturnType<typeof createActivities>;
-export type { ActivityDeps, Renderer } from './deps.js';
-export { FAILURE_TYPES } from './failures.js';
+export type { ActivityDeps } from './deps.js';
 export { clusterActivities, type ClusterActivities } from './clusters.js';
 export { rolloutActivities, type RolloutActivities } from './rollouts.js';
-export { dryRunActivities, type DryRunActivities } from './dry-run.js';
+export { dryRunActivities } from './dry-run.js';
 export { rotationScheduleActivities, type RotationScheduleActivities } from './secret-rotation.js';

@@ -7,7 +7,7 @@
  * Pure: plain objects in, plain values out. The dry-run activity does the reads.
  */
 import type { FieldChange, ObjectChange } from '../admin/dry-run.js';
-import { LABELS } from '../resources/names.js';
+import { KUBECTL_LAST_APPLIED_ANNOTATION, LABELS } from '../resources/names.js';
 import type { AppliedResource, KubeObject } from '../resources/types.js';
 
 /** Metadata the apiserver sets or that only bookkeeps; a change there is no change of the object. */
@@ -23,7 +23,7 @@ const IGNORED_METADATA = new Set([
 ]);
 
 /** Labels and annotations that only bookkeep: the revision, what `kubectl apply` leaves. */
-const IGNORED_MARKS = new Set([LABELS.planRevision, 'kubectl.kubernetes.io/last-applied-configuration']);
+const IGNORED_MARKS = new Set([LABELS.planRevision, KUBECTL_LAST_APPLIED_ANNOTATION]);
 
 /** An object's fields as they are compared: without status and the ignored metadata. */
 export function comparable(obj: KubeObject): Record<string, unknown> {

@@ -14,7 +14,7 @@ import { listClusters } from '../kube/cluster-registry.js';
 import { getRecord, patchRecord } from '../kube/custom-objects.js';
 import { apiMessageOf, isAlreadyExists, isNotFound, statusCodeOf } from '../kube/errors.js';
 import { applyObject, deleteObject } from '../kube/objects.js';
-import { FIELD_MANAGER, LABELS, labelValue } from '../resources/names.js';
+import { ANNOTATIONS, FIELD_MANAGER, LABELS, labelValue } from '../resources/names.js';
 import {
   SFCLUSTER,
   SFSERVICEBINDING,
@@ -41,9 +41,6 @@ import { ownerReferenceTo } from './desired-objects.js';
 import { namespaceReady } from './namespaces.js';
 import { FAILURE_TYPES, retryable, terminal } from './failures.js';
 import { forTemplate } from './template-values.js';
-
-/** The annotation on an instance record that says why it was placed where it is. */
-export const PLACEMENT_ANNOTATION = 'interoperator.servicefabrik.io/placement';
 
 /** The ConfigMap, in the registry's namespace, that keeps what schedulers remember between decisions. */
 export const SCHEDULER_STATE_CONFIGMAP = 'interoperator-scheduler-state';
@@ -354,7 +351,8 @@ export function placementActivities({ clusters, catalog, renderer, scheduling }:
         const taskQueue = await clusters.taskQueueOf(clusterId);
         return {
           clusterId,
-          reasons: record?.metadata.annotations?.[PLACEMENT_ANNOTATION] ?? `kept ${clusterId}: placed before`,
+          reasons:
+            record?.metadata.annotations?.[ANNOTATIONS.placement] ?? `kept ${clusterId}: placed before`,
           ...(taskQueue ? { taskQueue } : {}),
         };
       };
@@ -383,7 +381,7 @@ export function placementActivities({ clusters, catalog, renderer, scheduling }:
         await patchRecord(master, SFSERVICEINSTANCE, ref.namespace, ref.name, {
           metadata: {
             labels: { [LABELS.clusterId]: labelValue(clusterId) },
-            annotations: { [PLACEMENT_ANNOTATION]: summary },
+            annotations: { [ANNOTATIONS.placement]: summary },
           },
           spec: { clusterId },
         });

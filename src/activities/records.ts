@@ -194,63 +194,95 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
     }
   }
 
+  /**
+   * The record the operation works on: a provision creates it, other operations (and a provision
+   * run again) find it, and all but a deprovision give it the request's spec. Undefined when a
+   * deprovision finds none. With it, the plans the instance leaves (on a plan change).
+   */
+  async function instanceRecordFor(
+    req: InstanceRequest,
+    operation: InstanceOperationType,
+    ref: InstanceRef,
+  ): Promise<{ record: SFServiceInstance; plansLeft: string[] } | undefined> {
+    const spec = recordedInstanceSpec(req);
+    const plansLeft: string[] = [];
+    const previous = req.previousValues?.plan_id;
+    if (typeof previous === 'string' && previous !== req.planId) plansLeft.push(previous);
+    const created = operation === 'provision' ? await createInstanceRecord(req, ref, spec) : undefined;
+    if (created) return { record: created, plansLeft };
+    const found = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
+    if (!found) {
+      if (operation === 'deprovision') return undefined;
+      const record = await createInstanceRecord(req, ref, spec);
+      if (!record) throw retryable(`instance ${req.instanceId} was recorded concurrently`);
+      return { record, plansLeft };
+    }
+    if (operation === 'deprovision') return { record: found, plansLeft };
+    if (found.spec.planId !== req.planId) plansLeft.push(found.spec.planId);
+    return { record: await replaceInstanceSpec(req, ref, spec, found), plansLeft };
+  }
+
+  /**
+   * Gives the instance's record the request's spec, plan label and audit annotations in one atomic
+   * patch: the spec is replaced (parameters a request left out are gone), the placement kept.
+   */
+  async function replaceInstanceSpec(
+    req: InstanceRequest,
+    ref: InstanceRef,
+    spec: Record<string, unknown>,
+    record: SFServiceInstance,
+  ): Promise<SFServiceInstance> {
+    const annotations = audit(req.requestHash, req.requestedBy);
+    return jsonPatchRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name, [
+      { op: 'add', path: '/spec', value: { ...spec, clusterId: record.spec.clusterId } },
+      {
+        op: 'add',
+        path: `/metadata/labels/${pointerKey(LABELS.planId)}`,
+        value: labelValue(req.planId),
+      },
+      ...Object.entries(annotations).map(([key, value]) => ({
+        op: 'add' as const,
+        path: `/metadata/annotations/${pointerKey(key)}`,
+        value,
+      })),
+    ]);
+  }
+
+  /** Marks the operation as running in the instance record's status. */
+  async function markInstanceRunning(
+    req: InstanceRequest,
+    operation: InstanceOperationType,
+    ref: InstanceRef,
+  ): Promise<void> {
+    await patchRecordStatus(master, SFSERVICEINSTANCE, ref.namespace, ref.name, {
+      state: operation === 'deprovision' ? 'delete' : 'in progress',
+      operation,
+      description: PROGRESS[operation],
+      error: null,
+      namespace: ref.namespace,
+      ...(req.dashboardUrl ? { dashboardUrl: req.dashboardUrl } : {}),
+    });
+  }
+
+  /** Holds the service and plan the instance uses, and releases the plans it left (once nothing else holds them). */
+  async function holdCatalogOf(req: InstanceRequest, plansLeft: readonly string[]): Promise<void> {
+    await holdCatalogEntries(catalog, { serviceId: req.serviceId, planId: req.planId });
+    if (plansLeft.length > 0)
+      await releaseCatalogEntries(catalog, { serviceIds: [], planIds: [...plansLeft] });
+  }
+
   return {
     /** Records the instance request (creating the record and its namespace) and marks the operation as running. */
     async recordInstance(req: InstanceRequest, operation: InstanceOperationType): Promise<InstanceRef> {
       const ref = instanceRefOf(req.instanceId);
       // A deprovision makes nothing, not even its namespace.
       if (operation !== 'deprovision') await namespaceReady(master, ref.namespace);
-      const spec = recordedInstanceSpec(req);
-      // The plans the instance leaves (on a plan change), released once nothing else holds them.
-      const left: string[] = [];
-      const previous = req.previousValues?.plan_id;
-      if (typeof previous === 'string' && previous !== req.planId) left.push(previous);
-      // A provision creates the record; other operations (and a provision run again) find it.
-      const created = operation === 'provision' ? await createInstanceRecord(req, ref, spec) : undefined;
-      let record =
-        created ?? (await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name));
-      if (!record) {
-        // Without a record, what is left of the deprovision is to finish its removal.
-        if (operation === 'deprovision') return { ...ref, removed: true };
-        record = await createInstanceRecord(req, ref, spec);
-        if (!record) throw retryable(`instance ${req.instanceId} was recorded concurrently`);
-      } else if (!created && operation !== 'deprovision') {
-        if (record.spec.planId !== req.planId) left.push(record.spec.planId);
-        // One atomic patch: the spec is replaced (parameters a request left out are gone), the placement kept.
-        const annotations = audit(req.requestHash, req.requestedBy);
-        record = await jsonPatchRecord<SFServiceInstance>(
-          master,
-          SFSERVICEINSTANCE,
-          ref.namespace,
-          ref.name,
-          [
-            { op: 'add', path: '/spec', value: { ...spec, clusterId: record.spec.clusterId } },
-            {
-              op: 'add',
-              path: `/metadata/labels/${pointerKey(LABELS.planId)}`,
-              value: labelValue(req.planId),
-            },
-            ...Object.entries(annotations).map(([key, value]) => ({
-              op: 'add' as const,
-              path: `/metadata/annotations/${pointerKey(key)}`,
-              value,
-            })),
-          ],
-        );
-      }
-      await patchRecordStatus(master, SFSERVICEINSTANCE, ref.namespace, ref.name, {
-        state: operation === 'deprovision' ? 'delete' : 'in progress',
-        operation,
-        description: PROGRESS[operation],
-        error: null,
-        namespace: ref.namespace,
-        ...(req.dashboardUrl ? { dashboardUrl: req.dashboardUrl } : {}),
-      });
-      if (operation !== 'deprovision') {
-        await holdCatalogEntries(catalog, { serviceId: req.serviceId, planId: req.planId });
-        if (left.length > 0) await releaseCatalogEntries(catalog, { serviceIds: [], planIds: left });
-      }
-      return placedRefOf(req.instanceId, record);
+      const recorded = await instanceRecordFor(req, operation, ref);
+      // Without a record, what is left of the deprovision is to finish its removal.
+      if (!recorded) return { ...ref, removed: true };
+      await markInstanceRunning(req, operation, ref);
+      if (operation !== 'deprovision') await holdCatalogOf(req, recorded.plansLeft);
+      return placedRefOf(req.instanceId, recorded.record);
     },
 
     /**

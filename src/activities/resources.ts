@@ -40,7 +40,7 @@ import {
   isGeneratedSecret,
   recordedAfterGeneration,
   unrecorded,
-} from '../resources/generated-secrets.js';
+} from '../resources/sfsecret.js';
 import { findTemplate, type RenderData } from '../templates/index.js';
 import type { ActionRun, OperationName, StatusReport, Target } from '../workflows/messages.js';
 import type { ActivityDeps, RenderContext } from './deps.js';
@@ -61,7 +61,7 @@ import {
   splitGenerated,
   type DeclaredSecret,
   type SecretPlace,
-} from './generated-secrets.js';
+} from './secret-versions.js';
 import { bindingCopy, clusterFailure, instanceCopy } from './placement.js';
 import { resolveReferences, type ResolvingFor } from './references.js';
 import {
@@ -478,6 +478,131 @@ export function resourceActivities(deps: ActivityDeps) {
     return objects.length;
   }
 
+  /** What an action without a template applies: nothing, unless a provision or custom action needs one. */
+  function withoutTemplate(loaded: Loaded, action: 'provision' | 'bind' | 'unbind' | CustomAction): number {
+    if (action === 'provision' || isCustomAction(action))
+      throw terminal(`plan ${loaded.plan.spec.name} has no ${action} template`, FAILURE_TYPES.plan);
+    return 0;
+  }
+
+  /** Renders a custom action's template for its run, and applies what it renders. */
+  async function renderAndApplyAction(
+    loaded: Loaded,
+    target: Target,
+    action: CustomAction,
+    template: PlanTemplate,
+    run: ActionRun | undefined,
+  ): Promise<number> {
+    const data = await templateData(loaded, action, run);
+    const objects = await render(action, loaded.plan, () => renderer.renderObjects(template, action, data));
+    return applyAction(loaded, target, action, objects);
+  }
+
+  /**
+   * The objects the action's template renders, without its SFSecrets; those (a provision's alone)
+   * are generated first, before anything that names them is applied.
+   */
+  async function desiredWithSecrets(
+    loaded: Loaded,
+    target: Target,
+    action: 'provision' | 'bind' | 'unbind',
+  ): Promise<readonly DesiredObject[]> {
+    const rendered = (await desiredObjects(loaded, target, action, () => copyOnCluster(loaded))) ?? [];
+    const { secrets, objects } = splitGenerated(rendered, action);
+    if (secrets.length > 0 && action !== 'provision')
+      throw terminal(
+        `the ${action} template of plan ${loaded.plan.spec.name} renders SFSecret ${secrets[0]!.spec.name}: generated secrets belong in the provision template`,
+        FAILURE_TYPES.template,
+      );
+    if (secrets.length > 0) await generateSecrets(loaded, secrets);
+    return objects;
+  }
+
+  /** Applies the resolved objects on the target's cluster, as the instance or the binding; returns what was applied. */
+  async function applyResolved(
+    loaded: Loaded,
+    resolved: Awaited<ReturnType<typeof resolveReferences>>,
+  ): Promise<AppliedResource[]> {
+    const { binding, cluster } = loaded;
+    const fieldManager = binding ? bindingFieldManager(binding.metadata.name) : FIELD_MANAGER;
+    const applied: AppliedResource[] = [];
+    for (const { object, ref } of resolved.desired) {
+      await resolved.applying(() =>
+        kubeCall(
+          `applying ${describe(ref, cluster.id)}`,
+          () => applyObject(cluster, object, fieldManager),
+          sisterId(cluster),
+        ),
+      );
+      applied.push(ref);
+    }
+    return applied;
+  }
+
+  /** Deletes the objects the instance's record lists that its template no longer renders. */
+  async function pruneStale(loaded: Loaded, applied: readonly AppliedResource[]): Promise<void> {
+    const { cluster } = loaded;
+    for (const stale of staleResources(loaded.instance.status?.resources ?? [], applied)) {
+      await kubeCall(
+        `pruning ${describe(stale, cluster.id)}`,
+        () => deleteObject(cluster, stale),
+        sisterId(cluster),
+      );
+    }
+  }
+
+  /**
+   * Records in the record's status what was applied and, for an instance, what its references
+   * read and its plan revision; for a bind, the versions of the generated secrets it was made
+   * with. Returns what the instance's references read (none for a binding).
+   */
+  async function recordApplied(
+    loaded: Loaded,
+    action: 'provision' | 'bind' | 'unbind',
+    applied: readonly AppliedResource[],
+    read: readonly ReferencedObject[],
+  ): Promise<ReferencedObject[]> {
+    const { instance, binding } = loaded;
+    const record = binding ?? instance;
+    const previous = record.status?.resources ?? [];
+    const revision = binding ? undefined : planRevision(loaded.plan.spec);
+    // What the instance's references read, but not its own objects: a change the operator makes
+    // to one of those is no change of what the references read from outside.
+    const referenced = binding ? [] : read.filter((r) => !applied.some((a) => sameObject(a, r)));
+    // A binding keeps the versions of the generated secrets it was made with until it is gone.
+    const versions =
+      binding && action === 'bind' && !binding.status?.generatedSecrets
+        ? bindingVersions(instance.status?.generatedSecrets)
+        : [];
+    await patchRecordStatus(
+      clusters.master,
+      binding ? SFSERVICEBINDING : SFSERVICEINSTANCE,
+      record.metadata.namespace!,
+      record.metadata.name,
+      {
+        resources: recordedResources(previous, applied, binding !== undefined),
+        ...(binding ? {} : { references: referenced }),
+        ...(revision ? { planRevision: revision } : {}),
+        ...(versions.length > 0 ? { generatedSecrets: versions } : {}),
+      },
+    );
+    return referenced;
+  }
+
+  /** The revision the instance is now on, as a label too: rollouts select the instances behind. */
+  async function labelPlanRevision(instance: SFServiceInstance, revision: string): Promise<void> {
+    if (instance.metadata.labels?.[LABELS.planRevision] === revision) return;
+    await patchRecord(
+      clusters.master,
+      SFSERVICEINSTANCE,
+      instance.metadata.namespace!,
+      instance.metadata.name,
+      {
+        metadata: { labels: { [LABELS.planRevision]: revision } },
+      },
+    );
+  }
+
   /**
    * What the status template says of the target's operation; `beforeRead` hears which sources it
    * reads on which cluster, before it reads them.
@@ -545,94 +670,22 @@ export function resourceActivities(deps: ActivityDeps) {
     ): Promise<number> {
       const loaded = await load(target);
       const template = findTemplate(loaded.plan, action);
-      if (!template) {
-        if (action === 'provision' || isCustomAction(action)) {
-          throw terminal(`plan ${loaded.plan.spec.name} has no ${action} template`, FAILURE_TYPES.plan);
-        }
-        return 0;
-      }
-      if (isCustomAction(action)) {
-        const data = await templateData(loaded, action, run);
-        const objects = await render(action, loaded.plan, () =>
-          renderer.renderObjects(template, action, data),
-        );
-        return applyAction(loaded, target, action, objects);
-      }
-      const { instance, binding, cluster } = loaded;
-      const record = binding ?? instance;
-      const rendered = (await desiredObjects(loaded, target, action, () => copyOnCluster(loaded))) ?? [];
-      const { secrets, objects: desired } = splitGenerated(rendered, action);
-      if (secrets.length > 0 && action !== 'provision')
-        throw terminal(
-          `the ${action} template of plan ${loaded.plan.spec.name} renders SFSecret ${secrets[0]!.spec.name}: generated secrets belong in the provision template`,
-          FAILURE_TYPES.template,
-        );
-      // Generated before anything that names them is applied.
-      if (secrets.length > 0) await generateSecrets(loaded, secrets);
+      if (!template) return withoutTemplate(loaded, action);
+      if (isCustomAction(action)) return renderAndApplyAction(loaded, target, action, template, run);
+      const desired = await desiredWithSecrets(loaded, target, action);
       // Every reference of every object resolved before any is applied: all or nothing.
       const resolved = await resolveReferences(resolvingFor(loaded, action), desired);
-      const fieldManager = binding ? bindingFieldManager(binding.metadata.name) : FIELD_MANAGER;
-      const applied: AppliedResource[] = [];
-      for (const { object, ref } of resolved.desired) {
-        await resolved.applying(() =>
-          kubeCall(
-            `applying ${describe(ref, cluster.id)}`,
-            () => applyObject(cluster, object, fieldManager),
-            sisterId(cluster),
-          ),
-        );
-        applied.push(ref);
-      }
-      const previous = record.status?.resources ?? [];
-      if (!binding) {
-        for (const stale of staleResources(previous, applied)) {
-          await kubeCall(
-            `pruning ${describe(stale, cluster.id)}`,
-            () => deleteObject(cluster, stale),
-            sisterId(cluster),
-          );
-        }
-      }
-      const revision = binding ? undefined : planRevision(loaded.plan.spec);
-      // What the instance's references read, but not its own objects: a change the operator makes
-      // to one of those is no change of what the references read from outside.
-      const referenced = binding
-        ? []
-        : resolved.referenced.filter((r) => !applied.some((a) => sameObject(a, r)));
-      // A binding keeps the versions of the generated secrets it was made with until it is gone.
-      const versions =
-        binding && action === 'bind' && !binding.status?.generatedSecrets
-          ? bindingVersions(instance.status?.generatedSecrets)
-          : [];
-      await patchRecordStatus(
-        clusters.master,
-        binding ? SFSERVICEBINDING : SFSERVICEINSTANCE,
-        record.metadata.namespace!,
-        record.metadata.name,
-        {
-          resources: recordedResources(previous, applied, binding !== undefined),
-          ...(binding ? {} : { references: referenced }),
-          ...(revision ? { planRevision: revision } : {}),
-          ...(versions.length > 0 ? { generatedSecrets: versions } : {}),
-        },
-      );
-      if (!binding)
+      const applied = await applyResolved(loaded, resolved);
+      if (!loaded.binding) await pruneStale(loaded, applied);
+      const referenced = await recordApplied(loaded, action, applied, resolved.referenced);
+      if (!loaded.binding) {
         deps.followedReferences?.follow(
-          instance.spec.instanceId ?? target.instance.instanceId,
-          cluster.id,
+          loaded.instance.spec.instanceId ?? target.instance.instanceId,
+          loaded.cluster.id,
           referenced,
         );
-      // The revision the instance is now on, as a label too: rollouts select the instances behind.
-      if (revision && record.metadata.labels?.[LABELS.planRevision] !== revision)
-        await patchRecord(
-          clusters.master,
-          SFSERVICEINSTANCE,
-          record.metadata.namespace!,
-          record.metadata.name,
-          {
-            metadata: { labels: { [LABELS.planRevision]: revision } },
-          },
-        );
+        await labelPlanRevision(loaded.instance, planRevision(loaded.plan.spec));
+      }
       return applied.length;
     },
 

@@ -11,7 +11,7 @@ import {
   rotated,
   unusedVersions,
   type GeneratedSecretStatus,
-} from '../resources/generated-secrets.js';
+} from '../resources/sfsecret.js';
 import { LABELS, instanceWorkflowId, labelValue } from '../resources/names.js';
 import {
   SFSERVICEBINDING,
@@ -28,7 +28,7 @@ import {
 } from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
 import { FAILURE_TYPES, terminal } from './failures.js';
-import { createVersion, deleteVersions, splitGenerated } from './generated-secrets.js';
+import { createVersion, deleteVersions, splitGenerated } from './secret-versions.js';
 import { kubeCall, resourceRendering } from './resources.js';
 
 export function secretRotationActivities(deps: ActivityDeps) {
@@ -122,8 +122,6 @@ export function secretRotationActivities(deps: ActivityDeps) {
     },
   };
 }
-
-export type SecretRotationActivities = ReturnType<typeof secretRotationActivities>;
 
 /** Binding states that mean an operation of the binding is under way. */
 const BUSY_BINDING_STATES = new Set(['in_queue', 'in progress', 'delete']);

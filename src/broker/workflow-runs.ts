@@ -23,14 +23,9 @@ import type { LastOperation, OperationOutcome, RequestMeta } from '../osb/servic
 import { isCustomAction } from '../resources/actions.js';
 import type { SFPlan, SFServiceInstance } from '../resources/types.js';
 import {
-  ACTION_WORKFLOW_TYPE,
   MEMO_KEY,
-  ROTATE_SECRET_ACTION,
-  SECRET_ROTATION_WORKFLOW_TYPE,
-  WORKFLOW_TYPES,
   type ActionRequest,
   operationString,
-  startingStatus,
   type BindingRequest,
   type InstanceRequest,
   type OperationEnvelope,
@@ -38,7 +33,7 @@ import {
   type OperationStatus,
   type OperationType,
 } from '../workflows/messages.js';
-import { OsbPlanId, OsbServiceId, operationSearchAttributes } from '../workflows/search-attributes.js';
+import { OsbPlanId, OsbServiceId } from '../workflows/search-attributes.js';
 import {
   isDeletion,
   lastOperationOf,
@@ -48,6 +43,7 @@ import {
   type RecordStatus,
 } from './last-operation.js';
 import { isTemporalUnreachable } from './temporal-errors.js';
+import { startOperation } from '../temporal/operations.js';
 
 /** What a describe call tells of the latest (or a given) run of an operation workflow. */
 export interface RunState {
@@ -200,20 +196,11 @@ export class WorkflowRuns {
     const side = claimSideOf(type, 'bindingId' in input ? input.bindingId : undefined);
     const release = side ? await this.claims.claim(input.instanceId, side, instance) : undefined;
     try {
-      const workflowType =
-        type === ROTATE_SECRET_ACTION
-          ? SECRET_ROTATION_WORKFLOW_TYPE
-          : isCustomAction(type)
-            ? ACTION_WORKFLOW_TYPE
-            : WORKFLOW_TYPES[type];
-      const handle = await this.deps.client.workflow.start(workflowType, {
+      const handle = await startOperation(this.deps.client, {
         workflowId,
         taskQueue: this.deps.taskQueue,
-        args: [input],
-        workflowIdConflictPolicy: 'FAIL',
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-        memo: { [MEMO_KEY]: startingStatus(type, input) },
-        typedSearchAttributes: operationSearchAttributes(type, input),
+        type,
+        request: input,
       });
       if (!isCustomAction(type)) this.deps.metrics?.operationStarted(type, input.serviceId, input.planId);
       return { handle };

@@ -4,17 +4,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { PatchStrategy } from '@kubernetes/client-node';
-import { FIELD_MANAGER } from '../resources/names.js';
+import { CLUSTER_FINALIZER, FIELD_MANAGER } from '../resources/names.js';
 import { SFCLUSTER, type SFCluster } from '../resources/types.js';
-import { clusterClientFromKubeconfig, type ClusterClient } from './clients.js';
+import type { ClusterClient } from './clients.js';
 import { isNotFound } from './errors.js';
 import { ensureNamespace } from './objects.js';
-
-/**
- * The finalizer that keeps an SFCluster while instances are placed on it: the cluster health
- * round removes it once the deletion is requested and no instance is left there.
- */
-export const CLUSTER_FINALIZER = 'interoperator.servicefabrik.io/cluster-in-use';
 
 /** Name of the Secret that holds a cluster's kubeconfig under the key `kubeconfig`. */
 export const kubeconfigSecretName = (clusterId: string): string => `cluster-${clusterId}-kubeconfig`;
@@ -155,14 +149,4 @@ export async function readClusterKubeconfig(
     if (isNotFound(err)) return undefined;
     throw err;
   }
-}
-
-/** Clients for a registered cluster, from its kubeconfig Secret; undefined when it is not registered. */
-export async function clientForCluster(
-  master: ClusterClient,
-  namespace: string,
-  clusterId: string,
-): Promise<ClusterClient | undefined> {
-  const found = await readClusterKubeconfig(master, namespace, clusterId);
-  return found && clusterClientFromKubeconfig(clusterId, found.kubeconfig);
 }

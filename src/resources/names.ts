@@ -67,6 +67,12 @@ export const LABELS = {
   predecessorBindingId: 'interoperator.servicefabrik.io/predecessor-binding-id',
   /** On instance records: the plan revision the instance's resources were last rendered with. */
   planRevision: 'interoperator.servicefabrik.io/plan-revision',
+  /** On the catalog's copies in a sister cluster: the master they were copied from. */
+  replicaOf: 'interoperator.servicefabrik.io/replica-of',
+  /** On every generated Secret: the name of the SFSecret it is a version of. */
+  generatedSecret: 'interoperator.servicefabrik.io/generated-secret',
+  /** On every generated Secret: its version. */
+  generatedVersion: 'interoperator.servicefabrik.io/generated-version',
 } as const;
 
 /** The length of a plan revision: a prefix of the sha256 of its spec, short enough for a label. */
@@ -102,10 +108,24 @@ export const ANNOTATIONS = {
   requestedBy: 'interoperator.servicefabrik.io/requested-by',
   /** The operations starting or running on an instance and its bindings (src/resources/operation-claims.ts). */
   operationClaims: 'interoperator.servicefabrik.io/operation-claims',
+  /** On instance records: the cluster the scheduler chose, and its reasons. */
+  placement: 'interoperator.servicefabrik.io/placement',
 } as const;
+
+/** kubectl's copy of what `kubectl apply` sent: neither a difference worth showing nor worth copying. */
+export const KUBECTL_LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
 
 /** The finalizer that keeps a record until its resources are gone. */
 export const FINALIZER = 'interoperator.servicefabrik.io/finalizer';
+
+/** The finalizer that keeps a catalog entry (an SFService or SFPlan) while an instance uses it. */
+export const CATALOG_FINALIZER = 'interoperator.servicefabrik.io/catalog-in-use';
+
+/**
+ * The finalizer that keeps an SFCluster while instances are placed on it: the cluster health
+ * round removes it once the deletion is requested and no instance is left there.
+ */
+export const CLUSTER_FINALIZER = 'interoperator.servicefabrik.io/cluster-in-use';
 
 /**
  * A label value from an OSB id: ids are usually valid label values; others (too long, odd

@@ -5,7 +5,7 @@
  *
  * Pure types and constants: no I/O, safe to import from workflows.
  */
-import { OSB_TEMPLATE_ACTIONS, type CustomAction, type OsbTemplateAction } from './actions.js';
+import type { CustomAction, OsbTemplateAction } from './actions.js';
 
 /** Group/version of the OSB-facing resources. */
 export const OSB_GROUP = 'osb.servicefabrik.io';
@@ -98,7 +98,6 @@ export interface KubeObject {
 // SFService and SFPlan: the catalog, written by the service owner.
 
 /** Actions a plan template can serve: the OSB ones, and the plan's custom actions (`x-<name>`, actions.ts). */
-export const TEMPLATE_ACTIONS = OSB_TEMPLATE_ACTIONS;
 export type TemplateAction = OsbTemplateAction | CustomAction;
 
 /** Template languages a plan template can be written in. */
@@ -331,11 +330,11 @@ export interface SFServiceInstanceStatus {
    * rules read).
    */
   lastAction?: InstanceActionStatus;
-  /** The instance's generated secrets (SFSecret, generated-secrets.ts): their current and kept versions. */
+  /** The instance's generated secrets (SFSecret, sfsecret.ts): their current and kept versions. */
   generatedSecrets?: GeneratedSecretStatus[];
 }
 
-/** What an SFSecret generates (src/resources/generated-secrets.ts). */
+/** What an SFSecret generates (src/resources/sfsecret.ts). */
 export type GeneratedSecretType = 'password' | 'rsa' | 'ssh' | 'certificate';
 
 /** One generated secret as the instance's record keeps it (`status.generatedSecrets`). */

@@ -18,9 +18,9 @@ import {
   followingUpdate,
   followRecorded,
   type FollowedReferences,
-} from '../activities/followed-references.js';
+} from '../controllers/followed-references.js';
 import { recordedUpdates } from '../activities/rollouts.js';
-import { statusWakeups } from '../activities/status-wakeups.js';
+import { statusWakeups } from '../controllers/status-wakeups.js';
 import { recordPlanRevision } from '../broker/plan-revisions.js';
 import type { ActivityDeps } from '../activities/deps.js';
 import type { Config } from '../config.js';
@@ -35,6 +35,7 @@ import type { OperationRecorder } from '../metrics/recorders.js';
 import type { Tracing } from '../tracing.js';
 import { closeRenderer, renderObjects, renderValues } from '../templates/index.js';
 import { connectClient, connectionOptions, dataConverter } from '../temporal/connection.js';
+import { startOperation } from '../temporal/operations.js';
 import { latestRun } from '../temporal/runs.js';
 import { workflowBundle } from './workflow-bundle.js';
 import type { clusterHealthWorkflow } from '../workflows/cluster-health.js';
@@ -44,15 +45,12 @@ import {
   MEMO_KEY,
   OPERATOR_CHANGED_SIGNAL,
   ROTATION_SCHEDULE_SETTINGS_SIGNAL,
-  WORKFLOW_TYPES,
-  startingStatus,
   clusterHealthWorkflowId,
   rotationScheduleWorkflowId,
   type ClusterHealthSettings,
   type OperationStatus,
   type RotationScheduleSettings,
 } from '../workflows/messages.js';
-import { operationSearchAttributes } from '../workflows/search-attributes.js';
 
 export interface RunningWorker {
   /** The task queue it polls. */
@@ -152,14 +150,11 @@ export async function startWorker(
         updates: recordedUpdates(deps, runs),
         start: async (workflowId, request) => {
           try {
-            await temporal.client.workflow.start(WORKFLOW_TYPES.update, {
+            await startOperation(temporal.client, {
               workflowId,
               taskQueue: config.temporal.taskQueue,
-              args: [request],
-              workflowIdConflictPolicy: 'FAIL',
-              workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-              memo: { [MEMO_KEY]: startingStatus('update', request) },
-              typedSearchAttributes: operationSearchAttributes('update', request),
+              type: 'update',
+              request,
             });
             log.info('instance update started after a change of an object its references read', {
               instanceId: request.instanceId,

@@ -35,7 +35,6 @@ import type { RolloutInstanceResult, RolloutProgress, RolloutRequest } from '../
 import type { RolloutActivities } from '../activities/index.js';
 import type { RolloutUpdate } from '../activities/rollouts.js';
 import {
-  MEMO_KEY,
   ROLLOUT_REFUSED,
   WORKFLOW_TYPES,
   rolloutAbortUpdate,
@@ -43,7 +42,6 @@ import {
   rolloutProgressQuery,
   rolloutResumeUpdate,
   rolloutRevisionSignal,
-  startingStatus,
   type InstanceRequest,
   type OperationStatus,
   type RolloutLimits,
@@ -77,7 +75,7 @@ import {
   type RolloutCarried,
   type RolloutCommand,
 } from './rollout-plan.js';
-import { operationSearchAttributes } from './search-attributes.js';
+import { operationStartOptions } from './operation-start.js';
 
 export type { RolloutCarried } from './rollout-plan.js';
 
@@ -177,9 +175,7 @@ export async function rolloutWorkflow(
           workflowId,
           args: [req],
           parentClosePolicy: ParentClosePolicy.ABANDON,
-          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-          memo: { [MEMO_KEY]: startingStatus('update', req) },
-          typedSearchAttributes: operationSearchAttributes('update', req),
+          ...operationStartOptions('update', req),
         },
       );
       onStarted();

@@ -28,7 +28,6 @@ import {
 } from '@temporalio/workflow';
 import type { RotationScheduleActivities } from '../activities/index.js';
 import {
-  MEMO_KEY,
   ROTATION_SCHEDULE_SETTINGS_SIGNAL,
   startingStatus,
   type InstanceRef,
@@ -39,7 +38,8 @@ import {
   type Target,
 } from './messages.js';
 import { Operation, waitForOperator } from './operation.js';
-import { OsbClusterId, operationSearchAttributes } from './search-attributes.js';
+import { operationStartOptions } from './operation-start.js';
+import { OsbClusterId } from './search-attributes.js';
 
 /** Rotation of a generated secret: POST /admin/instances/:instance_id/secrets/:name/rotate */
 export async function secretRotationWorkflow(req: SecretRotationRequest): Promise<OperationStatus> {
@@ -106,8 +106,7 @@ async function startRotation({ workflowId, request }: ScheduledRotation): Promis
       workflowId,
       args: [request],
       parentClosePolicy: ParentClosePolicy.ABANDON,
-      memo: { [MEMO_KEY]: startingStatus(request.action, request) },
-      typedSearchAttributes: operationSearchAttributes(request.action, request),
+      ...operationStartOptions(request.action, request),
     });
   } catch (err) {
     // Another operation runs on the instance: the next check finds the rotation due again.

@@ -8,12 +8,12 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { installCatalog } from '../../dev/catalog.js';
 import type { ExtraCluster } from '../../dev/local/kube-control-plane.js';
-import { clusterActivities, REPLICA_LABEL } from '../../src/activities/clusters.js';
+import { clusterActivities } from '../../src/activities/clusters.js';
 import { clusterClientFromKubeconfig, type ClusterClient } from '../../src/kube/clients.js';
 import { clusterDirectory } from '../../src/kube/cluster-directory.js';
-import { CLUSTER_FINALIZER, registerCluster } from '../../src/kube/cluster-registry.js';
+import { registerCluster } from '../../src/kube/cluster-registry.js';
 import { deleteRecord, getRecord, listRecords, patchRecord } from '../../src/kube/custom-objects.js';
-import { LABELS, labelValue } from '../../src/resources/names.js';
+import { CLUSTER_FINALIZER, LABELS, labelValue } from '../../src/resources/names.js';
 import {
   SFCLUSTER,
   SFPLAN,
@@ -63,7 +63,7 @@ const untilCluster = (id: string, what: string, check: (c: SFCluster) => boolean
   );
 
 const plansOn = async (cluster: ClusterClient) =>
-  (await listRecords<SFPlan>(cluster, SFPLAN, namespace, `${REPLICA_LABEL}=1`))
+  (await listRecords<SFPlan>(cluster, SFPLAN, namespace, `${LABELS.replicaOf}=1`))
     .map((p) => p.metadata.name!)
     .sort();
 

@@ -11,7 +11,6 @@ import { X509Certificate, randomUUID } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import { getRecord } from '../../src/kube/custom-objects.js';
 import { applyObject, ensureNamespace, readObject } from '../../src/kube/objects.js';
-import { GENERATED_SECRET_LABEL, GENERATED_VERSION_LABEL } from '../../src/resources/generated-secrets.js';
 import { LABELS, instanceNamespace, instanceWorkflowId, resourceName } from '../../src/resources/names.js';
 import {
   SFPLAN,
@@ -169,8 +168,8 @@ describe('generated secrets', () => {
     ] as const) {
       expect(s?.metadata?.labels).toMatchObject({
         [LABELS.instanceId]: instanceId,
-        [GENERATED_SECRET_LABEL]: generated,
-        [GENERATED_VERSION_LABEL]: '1',
+        [LABELS.generatedSecret]: generated,
+        [LABELS.generatedVersion]: '1',
       });
       expect(s?.metadata?.ownerReferences).toEqual([
         expect.objectContaining({ kind: 'SFServiceInstance', uid: instance.metadata.uid }),
@@ -429,7 +428,7 @@ describe('generated secrets', () => {
     expect(passwordSecretOf(pg)).toBe(current('password'));
     const secrets = await master!.core.listNamespacedSecret({
       namespace: ns,
-      labelSelector: GENERATED_SECRET_LABEL,
+      labelSelector: LABELS.generatedSecret,
     });
     expect(secrets.items.map((i) => i.metadata?.name).sort()).toEqual(generated.map((g) => g.secret).sort());
     for (const item of secrets.items) {
@@ -449,7 +448,7 @@ describe('generated secrets', () => {
     expect((await settle(path, res.body.operation, 'deprovision')).body.state).toBe('succeeded');
     await eventually('the generated Secrets to be gone', async () => {
       const left = await master!.core
-        .listNamespacedSecret({ namespace, labelSelector: GENERATED_SECRET_LABEL })
+        .listNamespacedSecret({ namespace, labelSelector: LABELS.generatedSecret })
         .then((l) => l.items.length)
         .catch(() => 0);
       return left === 0 ? true : undefined;

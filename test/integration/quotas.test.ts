@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { freePort } from '../../dev/local/processes.js';
-import { CATALOG_FINALIZER } from '../../src/activities/catalog-entries.js';
+import { CATALOG_FINALIZER } from '../../src/resources/names.js';
 import { deleteRecord, getRecord, patchRecord } from '../../src/kube/custom-objects.js';
 import { applyObject } from '../../src/kube/objects.js';
 import { instanceNamespace, resourceName } from '../../src/resources/names.js';

@@ -1,6 +1,6 @@
 /** The pure decisions of the cluster health round: the SFCluster's finalizer and the catalog's copies. */
-import { catalogCopy, clusterFinalizers, REPLICA_LABEL } from '../../../src/activities/clusters.js';
-import { CLUSTER_FINALIZER } from '../../../src/kube/cluster-registry.js';
+import { catalogCopy, clusterFinalizers } from '../../../src/activities/clusters.js';
+import { CLUSTER_FINALIZER, LABELS } from '../../../src/resources/names.js';
 import type { KubeObject } from '../../../src/resources/types.js';
 
 const OTHER = 'example.com/other';
@@ -60,7 +60,7 @@ describe('a catalog copy', () => {
       metadata: {
         name: 'small',
         namespace: 'interoperator',
-        labels: { team: 'db', [REPLICA_LABEL]: '1' },
+        labels: { team: 'db', [LABELS.replicaOf]: '1' },
         annotations: { note: 'kept' },
       },
       spec: { id: 'plan-1', name: 'small' },

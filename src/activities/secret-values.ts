@@ -7,7 +7,7 @@
 import { createHash, createPublicKey, generateKeyPair, randomBytes, randomInt } from 'node:crypto';
 import { promisify } from 'node:util';
 import forge from 'node-forge';
-import type { GeneratedSecretSpec } from '../resources/generated-secrets.js';
+import type { GeneratedSecretSpec } from '../resources/sfsecret.js';
 
 /** A signer's certificate and private key, both PEM. */
 export interface CertificateAuthorityKeys {

@@ -5,7 +5,7 @@
  * as a function, so these cases run without a cluster; the real watch is exercised by
  * test/integration/status-wakeups.test.ts.
  */
-import { statusWakeups } from '../../../src/activities/status-wakeups.js';
+import { statusWakeups } from '../../../src/controllers/status-wakeups.js';
 import type { ClusterClient } from '../../../src/kube/clients.js';
 import type { ObjectKey } from '../../../src/kube/kind-watch.js';
 import type { AppliedResource } from '../../../src/resources/types.js';

@@ -8,8 +8,8 @@ import {
   generatePassword,
   generateSecretData,
   openSshPublicKey,
-} from '../../../src/activities/secret-generation.js';
-import type { GeneratedSecretSpec } from '../../../src/resources/generated-secrets.js';
+} from '../../../src/activities/secret-values.js';
+import type { GeneratedSecretSpec } from '../../../src/resources/sfsecret.js';
 
 const cert = (name: string, extra: Partial<GeneratedSecretSpec> = {}): GeneratedSecretSpec => ({
   name,

@@ -10,7 +10,7 @@ import {
   wantsUpdate,
   type FollowOutcome,
   type ReferenceChange,
-} from '../../../src/activities/followed-references.js';
+} from '../../../src/controllers/followed-references.js';
 import type { ClusterClient } from '../../../src/kube/clients.js';
 import type { ObjectKey } from '../../../src/kube/kind-watch.js';
 import type { ReferencedObject, SFServiceInstance } from '../../../src/resources/types.js';

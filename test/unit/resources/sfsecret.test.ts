@@ -15,7 +15,7 @@ import {
   unusedVersions,
   type GeneratedSecretSpec,
   type GeneratedSecretStatus,
-} from '../../../src/resources/generated-secrets.js';
+} from '../../../src/resources/sfsecret.js';
 import type { KubeObject } from '../../../src/resources/types.js';
 
 const sfSecret = (spec: unknown, name = 'db'): KubeObject => ({

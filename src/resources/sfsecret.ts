@@ -1,14 +1,14 @@
 /**
- * Generated secrets: an `SFSecret` a plan's provision template renders asks the worker (not the
- * apiserver, which has no such kind) for a value generated once per instance and kept: a password,
- * an RSA or SSH key pair, or a certificate signed by a CA that is itself generated. Each value is a
- * version, kept in the instance's namespace as the Secret `<secretName>-v<N>`; the instance's
- * record says which version is current, and templates see the current Secret's name (never its
- * value) as `.generated.<name>.secretName`. A rotation makes version N+1; version N stays while a
- * binding made with it exists.
+ * The `SFSecret` kind, the rules of generated secrets: an `SFSecret` a plan's provision template
+ * renders asks the worker (not the apiserver, which has no such kind) for a value generated once
+ * per instance and kept: a password, an RSA or SSH key pair, or a certificate signed by a CA that
+ * is itself generated. Each value is a version, kept in the instance's namespace as the Secret
+ * `<secretName>-v<N>`; the instance's record says which version is current, and templates see the
+ * current Secret's name (never its value) as `.generated.<name>.secretName`. A rotation makes
+ * version N+1; version N stays while a binding made with it exists.
  *
  * Pure: the kind, the options' validation and the version bookkeeping. Values are made by the
- * worker (src/activities/secret-generation.ts), which alone sees them.
+ * worker (src/activities/secret-values.ts), which alone sees them.
  */
 import {
   OSB_API_VERSION,
@@ -30,11 +30,6 @@ export const GENERATED_SECRET_TYPES = [
   'ssh',
   'certificate',
 ] as const satisfies readonly GeneratedSecretType[];
-
-/** Label on every generated Secret: the name of the SFSecret it is a version of. */
-export const GENERATED_SECRET_LABEL = 'interoperator.servicefabrik.io/generated-secret';
-/** Label on every generated Secret: its version. */
-export const GENERATED_VERSION_LABEL = 'interoperator.servicefabrik.io/generated-version';
 
 /** A password's length when the SFSecret names none. */
 export const DEFAULT_PASSWORD_LENGTH = 32;
@@ -357,6 +352,3 @@ export function dueForRotation(
 ): GeneratedSecretStatus[] {
   return (recorded ?? []).filter((r) => Date.parse(r.createdAt) + rotateAfterSeconds * 1000 <= now);
 }
-
-/** The apiVersion and kind an SFSecret is written with, for docs and tests. */
-export const SFSECRET_API_VERSION = OSB_API_VERSION;

@@ -5,7 +5,7 @@
  * that its objects are resolved and applied again.
  *
  * Each apply of an instance's objects records what its references read in the record's
- * `status.references` and tells this worker (see resources.ts); at its start, the worker reads
+ * `status.references` and tells this worker (see src/activities/resources.ts); at its start, the worker reads
  * them from the records, a page at a time. It keeps one map, object -> the instances that read it,
  * and watches each kind in each namespace read (kind-watch.ts). A kind the worker may not watch
  * (the chart lets it list no Secrets unless `rbac.referencedResources` grants them) is left: its
@@ -18,6 +18,9 @@
  * and a watch starts from the version the instance read, so a change made between that read and
  * the watch (while the worker was down, say) is heard too, unless the apiserver has compacted its
  * history past it.
+ *
+ * A controller, not an activity: the worker runs it beside the activities, which hear of it only
+ * as the {@link ReferenceFollower} they are given (src/activities/deps.ts).
  */
 import type { ClusterClient } from '../kube/clients.js';
 import { forEachRecord, getRecord } from '../kube/custom-objects.js';
@@ -26,8 +29,8 @@ import { watchKind, type KindWatch, type ObjectKey } from '../kube/kind-watch.js
 import { instanceNamespace, resourceName } from '../resources/names.js';
 import { SFSERVICEINSTANCE, type SFServiceInstance } from '../resources/types.js';
 import type { InstanceRequest } from '../workflows/messages.js';
-import type { ReferenceFollower } from './deps.js';
-import type { RecordedUpdates } from './rollouts.js';
+import type { ReferenceFollower } from '../activities/deps.js';
+import type { RecordedUpdates } from '../activities/rollouts.js';
 
 /** How long a change settles before the updates start. */
 export const SETTLE_MS = 1500;

@@ -13,10 +13,14 @@
  * and forgot who waits) only leaves the operation to its poll. Word is kept in this worker's
  * memory, one entry per waiting operation and source, dropped when it wakes the operation or
  * after {@link WAIT_TTL_MS}.
+ *
+ * A controller, not an activity: it runs beside the activities in the worker, which gives them its
+ * {@link StatusWakeupsContract} side (src/activities/deps.ts).
  */
 import type { ClusterClient } from '../kube/clients.js';
 import { watchKind, type KindWatch, type ObjectKey } from '../kube/kind-watch.js';
 import type { AppliedResource } from '../resources/types.js';
+import type { StatusWakeups as StatusWakeupsContract, WaitingRun } from '../activities/deps.js';
 
 /** How long word of a waiting operation is kept: longer than the longest poll, so a live wait renews it. */
 export const WAIT_TTL_MS = 15 * 60_000;
@@ -24,26 +28,8 @@ export const WAIT_TTL_MS = 15 * 60_000;
 /** How long a check waits for a new watch to open before it reads its sources (they may change meanwhile). */
 const OPEN_WAIT_MS = 2000;
 
-/**
- * The run of an operation's workflow that waits. A workflow id is the instance's or binding's, the
- * same for each of its operations: word left by one operation never wakes the next.
- */
-export interface WaitingRun {
-  readonly workflowId: string;
-  readonly runId: string;
-}
-
-export interface StatusWakeups {
-  /**
-   * Until `release` is called (or the first change), a change to one of `sources` on `cluster`
-   * wakes the operation's run `run`. Call it before the sources are read, so that no change
-   * between the read and the wait goes unseen; resolves once the kinds' watches are open.
-   */
-  expect(
-    cluster: ClusterClient,
-    sources: readonly AppliedResource[],
-    run: WaitingRun,
-  ): Promise<{ release(): void }>;
+/** The status wake-ups a worker runs: what activities are given, and its own upkeep. */
+export interface StatusWakeups extends StatusWakeupsContract {
   /** How many (operation, source) pairs are waited on, and how many kinds are watched. */
   size(): { waiting: number; watches: number };
   stop(): void;

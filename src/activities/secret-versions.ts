@@ -1,5 +1,5 @@
 /**
- * The versioned Secrets of generated secrets (src/resources/generated-secrets.ts), in the
+ * The versioned Secrets of generated secrets (src/resources/sfsecret.ts), in the
  * instance's namespace on its cluster: made once, never overwritten (a create that finds the
  * Secret keeps it), deleted once no binding uses them. Values are generated here and written
  * straight into the Secret; what these functions return names Secrets and versions only.
@@ -7,19 +7,18 @@
 import type { ClusterClient } from '../kube/clients.js';
 import { isAlreadyExists, isNotFound } from '../kube/errors.js';
 import {
-  GENERATED_SECRET_LABEL,
-  GENERATED_VERSION_LABEL,
   generationOrder,
   isGeneratedSecret,
   parseGeneratedSecret,
   versionedSecretName,
   type GeneratedSecretSpec,
   type GeneratedSecretStatus,
-} from '../resources/generated-secrets.js';
+} from '../resources/sfsecret.js';
+import { LABELS } from '../resources/names.js';
 import type { KubeObject, OwnerReference } from '../resources/types.js';
 import type { DesiredObject } from './desired-objects.js';
 import { FAILURE_TYPES, terminal } from './failures.js';
-import { generateSecretData, type CertificateAuthorityKeys } from './secret-generation.js';
+import { generateSecretData, type CertificateAuthorityKeys } from './secret-values.js';
 
 /** Runs one Kubernetes call; a failure says what it was doing and whether to retry. */
 export type KubeCall = <T>(what: string, call: () => Promise<T>) => Promise<T>;
@@ -147,8 +146,8 @@ export async function createVersion(
       namespace: place.namespace,
       labels: {
         ...declared.labels,
-        [GENERATED_SECRET_LABEL]: spec.name,
-        [GENERATED_VERSION_LABEL]: String(version),
+        [LABELS.generatedSecret]: spec.name,
+        [LABELS.generatedVersion]: String(version),
       },
       ...(declared.ownerReferences?.length ? { ownerReferences: [...declared.ownerReferences] } : {}),
     },
