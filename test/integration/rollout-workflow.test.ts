@@ -6,7 +6,6 @@
  * continuing as new are covered in seconds, without clusters or an operator. Each test asserts the
  * result, the query's answer, the Updates' answers and what the stubs saw of the updates.
  */
-import { fileURLToPath } from 'node:url';
 import {
   ApplicationFailure,
   WorkflowUpdateFailedError,
@@ -14,14 +13,7 @@ import {
   type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  NativeConnection,
-  Runtime,
-  Worker,
-  type WorkflowBundleWithSourceMap,
-} from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { RolloutProgress, RolloutSettings } from '../../src/admin/contract.js';
 import { instanceWorkflowId } from '../../src/resources/names.js';
 import {
@@ -41,9 +33,8 @@ import {
   StubPlan,
   stubRolloutActivities,
 } from '../fixtures/workflows/stub-rollout-activities.js';
-import { environment, eventually, temporalClient, unique } from '../support/env.js';
+import { builtWorkflows, environment, eventually, temporalClient, unique } from '../support/env.js';
 
-let bundle: WorkflowBundleWithSourceMap;
 let connection: NativeConnection;
 let temporal: { client: Client; close(): Promise<void> };
 const world = new StubWorld();
@@ -52,10 +43,6 @@ const plans = new Map<string, StubPlan>();
 beforeAll(async () => {
   // Updates that fail on purpose would fill the output with their warnings.
   Runtime.install({ logger: new DefaultLogger('ERROR') });
-  bundle = await bundleWorkflowCode({
-    workflowsPath: fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url)),
-    logger: new DefaultLogger('WARN'),
-  });
   connection = await NativeConnection.connect({ address: environment().temporal.address });
   temporal = await temporalClient();
 });
@@ -72,7 +59,7 @@ async function withWorker<T>(test: (taskQueue: string) => Promise<T>): Promise<T
     connection,
     namespace: environment().temporal.namespace,
     taskQueue,
-    workflowBundle: bundle,
+    ...builtWorkflows(),
     activities: stubRolloutActivities(world, stubActivities(world), plans),
   });
   return worker.runUntil(test(taskQueue));
