@@ -2,8 +2,10 @@
  * A watch of every object of one kind in a cluster, for whoever needs to hear that an object
  * changed but not what it holds: it starts from the collection's current resourceVersion (a list
  * of one item gives it), so it neither lists nor keeps the objects; it resumes where it was when
- * the apiserver ends it, starts from now again when the apiserver has compacted past it (410
- * Gone), and backs off after errors.
+ * the apiserver ends it, and backs off after errors. When the apiserver no longer has the history
+ * since its version (410 Gone: compacted, or out of its watch cache), the changes in between are
+ * not lost: it lists the objects a page at a time, tells of each as changed (with its
+ * resourceVersion, for the listener to compare with what it knows), and watches on from the list.
  */
 import { Watch } from '@kubernetes/client-node';
 import type { ClusterClient } from './clients.js';
@@ -21,6 +23,8 @@ export interface KindWatch {
 }
 
 const FIRST_RETRY_MS = 500;
+/** Objects per page when it lists them all after a 410. */
+const RELIST_PAGE = 500;
 const LONGEST_RETRY_MS = 30_000;
 
 /** The collection's path, as the client's own list builds it (the kind's plural from discovery). */
@@ -59,23 +63,64 @@ export function watchKind(
   let abort: AbortController | undefined;
   let timer: NodeJS.Timeout | undefined;
   let resourceVersion: string | undefined = since;
+  /** The history since `resourceVersion` is gone: list every object before watching on. */
+  let relist = false;
+  const historyGone = () => {
+    resourceVersion = undefined;
+    relist = true;
+  };
   let retryMs = FIRST_RETRY_MS;
   let opened!: () => void;
   const openedOnce = new Promise<void>((resolve) => (opened = resolve));
 
   const retry = (err: unknown) => {
     if (stopped) return;
-    if ((err as { statusCode?: number } | null)?.statusCode === 410) resourceVersion = undefined;
+    if ((err as { statusCode?: number } | null)?.statusCode === 410) historyGone();
     onError(err);
     opened();
     timer = setTimeout(() => void start(), retryMs);
     retryMs = Math.min(retryMs * 2, LONGEST_RETRY_MS);
   };
 
+  /** Lists the objects a page at a time, telling of each; resolves with the list's resourceVersion. */
+  async function tellOfEveryObject(): Promise<string | undefined> {
+    let listed: string | undefined;
+    let next: string | undefined;
+    do {
+      const page = await cluster.objects.list(
+        apiVersion,
+        kind,
+        namespace,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        RELIST_PAGE,
+        next,
+      );
+      // The first page's version is the snapshot's: the watch goes on from there.
+      listed ??= page.metadata?.resourceVersion;
+      for (const item of page.items) {
+        const meta = item.metadata;
+        if (stopped || !meta?.name) continue;
+        onChange(
+          { ...(meta.namespace ? { namespace: meta.namespace } : {}), name: meta.name },
+          meta.resourceVersion,
+        );
+      }
+      next = page.metadata?._continue;
+    } while (next && !stopped);
+    return listed;
+  }
+
   async function start(): Promise<void> {
     try {
       const path = await collectionPath(cluster, apiVersion, kind, namespace);
-      if (resourceVersion === undefined) {
+      if (relist) {
+        resourceVersion = await tellOfEveryObject();
+        relist = false;
+      } else if (resourceVersion === undefined) {
         const list = await cluster.objects.list(
           apiVersion,
           kind,
@@ -102,8 +147,8 @@ export function watchKind(
           },
         ) => {
           if (type === 'ERROR') {
-            // 410 Gone: history compacted past our version; start again from now.
-            if (object.code === 410) resourceVersion = undefined;
+            // 410 Gone: the history since our version is gone; list, then watch on.
+            if (object.code === 410) historyGone();
             return;
           }
           const meta = object.metadata;

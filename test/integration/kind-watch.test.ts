@@ -1,0 +1,59 @@
+/**
+ * The watch of a kind (src/kube/kind-watch.ts) on the real apiserver, asked to go on from a version
+ * whose history the apiserver no longer has (410 Gone): what changed meanwhile is told all the
+ * same, from a list of the objects, and what changes afterwards too.
+ */
+import { watchKind, type KindWatch } from '../../src/kube/kind-watch.js';
+import { clusters, eventually, unique } from '../support/env.js';
+
+const [master] = clusters();
+
+describe('a watch of a kind', () => {
+  const namespace = unique('kind-watch');
+  let watch: KindWatch | undefined;
+
+  beforeAll(async () => {
+    await master!.core.createNamespace({ body: { metadata: { name: namespace } } });
+  });
+
+  afterAll(async () => {
+    watch?.stop();
+    await master!.core.deleteNamespace({ name: namespace });
+  });
+
+  test('GIVEN a version whose history is gone WHEN it watches on from there THEN it tells of what changed since, then of what changes', async () => {
+    // GIVEN a ConfigMap made after the version the watch is to go on from
+    const made = await master!.core.createNamespacedConfigMap({
+      namespace,
+      body: { metadata: { name: 'settings' }, data: { hosts: 'db-1' } },
+    });
+    const heard: { name: string; resourceVersion?: string }[] = [];
+    const errors: string[] = [];
+    // WHEN the watch goes on from the first version there was: far behind the apiserver's history
+    watch = watchKind(
+      master!,
+      'v1',
+      'ConfigMap',
+      namespace,
+      (object, resourceVersion) =>
+        heard.push({ name: object.name, ...(resourceVersion ? { resourceVersion } : {}) }),
+      (err) => errors.push(String(err)),
+      '1',
+    );
+    // THEN it tells of the ConfigMap as it is now
+    await eventually('the ConfigMap made before the watch', async () =>
+      heard.some((h) => h.name === 'settings' && h.resourceVersion === made.metadata?.resourceVersion)
+        ? true
+        : undefined,
+    );
+    // AND of a change after it
+    const changed = await master!.core.replaceNamespacedConfigMap({
+      name: 'settings',
+      namespace,
+      body: { ...made, data: { hosts: 'db-2' } },
+    });
+    await eventually('the change after the list', async () =>
+      heard.some((h) => h.resourceVersion === changed.metadata?.resourceVersion) ? true : undefined,
+    );
+  });
+});
