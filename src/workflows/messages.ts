@@ -229,14 +229,18 @@ export const isRolloutUpdate = (request: { readonly requestHash: string }): bool
 /**
  * A rollout's update request as the instance's record holds it when the update starts: the
  * instance's plan, parameters and context are the record's (a platform's update may have ended
- * between the rollout's read of the record and this start, and a rollout never undoes it); the
- * maintenance info, the envelope and who asked stay the rollout's.
+ * between the rollout's read of the record and this start, and a rollout never undoes it), and so
+ * is the request digest a platform's repeat is compared with; the maintenance info, the rest of the
+ * envelope and who asked stay the rollout's.
  */
 export function asRecorded(request: InstanceRequest, recorded: InstanceRequest): InstanceRequest {
   const { organizationGuid, spaceGuid, context, parameters } = recorded;
   const { organizationGuid: _o, spaceGuid: _s, context: _c, parameters: _p, ...rollout } = request;
   return {
     ...rollout,
+    // What a platform's repeat is compared with stays the platform's: the update changes none of
+    // the attributes it digests.
+    ...(recorded.requestHash ? { requestHash: recorded.requestHash } : {}),
     serviceId: recorded.serviceId,
     planId: recorded.planId,
     ...(organizationGuid !== undefined ? { organizationGuid } : {}),

@@ -22,7 +22,7 @@ import { SFSERVICEBINDING, type SFPlan } from '../../src/resources/types.js';
 import { clusters, environment, eventually, unique } from '../support/env.js';
 import { payloadCodec } from '../../src/temporal/connection.js';
 import { parsePayloadKeys } from '../../src/temporal/codec.js';
-import { osbClient, type OsbClient } from '../support/osb.js';
+import { osbClient, provisionBody, type OsbClient } from '../support/osb.js';
 import { ADMIN, callAdmin, runBuiltCli, type AdminResponse } from '../support/admin.js';
 import { DESIGN_SERVICE_ID, installDesignPlan, planHelpers } from '../support/plans.js';
 import {
@@ -194,6 +194,14 @@ describe('plan changes reach running instances', () => {
     const done = await untilRollout(planId, revision, ['done'], 240_000);
     expect(done).toMatchObject({ total: 30, done: 30, failed: 0, inFlight: 0, requestedBy: 'plan change' });
     expect((await readPlan(planId))?.status?.specHash).toBe(revision);
+
+    // a platform's identical repeat of a provision is answered as before the rollout: 200
+    const repeated = await osb(
+      'PUT',
+      `/v2/service_instances/${instances[0]}?accepts_incomplete=true`,
+      provisionBody(DESIGN_SERVICE_ID, planId, { foo: 'bar' }),
+    );
+    expect([repeated.status, repeated.body.error]).toEqual([200, undefined]);
 
     // every instance is on the new revision, and the operator's resource shows the change
     for (const id of instances) {
@@ -433,7 +441,8 @@ describe('plan changes reach running instances', () => {
       const last = await osb('GET', `${path}/last_operation`);
       return last.body.state === 'succeeded' ? true : undefined;
     });
-    expect((await recordOf(instanceId!))!.spec.parameters).toEqual({ tier: 'gold' });
+    const platforms = (await recordOf(instanceId!))!;
+    expect(platforms.spec.parameters).toEqual({ tier: 'gold' });
 
     const status = await temporal.client.workflow.execute(WORKFLOW_TYPES.update, {
       workflowId: instanceWorkflowId(instanceId!),
@@ -444,6 +453,9 @@ describe('plan changes reach running instances', () => {
     expect(status).toMatchObject({ operation: 'update', state: 'succeeded' });
     const after = (await recordOf(instanceId!))!;
     expect(after.spec.parameters).toEqual({ tier: 'gold' });
-    expect(after.metadata.annotations?.[ANNOTATIONS.requestHash]).toBe(stale.requestHash);
+    // AND what the platform's repeat of its update is compared with is still the platform's
+    expect(after.metadata.annotations?.[ANNOTATIONS.requestHash]).toBe(
+      platforms.metadata.annotations?.[ANNOTATIONS.requestHash],
+    );
   }, 180_000);
 });

@@ -48,10 +48,11 @@ describe('rollout update requests', () => {
       spaceGuid: 'space',
       context: { platform: 'cloudfoundry', instance_name: 'renamed' },
       parameters: { size: 'large' },
-      // The rollout's own: the plan's maintenance info, its envelope, who asked.
+      // The record's digest: what a platform's repeat of its request is compared with stays its own.
+      requestHash: 'platform-digest',
+      // The rollout's own: the plan's maintenance info, the rest of its envelope, who asked.
       maintenanceInfo: { version: '2.0.0' },
       previousValues: { serviceId: 'svc', planId: 'plan-b' },
-      requestHash: rolloutRequestHash('rev-2'),
       deadlineSeconds: 600,
       requestedBy: { platform: 'interoperator', identity: { rollout: 'rev-2' } },
     });
@@ -69,6 +70,17 @@ describe('rollout update requests', () => {
     expect(request).not.toHaveProperty('parameters');
     expect(request).not.toHaveProperty('context');
     expect(request).not.toHaveProperty('organizationGuid');
-    expect(request.requestHash).toBe(rolloutRequestHash('rev-2'));
+    expect(request.requestHash).toBe('platform-digest');
+  });
+
+  it('keep the rollout’s digest when the record has none', () => {
+    const recorded: InstanceRequest = {
+      instanceId: 'i-1',
+      serviceId: 'svc',
+      planId: 'plan-a',
+      requestHash: '',
+      deadlineSeconds: 30,
+    };
+    expect(asRecorded(rollout, recorded).requestHash).toBe(rolloutRequestHash('rev-2'));
   });
 });
