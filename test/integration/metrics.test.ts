@@ -189,19 +189,27 @@ describe('metrics and probes of the broker and the worker', () => {
     }
   });
 
-  test('GIVEN a broker with a shutdown delay WHEN it is told to stop THEN it is no longer ready while it still answers', async () => {
+  test('GIVEN a broker with a shutdown delay WHEN it is told to stop THEN it leaves the rotation while it still answers, then exits', async () => {
     const stopping = await startProcess(
       'broker',
-      await systemSettings({ INTEROP_SHUTDOWN_DELAY_SECONDS: '10' }),
+      await systemSettings({ INTEROP_SHUTDOWN_DELAY_SECONDS: '3' }),
     );
     try {
       expect((await fetch(`${stopping.metricsUrl}/readyz`)).status).toBe(200);
-      stopping.terminate();
+      expect((await fetch(`${stopping.url}/healthz`)).status).toBe(200);
+      const signalled = Date.now();
+      const stopped = stopping.stop().then(() => Date.now() - signalled);
       await eventually('the broker to be not ready', async () =>
         (await fetch(`${stopping.metricsUrl}/readyz`)).status === 503 ? true : undefined,
       );
+      const health = await fetch(`${stopping.url}/healthz`);
+      expect([health.status, await health.json()]).toEqual([503, { status: 'stopping' }]);
       expect((await fetch(`${stopping.metricsUrl}/livez`)).status).toBe(200);
-      expect((await osbClient(stopping.url)('GET', '/v2/catalog')).status).toBe(200);
+      // OSB requests are still answered, each closing its connection so that the client goes elsewhere
+      const catalog = await osbClient(stopping.url)('GET', '/v2/catalog');
+      expect(catalog.status).toBe(200);
+      expect(catalog.headers.get('connection')).toBe('close');
+      expect(await stopped).toBeGreaterThanOrEqual(2500);
     } finally {
       await stopping.stop();
     }

@@ -903,26 +903,6 @@ describe('OSB rules on the real broker', () => {
     }
   });
 
-  test('a broker told to stop drains first: /healthz says 503 while it still answers OSB requests, then it exits', async () => {
-    const broker = await startProcess(
-      'broker',
-      await systemSettings({ INTEROP_SHUTDOWN_DELAY_SECONDS: '3' }),
-    );
-    const client = osbClient(broker.url);
-    expect((await fetch(`${broker.url}/healthz`)).status).toBe(200);
-    const signalled = Date.now();
-    const stopped = broker.stop().then(() => Date.now() - signalled);
-    const health = await eventually('/healthz to say stopping', async () => {
-      const res = await fetch(`${broker.url}/healthz`);
-      return res.status === 503 ? ((await res.json()) as unknown) : undefined;
-    });
-    expect(health).toEqual({ status: 'stopping' });
-    const catalog = await client('GET', '/v2/catalog');
-    expect(catalog.status).toBe(200);
-    expect(catalog.headers.get('connection')).toBe('close');
-    expect(await stopped).toBeGreaterThanOrEqual(2500);
-  });
-
   test('a change of an SFPlan shows in the next catalog call; a plan that breaks a catalog rule does not show', async () => {
     // a second plan named like PLANS.ok in the same service: platforms refuse such a catalog
     const twin = plan('rules-plan-twin', {}, pgTemplate('ok'));
@@ -956,42 +936,5 @@ describe('OSB rules on the real broker', () => {
       namespace: environment().namespace,
       name: 'rules-plan-twin',
     });
-  });
-
-  test('durability: the worker dies after the resources are applied; a new one finishes without duplicates', async () => {
-    const settings = await systemSettings();
-    const broker = await startProcess('broker', settings);
-    let worker = await startProcess('worker', settings);
-    try {
-      const client = osbClient(broker.url);
-      const id = randomUUID();
-      const path = `/v2/service_instances/${id}`;
-      expect(
-        (await client('PUT', `${path}?accepts_incomplete=true`, provisionBody(SERVICE, PLANS.slow))).status,
-      ).toBe(202);
-      const list = async () =>
-        (
-          (await master!.custom.listNamespacedCustomObject({
-            group: 'acid.zalan.do',
-            version: 'v1',
-            plural: 'postgresqls',
-            namespace: `sf-${id}`,
-          })) as { items: { status?: { PostgresClusterStatus?: string } }[] }
-        ).items;
-      await eventually('the postgresql to be applied', async () =>
-        (await list()).length > 0 ? true : undefined,
-      );
-      await worker.kill();
-      // with no worker, last_operation still answers from workflow state
-      expect((await client('GET', `${path}/last_operation`)).body.state).toBe('in progress');
-      worker = await startProcess('worker', settings);
-      expect((await untilSettled(client, `${path}/last_operation`)).body).toMatchObject({
-        state: 'succeeded',
-      });
-      expect(await list()).toHaveLength(1);
-    } finally {
-      await worker.stop();
-      await broker.stop();
-    }
   });
 });
