@@ -5,9 +5,9 @@
 //   integration  the real Temporal dev server and real kube-apiservers, started once for the stage
 //                (by the stage runner, or by test/integration/global-setup.mjs when jest runs
 //                alone) from the build; two files at a time, each with its own ids and namespaces.
-//   integration-alone
-//                the integration files that must not run beside another (ALONE, below), on the
-//                same servers, one at a time.
+//   integration-apart
+//                the integration files that must not run beside those (APART, below), on the same
+//                servers after them, two at a time among themselves.
 //   integration-temporal-server
 //                the production Temporal server on PostgreSQL (several history shards, SQL
 //                visibility) instead of the dev server, started by test/temporal-server/global-setup.mjs:
@@ -31,11 +31,12 @@ const common = {
 };
 
 /**
- * Integration files that run alone, not beside another (`npm test` runs the others two at a time on
- * one landscape): each starts an example operator whose timing it asserts, and a second operator,
- * another file's, reconciling the same postgresql objects at its own pace would change what it sees.
+ * Integration files that run apart from the others (`npm test` runs the others two at a time on one
+ * landscape, then these): each starts an example operator that takes 1.5 s to make a postgresql
+ * ready, and asserts what it sees meanwhile; another file's operator, which takes 0.5 s, reconciling
+ * the same postgresql objects would cut that short. Beside each other they keep one pace.
  */
-const ALONE = ['/test/integration/example-operator.test.ts', '/test/integration/osb-rules.test.ts'];
+const APART = ['/test/integration/example-operator.test.ts', '/test/integration/osb-rules.test.ts'];
 
 /** @type {import('jest').Config} */
 export default {
@@ -46,14 +47,14 @@ export default {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
-      testPathIgnorePatterns: ALONE,
+      testPathIgnorePatterns: APART,
       globalSetup: '<rootDir>/test/integration/global-setup.mjs',
       globalTeardown: '<rootDir>/test/integration/global-teardown.mjs',
     },
     {
       ...common,
-      displayName: 'integration-alone',
-      testMatch: ALONE.map((file) => `<rootDir>${file}`),
+      displayName: 'integration-apart',
+      testMatch: APART.map((file) => `<rootDir>${file}`),
       globalSetup: '<rootDir>/test/integration/global-setup.mjs',
       globalTeardown: '<rootDir>/test/integration/global-teardown.mjs',
     },

@@ -7,9 +7,11 @@
  *   unit          the unit and built projects on two jest workers; no servers
  *   integration   one landscape (Temporal dev server, a master and two sister apiservers) for the
  *                 whole stage: the integration files two at a time, then the few that must run
- *                 alone (jest.config.js says which and why) one at a time
- *   temporal-server  the production Temporal server on PostgreSQL with its own clusters
- *   faults        the fault-injection files, each with servers of its own that it kills
+ *                 apart (jest.config.js says which and why), two at a time among themselves
+ *   temporal-server  the production Temporal server on PostgreSQL beside the integration stage's
+ *                 clusters, its files two at a time
+ *   faults        the fault-injection files, each with servers of its own that it kills, two at a
+ *                 time
  *
  * Every stage runs even when an earlier one failed (but nothing runs without a build), and the
  * last line sums them up: `tests: N passed, N failed, N skipped`. Exits non-zero when anything
@@ -107,10 +109,10 @@ const STAGES = {
     const env = { INTEROP_TEST_ENV: process.env.INTEROP_TEST_ENV };
     delete process.env.INTEROP_TEST_ENV;
     const together = await jest('integration', ['integration'], 2, [], env);
-    const alone = await jest('integration-alone', ['integration-alone'], 1, [], env);
+    const apart = await jest('integration-apart', ['integration-apart'], 2, [], env);
     count('integration');
-    count('integration-alone');
-    return together === 0 && alone === 0;
+    count('integration-apart');
+    return together === 0 && apart === 0;
   },
   async 'temporal-server'() {
     // On the integration stage's clusters when it ran: only PostgreSQL and the Temporal server start.
@@ -121,14 +123,14 @@ const STAGES = {
           INTEROP_SISTER_KUBECONFIGS: sisters.map((c) => c.kubeconfigPath).join(','),
         }
       : {};
-    const code = await jest('temporal-server', ['integration-temporal-server'], 1, [], env);
+    const code = await jest('temporal-server', ['integration-temporal-server'], 2, [], env);
     await landscape?.stop();
     landscape = undefined;
     count('temporal-server');
     return code === 0;
   },
   async faults() {
-    const code = await jest('faults', ['faults'], 1);
+    const code = await jest('faults', ['faults'], 2);
     count('faults');
     return code === 0;
   },
