@@ -603,6 +603,64 @@ export function resourceActivities(deps: ActivityDeps) {
     );
   }
 
+  /** Renders the action's template for the target and applies what it renders (applyTemplate). */
+  async function applyTemplateOf(
+    target: Target,
+    action: 'provision' | 'bind' | 'unbind' | CustomAction,
+    run?: ActionRun,
+  ): Promise<number> {
+    const loaded = await load(target);
+
+    const template = findTemplate(loaded.plan, action);
+    if (!template) return withoutTemplate(loaded, action);
+    if (isCustomAction(action)) return renderAndApplyAction(loaded, target, action, template, run);
+    const desired = await desiredWithSecrets(loaded, target, action);
+    // Every reference of every object resolved before any is applied: all or nothing.
+    const resolved = await resolveReferences(resolvingFor(loaded, action), desired);
+    const applied = await applyResolved(loaded, resolved);
+    if (!loaded.binding) await pruneStale(loaded, applied);
+    const referenced = await recordApplied(loaded, action, applied, resolved.referenced);
+    if (!loaded.binding) {
+      deps.followedReferences?.follow(
+        loaded.instance.spec.instanceId ?? target.instance.instanceId,
+        loaded.cluster.id,
+        referenced,
+      );
+      await labelPlanRevision(loaded.instance, planRevision(loaded.plan.spec));
+    }
+    return applied.length;
+  }
+
+  /**
+   * Whether a deletion (a deprovision, an unbind) is done because its record is gone: records are
+   * removed last, once the operator's resources are, so a step of the deletion that runs again
+   * after that (its workflow task replayed) has nothing left to do.
+   */
+  async function deletionDone(target: Target, operation: 'deprovision' | 'unbind'): Promise<boolean> {
+    const master = clusters.master;
+    if (operation === 'unbind' && target.binding) {
+      const { namespace, name } = target.binding;
+      return (await getRecord(master, SFSERVICEBINDING, namespace, name)) === undefined;
+    }
+    const { namespace, name } = target.instance;
+    return (await getRecord(master, SFSERVICEINSTANCE, namespace, name)) === undefined;
+  }
+
+  /** Runs a step of a deletion; when it fails because the deletion is done, answers `done`. */
+  async function unlessDeleted<T>(
+    target: Target,
+    operation: 'deprovision' | 'unbind',
+    step: () => Promise<T>,
+    done: T,
+  ): Promise<T> {
+    try {
+      return await step();
+    } catch (err) {
+      if (await deletionDone(target, operation)) return done;
+      throw err;
+    }
+  }
+
   /**
    * What the status template says of the target's operation; `beforeRead` hears which sources it
    * reads on which cluster, before it reads them.
@@ -668,25 +726,9 @@ export function resourceActivities(deps: ActivityDeps) {
       action: 'provision' | 'bind' | 'unbind' | CustomAction,
       run?: ActionRun,
     ): Promise<number> {
-      const loaded = await load(target);
-      const template = findTemplate(loaded.plan, action);
-      if (!template) return withoutTemplate(loaded, action);
-      if (isCustomAction(action)) return renderAndApplyAction(loaded, target, action, template, run);
-      const desired = await desiredWithSecrets(loaded, target, action);
-      // Every reference of every object resolved before any is applied: all or nothing.
-      const resolved = await resolveReferences(resolvingFor(loaded, action), desired);
-      const applied = await applyResolved(loaded, resolved);
-      if (!loaded.binding) await pruneStale(loaded, applied);
-      const referenced = await recordApplied(loaded, action, applied, resolved.referenced);
-      if (!loaded.binding) {
-        deps.followedReferences?.follow(
-          loaded.instance.spec.instanceId ?? target.instance.instanceId,
-          loaded.cluster.id,
-          referenced,
-        );
-        await labelPlanRevision(loaded.instance, planRevision(loaded.plan.spec));
-      }
-      return applied.length;
+      if (action === 'unbind')
+        return unlessDeleted(target, 'unbind', () => applyTemplateOf(target, action), 0);
+      return applyTemplateOf(target, action, run);
     },
 
     /**
@@ -706,14 +748,18 @@ export function resourceActivities(deps: ActivityDeps) {
         if (!wakeups || !run || sources.length === 0) return;
         waiting = await wakeups.expect(cluster, sources, run);
       };
-      try {
-        const report = await statusOf(target, operation, run, expect);
-        if (report.state !== 'in progress') waiting?.release();
-        return report;
-      } catch (err) {
-        waiting?.release();
-        throw err;
-      }
+      const check = async () => {
+        try {
+          const report = await statusOf(target, operation, run, expect);
+          if (report.state !== 'in progress') waiting?.release();
+          return report;
+        } catch (err) {
+          waiting?.release();
+          throw err;
+        }
+      };
+      if (operation !== 'deprovision' && operation !== 'unbind') return check();
+      return unlessDeleted(target, operation, check, { state: 'succeeded' });
     },
 
     /**
@@ -721,30 +767,40 @@ export function resourceActivities(deps: ActivityDeps) {
      * deletes only the objects it created, and gives up its fields in the instance's objects.
      */
     async deleteResources(target: Target): Promise<number> {
-      const loaded = await load(target);
-      const { binding, cluster } = loaded;
-      if (binding) {
-        const manager = bindingFieldManager(binding.metadata.name);
-        const shared = instanceResourcesOf(
-          binding.status?.resources ?? [],
-          loaded.instance.status?.resources ?? [],
-        );
-        for (const ref of shared) {
-          await kubeCall(
-            `releasing the fields of binding ${binding.spec.id} in ${describe(ref, cluster.id)}`,
-            () => releaseFields(cluster, ref, manager),
-            sisterId(cluster),
-          );
-        }
-      }
-      for (const ref of await remainingResources(loaded)) {
+      return unlessDeleted(
+        target,
+        target.binding ? 'unbind' : 'deprovision',
+        () => deleteResourcesOf(target),
+        0,
+      );
+    },
+  };
+
+  /** Deletes what was applied for the target (deleteResources). */
+  async function deleteResourcesOf(target: Target): Promise<number> {
+    const loaded = await load(target);
+    const { binding, cluster } = loaded;
+    if (binding) {
+      const manager = bindingFieldManager(binding.metadata.name);
+      const shared = instanceResourcesOf(
+        binding.status?.resources ?? [],
+        loaded.instance.status?.resources ?? [],
+      );
+      for (const ref of shared) {
         await kubeCall(
-          `deleting ${describe(ref, cluster.id)}`,
-          () => deleteObject(cluster, ref),
+          `releasing the fields of binding ${binding.spec.id} in ${describe(ref, cluster.id)}`,
+          () => releaseFields(cluster, ref, manager),
           sisterId(cluster),
         );
       }
-      return (await remainingResources(loaded)).length;
-    },
-  };
+    }
+    for (const ref of await remainingResources(loaded)) {
+      await kubeCall(
+        `deleting ${describe(ref, cluster.id)}`,
+        () => deleteObject(cluster, ref),
+        sisterId(cluster),
+      );
+    }
+    return (await remainingResources(loaded)).length;
+  }
 }
