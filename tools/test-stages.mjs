@@ -2,7 +2,7 @@
 /**
  * `npm test`: every test, in stages run one after another, each starting the servers it needs once.
  *
- *   checks        lint and typecheck side by side, then the build (the code, the renderers, the
+ *   checks        lint beside the typecheck and then the build (the code, the renderers, the
  *                 workflow bundles)
  *   unit          the unit and built projects on two jest workers; no servers
  *   integration   one landscape (Temporal dev server, a master and two sister apiservers) for the
@@ -143,8 +143,13 @@ const started = Date.now();
 
 let build = 1;
 await stage('checks', async () => {
-  const [lint, typecheck] = await Promise.all([run(npm, ['run', 'lint']), run(npm, ['run', 'typecheck'])]);
-  build = await run(npm, ['run', 'build']);
+  const [lint, typecheck] = await Promise.all([
+    run(npm, ['run', 'lint']),
+    run(npm, ['run', 'typecheck']).then(async (code) => {
+      build = await run(npm, ['run', 'build']);
+      return code;
+    }),
+  ]);
   return lint === 0 && typecheck === 0 && build === 0;
 });
 if (build !== 0) {
