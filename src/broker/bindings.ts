@@ -6,6 +6,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { ANNOTATIONS } from '../resources/names.js';
 import { concurrencyError, conflict, internalError, notFound } from '../osb/errors.js';
+import type { RequestDigest } from './request-digest.js';
 import { bindingTimes } from '../osb/binding-lifetime.js';
 import { bindingAcceptsIncomplete, checkPredecessorBinding } from '../osb/rules.js';
 import type {
@@ -37,12 +38,12 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
   async function repeatOf(
     running: RunState,
     workflowId: string,
-    requestHash: string,
+    digest: RequestDigest,
     req: BindRequest,
     async: boolean,
   ): Promise<BindOutcome> {
     const memo = running.memo;
-    if (memo?.operation === 'bind' && memo.requestHash !== requestHash) {
+    if (memo?.operation === 'bind' && !digest.matches(memo.requestHash)) {
       throw conflict('A binding with this id is being created with different attributes.');
     }
     if (memo?.operation === 'bind') {
@@ -116,15 +117,15 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
         throw concurrencyError('The service instance is still being provisioned.');
       }
       const plan = catalogPlan(deps.catalog, req.planId);
-      const requestHash = digests.bind(req);
+      const digest = digests.bind(req);
       const workflowId = bindingWorkflowId(req.instanceId, req.bindingId);
       const async = Boolean(plan.spec.manager?.asyncBinding) && req.acceptsIncomplete;
       const running = await runs.running(workflowId);
-      if (running) return repeatOf(running, workflowId, requestHash, req, async);
+      if (running) return repeatOf(running, workflowId, digest, req, async);
       const record = await records.binding(req.instanceId, req.bindingId);
       if (record?.metadata.deletionTimestamp) throw concurrencyError('The binding is being deleted.');
       if (record) {
-        if (record.metadata.annotations?.[ANNOTATIONS.requestHash] !== requestHash) {
+        if (!digest.matches(record.metadata.annotations?.[ANNOTATIONS.requestHash])) {
           throw conflict('A binding with this id already exists with different attributes.');
         }
         if (record.status?.state === 'succeeded') {
@@ -140,10 +141,10 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
         ...request,
         ...rotation,
         ...bindingTimes(plan, new Date()),
-        ...runs.envelope(meta, requestHash, plan),
+        ...runs.envelope(meta, digest, plan),
       };
       const started = await runs.start('bind', workflowId, input, instance);
-      if (!started.handle) return repeatOf(started.running, workflowId, requestHash, req, async);
+      if (!started.handle) return repeatOf(started.running, workflowId, digest, req, async);
       if (async)
         return { kind: 'accepted', operation: operationString('bind', started.handle.firstExecutionRunId) };
       return bound(started.handle, req, true);
@@ -159,9 +160,10 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
       const plan = deps.catalog.plan(record?.spec.planId ?? req.planId);
       if (plan) bindingAcceptsIncomplete(plan, req.acceptsIncomplete, parseApiVersion(meta.apiVersion));
       const async = Boolean(plan?.spec.manager?.asyncBinding) && req.acceptsIncomplete;
-      const envelope = runs.envelope(meta, digests.unbind(req.bindingId), plan);
+      const digest = digests.unbind(req.bindingId);
+      const envelope = runs.envelope(meta, digest, plan);
       const ids = { instanceId: req.instanceId, bindingId: req.bindingId };
-      return runs.deletion('unbind', workflowId, { ids, running, record }, envelope, async);
+      return runs.deletion('unbind', workflowId, { ids, running, record }, { envelope, digest }, async);
     },
 
     async getBinding(instanceId: string, bindingId: string): Promise<BindingView | undefined> {

@@ -23,8 +23,11 @@ export interface BrokerDeps {
   readonly operationTimeoutSeconds: number;
   /** The first wait between two status checks of the operations started. @default the workflows' own */
   readonly statusPollMs?: number;
-  /** Key of the request digests (so a digest reveals nothing of the parameters). */
-  readonly hashKey: Buffer;
+  /**
+   * Keys of the request digests (so a digest reveals nothing of the parameters): the first is the
+   * one written; a digest stored under any of them is recognised.
+   */
+  readonly hashKeys: readonly Buffer[];
   /** Where each operation workflow the broker starts is counted. @default nowhere */
   readonly metrics?: OperationStartRecorder;
   /** The entitlement service asked before a provision or a plan change. @default none */

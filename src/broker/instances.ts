@@ -36,16 +36,16 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
   return {
     async provision(req: ProvisionRequest, meta: RequestMeta): Promise<OperationOutcome> {
       const plan = catalogPlan(deps.catalog, req.planId);
-      const requestHash = digests.instance(req);
+      const digest = digests.instance(req);
       const workflowId = instanceWorkflowId(req.instanceId);
       // A new instance has no record: starting the workflow finds any operation already running.
       const record = await records.instance(req.instanceId);
       const running = record ? await runs.running(workflowId) : undefined;
       const async = Boolean(plan.spec.manager?.async);
-      if (running) return runs.repeatOf(running, workflowId, 'provision', requestHash, async);
+      if (running) return runs.repeatOf(running, workflowId, 'provision', digest, async);
       if (record?.metadata.deletionTimestamp) throw concurrencyError('The instance is being deleted.');
       if (record) {
-        if (record.metadata.annotations?.[ANNOTATIONS.requestHash] !== requestHash) {
+        if (!digest.matches(record.metadata.annotations?.[ANNOTATIONS.requestHash])) {
           throw conflict('An instance with this id already exists with different attributes.');
         }
         if (record.status?.state === 'succeeded') {
@@ -70,10 +70,10 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
       const input: InstanceRequest = {
         ...request,
         ...(dashboardUrl ? { dashboardUrl } : {}),
-        ...runs.envelope(meta, requestHash, plan),
+        ...runs.envelope(meta, digest, plan),
       };
       const started = await runs.start('provision', workflowId, input);
-      return runs.answer(started, workflowId, 'provision', requestHash, async, dashboardUrl);
+      return runs.answer(started, workflowId, 'provision', digest, async, dashboardUrl);
     },
 
     /**
@@ -92,9 +92,9 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
         throw notFound('The service instance does not exist.');
       const recorded = record.spec;
       const updated = updateOf(recorded, req);
-      const requestHash = digests.instance(updated);
+      const digest = digests.instance(updated);
       const async = Boolean(plan.spec.manager?.async);
-      if (running) return runs.repeatOf(running, workflowId, 'update', requestHash, async);
+      if (running) return runs.repeatOf(running, workflowId, 'update', digest, async);
       if (updated.planId !== recorded.planId) {
         await checkQuotas(quotas, {
           operation: 'update',
@@ -108,7 +108,7 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
         });
       }
       if (
-        record.metadata.annotations?.[ANNOTATIONS.requestHash] === requestHash &&
+        digest.matches(record.metadata.annotations?.[ANNOTATIONS.requestHash]) &&
         record.status?.state === 'succeeded' &&
         (req.context === undefined || canonicalJson(req.context) === canonicalJson(recorded.context))
       ) {
@@ -118,10 +118,10 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
         instanceId: req.instanceId,
         ...updated,
         previousValues: req.previousValues,
-        ...runs.envelope(meta, requestHash, plan),
+        ...runs.envelope(meta, digest, plan),
       };
       const started = await runs.start('update', workflowId, input, record);
-      return runs.answer(started, workflowId, 'update', requestHash, async);
+      return runs.answer(started, workflowId, 'update', digest, async);
     },
 
     /**
@@ -139,11 +139,11 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
         throw notFound('The service instance does not exist.');
       const plan = catalogPlan(deps.catalog, record.spec.planId);
       const updated = updateOf(record.spec, {});
-      const requestHash = digests.instance(updated);
-      if (running) return runs.repeatOf(running, workflowId, 'update', requestHash, true);
-      const input: InstanceRequest = { instanceId, ...updated, ...runs.envelope(meta, requestHash, plan) };
+      const digest = digests.instance(updated);
+      if (running) return runs.repeatOf(running, workflowId, 'update', digest, true);
+      const input: InstanceRequest = { instanceId, ...updated, ...runs.envelope(meta, digest, plan) };
       const started = await runs.start('update', workflowId, input, record);
-      return runs.answer(started, workflowId, 'update', requestHash, true);
+      return runs.answer(started, workflowId, 'update', digest, true);
     },
 
     async deprovision(req: DeprovisionRequest, meta: RequestMeta): Promise<OperationOutcome> {
@@ -155,9 +155,16 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
       // The instance's own plan decides, not the one the request names (which may be another).
       const plan = deps.catalog.plan(record?.spec.planId ?? req.planId);
       if (plan) requireAsyncSupport(plan, req.acceptsIncomplete);
-      const envelope = runs.envelope(meta, digests.deprovision(req.instanceId), plan);
+      const digest = digests.deprovision(req.instanceId);
+      const envelope = runs.envelope(meta, digest, plan);
       const found = { ids: { instanceId: req.instanceId }, running, record };
-      return runs.deletion('deprovision', workflowId, found, envelope, Boolean(plan?.spec.manager?.async));
+      return runs.deletion(
+        'deprovision',
+        workflowId,
+        found,
+        { envelope, digest },
+        Boolean(plan?.spec.manager?.async),
+      );
     },
 
     async getInstance(instanceId: string): Promise<InstanceView | undefined> {

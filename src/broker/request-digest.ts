@@ -30,23 +30,45 @@ export interface BindingAttributes {
 }
 
 /**
+ * A request's digest: the one written on the records and the memo (under the first key), and
+ * whether a digest stored before is of the same request under any key the broker holds, so that a
+ * repeat is known as one across a rotation of the keys and between brokers whose first keys differ.
+ */
+export interface RequestDigest {
+  readonly value: string;
+  matches(stored: string | undefined): boolean;
+}
+
+/**
  * The digests of each kind of request, keyed so that a digest reveals nothing of the parameters.
  * Each takes only the attributes named here of what it is given.
  */
 export interface RequestDigests {
   /** A provision, or an update by the instance it asks for (of maintenance_info, the version only). */
-  instance(attributes: InstanceAttributes): string;
-  deprovision(instanceId: string): string;
-  bind(attributes: BindingAttributes): string;
-  unbind(bindingId: string): string;
+  instance(attributes: InstanceAttributes): RequestDigest;
+  deprovision(instanceId: string): RequestDigest;
+  bind(attributes: BindingAttributes): RequestDigest;
+  unbind(bindingId: string): RequestDigest;
   /** A custom action on an instance, with its parameters. */
-  action(instanceId: string, action: string, parameters?: Record<string, unknown>): string;
+  action(instanceId: string, action: string, parameters?: Record<string, unknown>): RequestDigest;
 }
 
-/** HMAC-SHA-256 (hex) of the canonical JSON of what identifies each request. */
-export function requestDigests(key: Buffer): RequestDigests {
-  const digest = (attributes: Record<string, unknown>): string =>
-    createHmac('sha256', key).update(canonicalJson(attributes)).digest('hex');
+/**
+ * HMAC-SHA-256 (hex) of the canonical JSON of what identifies each request, under each of `keys`
+ * (the first is the one written).
+ */
+export function requestDigests(keys: readonly Buffer[]): RequestDigests {
+  if (keys.length === 0) throw new Error('request digests need a key');
+  const digest = (attributes: Record<string, unknown>): RequestDigest => {
+    const text = canonicalJson(attributes);
+    const under = (key: Buffer) => createHmac('sha256', key).update(text).digest('hex');
+    const value = under(keys[0]!);
+    return {
+      value,
+      matches: (stored) =>
+        stored !== undefined && (stored === value || keys.slice(1).some((key) => under(key) === stored)),
+    };
+  };
   return {
     instance: ({ serviceId, planId, organizationGuid, spaceGuid, parameters, maintenanceInfo }) =>
       digest({

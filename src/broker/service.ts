@@ -46,7 +46,7 @@ export function brokerParts(deps: BrokerDeps): BrokerParts {
     deps,
     runs: new WorkflowRuns(deps),
     records: new Records(deps),
-    digests: requestDigests(deps.hashKey),
+    digests: requestDigests(deps.hashKeys),
   };
 }
 

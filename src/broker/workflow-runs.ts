@@ -42,6 +42,7 @@ import {
   settledStatus,
   type RecordStatus,
 } from './last-operation.js';
+import type { RequestDigest } from './request-digest.js';
 import { isTemporalUnreachable } from './temporal-errors.js';
 import { startOperation } from '../temporal/operations.js';
 
@@ -95,10 +96,10 @@ export class WorkflowRuns {
    * What the broker adds to a request it starts an operation for: the digest, the deadline (the
    * plan's maximum_polling_duration, else the default) and who asked.
    */
-  envelope(meta: RequestMeta, requestHash: string, plan: SFPlan | undefined): OperationEnvelope {
+  envelope(meta: RequestMeta, digest: RequestDigest, plan: SFPlan | undefined): OperationEnvelope {
     const who = meta.originatingIdentity;
     return {
-      requestHash,
+      requestHash: digest.value,
       deadlineSeconds: plan?.spec.maximum_polling_duration ?? this.deps.operationTimeoutSeconds,
       ...(this.deps.statusPollMs ? { firstPollMs: this.deps.statusPollMs } : {}),
       ...(who
@@ -227,11 +228,11 @@ export class WorkflowRuns {
     running: RunState,
     workflowId: string,
     type: OperationType,
-    requestHash: string,
+    digest: RequestDigest,
     async: boolean,
   ): Promise<OperationOutcome> {
     const memo = running.memo;
-    if (memo?.operation === type && memo.requestHash === requestHash) {
+    if (memo?.operation === type && digest.matches(memo.requestHash)) {
       return this.outcome(
         this.handle(workflowId, running.runId),
         running.runId,
@@ -263,17 +264,18 @@ export class WorkflowRuns {
       readonly running: RunState | undefined;
       readonly record: { readonly spec: { readonly serviceId: string; readonly planId: string } } | undefined;
     },
-    envelope: OperationEnvelope,
+    request: { readonly envelope: OperationEnvelope; readonly digest: RequestDigest },
     async: boolean,
   ): Promise<OperationOutcome> {
     const { ids, running, record } = found;
-    if (running) return this.repeatOf(running, workflowId, type, envelope.requestHash, async);
+    const { envelope, digest } = request;
+    if (running) return this.repeatOf(running, workflowId, type, digest, async);
     if (!record) {
       throw gone(`The service ${type === 'unbind' ? 'binding' : 'instance'} does not exist.`);
     }
     const input = { ...ids, serviceId: record.spec.serviceId, planId: record.spec.planId, ...envelope };
     const started = await this.start(type, workflowId, input);
-    return this.answer(started, workflowId, type, envelope.requestHash, async);
+    return this.answer(started, workflowId, type, digest, async);
   }
 
   /** The answer to a request that started `started` itself, or found it already running. */
@@ -281,11 +283,11 @@ export class WorkflowRuns {
     started: Started,
     workflowId: string,
     type: OperationType,
-    requestHash: string,
+    digest: RequestDigest,
     async: boolean,
     dashboardUrl?: string,
   ): Promise<OperationOutcome> {
-    if (!started.handle) return this.repeatOf(started.running, workflowId, type, requestHash, async);
+    if (!started.handle) return this.repeatOf(started.running, workflowId, type, digest, async);
     const { handle } = started;
     return this.outcome(handle, handle.firstExecutionRunId, type, async, type === 'provision', dashboardUrl);
   }

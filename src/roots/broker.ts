@@ -72,10 +72,11 @@ export async function startBroker(
     syncTimeoutMs: config.broker.syncTimeoutMs,
     operationTimeoutSeconds: config.operationTimeoutSeconds,
     ...(config.statusPollMs ? { statusPollMs: config.statusPollMs } : {}),
-    hashKey: createHash('sha256')
-      .update('request-digest')
-      .update(config.temporal.payloadKeys[0]!.key)
-      .digest(),
+    // One digest key for each payload key, in their order: a repeat is recognised whichever of
+    // them its first request was digested under.
+    hashKeys: config.temporal.payloadKeys.map(({ key }) =>
+      createHash('sha256').update('request-digest').update(key).digest(),
+    ),
     ...(metrics ? { metrics } : {}),
     ...(config.quotaWebhook ? { entitlements: config.quotaWebhook } : {}),
     onEntitlementUnanswered: (reason) =>

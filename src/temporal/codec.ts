@@ -38,6 +38,9 @@ export function parsePayloadKeys(text: string): PayloadKey[] {
       return { id, key };
     });
   if (keys.length === 0) throw new Error('no payload encryption key configured');
+  // A payload names the key it was encrypted with by id: two keys of one id could not be told apart.
+  const twice = keys.find((k, i) => keys.findIndex((other) => other.id === k.id) !== i);
+  if (twice) throw new Error(`payload key id "${twice.id}" is given twice: give each key an id of its own`);
   return keys;
 }
 

@@ -29,7 +29,7 @@ describe('canonicalJson', () => {
 });
 
 describe('requestDigests', () => {
-  const digests = requestDigests(Buffer.from('test-key'));
+  const digests = requestDigests([Buffer.from('test-key')]);
   const provision = {
     serviceId: 's-1',
     planId: 'p-1',
@@ -97,24 +97,63 @@ describe('requestDigests', () => {
       'e892c08de86aacb9d16c19f9f7efb51452243e165075637279d6f268852024d8',
     ],
   ])('GIVEN %s THEN its digest', (_n, digest, expected) => {
-    expect(digest()).toBe(expected);
+    expect(digest().value).toBe(expected);
   });
 
   test('GIVEN another key THEN another digest', () => {
-    expect(requestDigests(Buffer.from('other-key')).deprovision('i-1')).not.toBe(digests.deprovision('i-1'));
+    expect(requestDigests([Buffer.from('other-key')]).deprovision('i-1').value).not.toBe(
+      digests.deprovision('i-1').value,
+    );
   });
 
   test('GIVEN other parameters THEN another digest', () => {
-    expect(digests.instance({ ...provision, parameters: { size: 3, name: 'db' } })).not.toBe(
-      digests.instance(provision),
+    expect(digests.instance({ ...provision, parameters: { size: 3, name: 'db' } }).value).not.toBe(
+      digests.instance(provision).value,
     );
   });
 
   test('GIVEN a rotation THEN its predecessor counts: each predecessor its own digest, none the plain bind’s', () => {
-    const rotating = digests.bind({ ...bind, predecessorBindingId: 'b-0' });
-    expect(rotating).not.toBe(digests.bind(bind));
-    expect(digests.bind({ ...bind, predecessorBindingId: 'b-9' })).not.toBe(rotating);
-    expect(digests.bind({ ...bind, predecessorBindingId: 'b-0' })).toBe(rotating);
-    expect(digests.bind({ ...bind, predecessorBindingId: undefined })).toBe(digests.bind(bind));
+    const rotating = digests.bind({ ...bind, predecessorBindingId: 'b-0' }).value;
+    expect(rotating).not.toBe(digests.bind(bind).value);
+    expect(digests.bind({ ...bind, predecessorBindingId: 'b-9' }).value).not.toBe(rotating);
+    expect(digests.bind({ ...bind, predecessorBindingId: 'b-0' }).value).toBe(rotating);
+    expect(digests.bind({ ...bind, predecessorBindingId: undefined }).value).toBe(digests.bind(bind).value);
+  });
+});
+
+describe('request digests across a rotation of the keys', () => {
+  const before = requestDigests([Buffer.from('old-key')]);
+  const during = requestDigests([Buffer.from('new-key'), Buffer.from('old-key')]);
+  const after = requestDigests([Buffer.from('new-key')]);
+  const provision = { serviceId: 's-1', planId: 'p-1', parameters: { size: 2 } };
+  const stored = before.instance(provision).value;
+
+  test.each([
+    ['the same request, digested under the old key still held', true, during.instance(provision), stored],
+    [
+      'the same request, digested under the first key',
+      true,
+      during.instance(provision),
+      during.instance(provision).value,
+    ],
+    ['the same request, once the old key is gone', false, after.instance(provision), stored],
+    [
+      'another request, under the old key still held',
+      false,
+      during.instance({ ...provision, parameters: { size: 3 } }),
+      stored,
+    ],
+    ['nothing stored', false, during.instance(provision), undefined],
+  ])('GIVEN %s THEN it matches: %s', (_n, matches, digest, storedDigest) => {
+    expect(digest.matches(storedDigest)).toBe(matches);
+  });
+
+  test('GIVEN two keys THEN the digest written is the first key’s', () => {
+    expect(during.instance(provision).value).toBe(after.instance(provision).value);
+    expect(during.instance(provision).value).not.toBe(stored);
+  });
+
+  test('GIVEN no key THEN it refuses to digest', () => {
+    expect(() => requestDigests([])).toThrow(/need a key/);
   });
 });
