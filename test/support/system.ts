@@ -62,7 +62,9 @@ export async function startProcess(
   const log = createWriteStream(logFile);
   const flags = role === 'worker' ? [] : BROKER_NODE_FLAGS;
   // Each process its own operations port (a broker and a worker of one test share their settings).
-  const metricsPort = settings.extraEnv?.INTEROP_METRICS_PORT ?? String(await freePort());
+  // A free port chosen now may be the OSB port chosen before and not yet taken: never the same one.
+  let metricsPort = settings.extraEnv?.INTEROP_METRICS_PORT;
+  while (!metricsPort || metricsPort === String(settings.port)) metricsPort = String(await freePort());
   const child: ChildProcess = spawn(
     process.execPath,
     [...flags, path.join(root, 'dist', 'src', 'main.js'), role],
