@@ -9,12 +9,25 @@ import type { PlanTemplate } from '../resources/types.js';
 import type { OperationSinks } from '../workflows/interceptors.js';
 import type { Renderer } from './deps.js';
 
-/** The workflows' sink: an operation's ending, timed from the start of its run to now. */
+/** Runs whose ending a worker remembers, to count each once: the most recent ones. */
+const REMEMBERED_ENDINGS = 10_000;
+
+/**
+ * The workflows' sink: an operation's ending, timed from the start of its run to now. Each run's
+ * ending counts once: a sink is called when its workflow task completes, and a task whose
+ * completion the server refused (a signal came meanwhile) runs again and calls it again.
+ */
 export function operationSinks(recorder: OperationRecorder): InjectedSinks<OperationSinks> {
+  const ended = new Set<string>();
   return {
     operations: {
       finished: {
         fn(info, ending) {
+          const run = `${info.workflowId}/${info.runId}`;
+          if (ended.has(run)) return;
+          ended.add(run);
+          // A Set iterates in insertion order: the first is the oldest.
+          if (ended.size > REMEMBERED_ENDINGS) ended.delete(ended.values().next().value!);
           recorder.operationFinished({
             ...ending,
             seconds: Math.max(0, Date.now() - info.runStartTime.getTime()) / 1000,
