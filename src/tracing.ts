@@ -52,6 +52,36 @@ export const WORKFLOW_INTERCEPTORS = createRequire(import.meta.url).resolve(
   '@temporalio/interceptors-opentelemetry/lib/workflow-interceptors',
 );
 
+/** Workflow spans a worker remembers having exported, to send each once: the most recent ones. */
+const REMEMBERED_SPANS = 10_000;
+
+/**
+ * The workflow spans' exporter, sending each span once: a workflow task whose completion the server
+ * refused (a signal came meanwhile) runs again and hands over the spans it made again, with the
+ * same ids (the sandbox's randomness is the run's).
+ */
+function eachSpanOnce(
+  sink: InjectedSinks<OpenTelemetrySinks>['exporter'],
+): InjectedSinks<OpenTelemetrySinks>['exporter'] {
+  const sent = new Set<string>();
+  return {
+    export: {
+      ...sink.export,
+      fn: (info, spans) => {
+        const fresh = spans.filter((span) => {
+          const id = `${span.spanContext.traceId}/${span.spanContext.spanId}`;
+          if (sent.has(id)) return false;
+          sent.add(id);
+          // A Set iterates in insertion order: the first is the oldest.
+          if (sent.size > REMEMBERED_SPANS) sent.delete(sent.values().next().value!);
+          return true;
+        });
+        if (fresh.length > 0) void sink.export.fn(info, fresh);
+      },
+    },
+  };
+}
+
 /** The URL spans are posted to: the signal path under the collector's base URL, as OTLP defines it. */
 export function tracesUrl(endpoint: string): string {
   return `${endpoint.replace(/\/+$/, '')}/v1/traces`;
@@ -86,7 +116,7 @@ export function startTracing(config: TracingConfig, spanProcessor?: SpanProcesso
           }),
         ],
       },
-      sinks: { exporter: makeWorkflowExporter(processor, resource) },
+      sinks: { exporter: eachSpanOnce(makeWorkflowExporter(processor, resource)) },
     },
     shutdown: async () => {
       await provider.shutdown();
