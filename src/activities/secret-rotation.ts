@@ -4,7 +4,10 @@
  * cluster and the record's `status.generatedSecrets`, and returns names and versions only.
  */
 import { forEachRecord, getRecord, listRecords, patchRecordStatus } from '../kube/custom-objects.js';
+import { InstanceClaims, type ClaimDeps } from '../kube/operation-claims.js';
+import { OsbError } from '../osb/errors.js';
 import { actionRefusal } from '../resources/actions.js';
+import type { ClaimSide } from '../resources/operation-claims.js';
 import {
   dueForRotation,
   parseDuration,
@@ -123,23 +126,32 @@ export function secretRotationActivities(deps: ActivityDeps) {
   };
 }
 
-/** Binding states that mean an operation of the binding is under way. */
-const BUSY_BINDING_STATES = new Set(['in_queue', 'in progress', 'delete']);
-
 /** Rotations one check of the schedule starts at most; the rest are due at the next check. */
 const MAX_DUE_A_CHECK = 100;
 
 /** Who the record says asked for a rotation the plan's `rotateAfter` started. */
 const SCHEDULE_IDENTITY = { platform: 'interoperator', identity: { user: 'rotateAfter' } } as const;
 
-/** The step of the rotation schedule: which rotations the plans' `rotateAfter` asks for now. */
-export function rotationScheduleActivities(deps: ActivityDeps) {
+/** The side of the instance's claim a scheduled rotation takes. */
+const ROTATION: ClaimSide = { kind: 'instance', operation: ROTATE_SECRET_ACTION };
+
+/**
+ * The steps of the rotation schedule: which rotations the plans' `rotateAfter` asks for now. `runs`
+ * tells of an operation's latest run, for the claim each rotation makes on its instance against the
+ * operations of its bindings, as an admin's rotation does.
+ */
+export function rotationScheduleActivities(deps: ActivityDeps, runs: Pick<ClaimDeps, 'latest'>) {
   const { clusters, catalog } = deps;
+  const claims = new InstanceClaims({
+    master: clusters.master,
+    latest: runs.latest,
+    ...(deps.instanceNamespace ? { instanceNamespace: deps.instanceNamespace } : {}),
+  });
   return {
     /**
-     * For each instance whose plan has a `rotateAfter`, that can run an action and none of whose
-     * bindings is busy: the rotation of its generated secret whose current version is the oldest
-     * of those older than `rotateAfter`, if any.
+     * For each instance whose plan has a `rotateAfter`, that can run an action and that could be
+     * claimed against its bindings' operations: the rotation of its generated secret whose current
+     * version is the oldest of those older than `rotateAfter`, if any.
      */
     async dueSecretRotations(): Promise<ScheduledRotation[]> {
       const now = Date.now();
@@ -175,15 +187,11 @@ export function rotationScheduleActivities(deps: ActivityDeps) {
         );
         if (!oldest) continue;
         const instanceId = instance.spec.instanceId ?? instance.metadata.name;
-        const bindings = await listRecords<SFServiceBinding>(
-          clusters.master,
-          SFSERVICEBINDING,
-          instance.metadata.namespace!,
-          `${LABELS.instanceId}=${labelValue(instanceId)}`,
-        );
-        if (bindings.some((b) => b.status?.state && BUSY_BINDING_STATES.has(b.status.state))) continue;
+        const claimedAt = await claimed(instanceId, instance);
+        if (claimedAt === null) continue;
         due.push({
           workflowId: instanceWorkflowId(instanceId),
+          ...(claimedAt ? { claimedAt } : {}),
           request: {
             instanceId,
             serviceId: instance.spec.serviceId,
@@ -198,7 +206,25 @@ export function rotationScheduleActivities(deps: ActivityDeps) {
       }
       return due;
     },
+
+    /** Takes back the claim of a rotation that could not be started. */
+    async releaseRotationClaim(instanceId: string, claimedAt: string): Promise<void> {
+      await claims.release(instanceId, ROTATION, claimedAt);
+    },
   };
+
+  /** When the instance was claimed for its rotation; null while an operation of a binding of it holds its claim. */
+  async function claimed(
+    instanceId: string,
+    instance: SFServiceInstance,
+  ): Promise<string | undefined | null> {
+    try {
+      return await claims.claimAt(instanceId, ROTATION, instance);
+    } catch (err) {
+      if (err instanceof OsbError && err.status === 422) return null;
+      throw err;
+    }
+  }
 }
 
 export type RotationScheduleActivities = ReturnType<typeof rotationScheduleActivities>;

@@ -1,11 +1,10 @@
 /**
  * Custom actions of a plan (`x-<name>` templates), run by an admin on an instance: the checks before
- * the run starts (the name, the instance, its plan's template, no other operation on the instance
- * or its bindings), the start of the action workflow under the instance's own workflow id, and the
+ * the run starts (the name, the instance, its plan's template, no other operation on the instance;
+ * the instance claimed against its bindings' operations as an update is), the start of the action workflow under the instance's own workflow id, and the
  * state of a run, from its workflow's memo or, once Temporal has no history of it, from the
  * record's `status.lastAction`.
  */
-import { listRecords } from '../kube/custom-objects.js';
 import { badRequest, concurrencyError, conflict, notFound } from '../osb/errors.js';
 import type { RequestMeta } from '../osb/service-broker.js';
 import type { ActionStarted, ActionState } from '../admin/service.js';
@@ -16,8 +15,7 @@ import {
   isCustomAction,
   type CustomAction,
 } from '../resources/actions.js';
-import { LABELS, instanceWorkflowId, labelValue } from '../resources/names.js';
-import { SFSERVICEBINDING, type SFServiceBinding, type SFServiceInstance } from '../resources/types.js';
+import { instanceWorkflowId } from '../resources/names.js';
 import { findTemplate } from '../templates/index.js';
 import {
   ROTATE_SECRET_ACTION,
@@ -27,9 +25,6 @@ import {
 } from '../workflows/messages.js';
 import type { BrokerParts } from './deps.js';
 import { settledStatus } from './last-operation.js';
-
-/** Binding states that mean an operation of the binding is under way. */
-const BUSY_BINDING_STATES = new Set(['in_queue', 'in progress', 'delete']);
 
 /** What a run id looks like (Temporal's are UUIDs). */
 const RUN_ID = /^[0-9a-f-]{1,64}$/;
@@ -47,17 +42,6 @@ export function requestedAction(action: string): CustomAction {
 
 /** The custom actions of the broker. */
 export function actionOperations({ deps, runs, records, digests }: BrokerParts) {
-  /** The binding of the instance whose operation is under way, if one is. */
-  async function busyBinding(record: SFServiceInstance): Promise<SFServiceBinding | undefined> {
-    const bindings = await listRecords<SFServiceBinding>(
-      deps.master,
-      SFSERVICEBINDING,
-      record.metadata.namespace!,
-      `${LABELS.instanceId}=${labelValue(record.spec.instanceId ?? record.metadata.name)}`,
-    );
-    return bindings.find((b) => b.status?.state && BUSY_BINDING_STATES.has(b.status.state));
-  }
-
   /**
    * The instance's record and plan, once no operation runs on the instance or its bindings and
    * the instance can run `action`.
@@ -84,15 +68,6 @@ export function actionOperations({ deps, runs, records, digests }: BrokerParts) 
     return { workflowId, record, plan };
   }
 
-  /** Refuses while an operation of one of the instance's bindings runs. */
-  async function refuseWhileBindingBusy(record: SFServiceInstance, action: string): Promise<void> {
-    const binding = await busyBinding(record);
-    if (binding)
-      throw concurrencyError(
-        `The ${binding.status?.operation ?? 'operation'} of binding ${binding.spec.id} is in progress; run ${action} when it has finished.`,
-      );
-  }
-
   return {
     /**
      * Starts the rotation of the instance's generated secret `secret` (an SFSecret of its plan's
@@ -111,7 +86,6 @@ export function actionOperations({ deps, runs, records, digests }: BrokerParts) 
           `The service instance has no generated secret ${JSON.stringify(secret.slice(0, 80))}; ${names.length > 0 ? `its generated secrets are ${names.join(', ')}` : 'it has none'}.`,
         );
       }
-      await refuseWhileBindingBusy(record, action);
       const parameters = { secret };
       const input: SecretRotationRequest = {
         instanceId,
@@ -121,7 +95,7 @@ export function actionOperations({ deps, runs, records, digests }: BrokerParts) 
         parameters,
         ...runs.envelope(meta, digests.action(instanceId, action, parameters), plan),
       };
-      const started = await runs.start(action, workflowId, input);
+      const started = await runs.start(action, workflowId, input, record);
       if (!started.handle)
         throw concurrencyError(
           `Another operation (${started.running.memo?.operation ?? 'unknown'}) started on the instance just now; run ${action} when it has finished.`,
@@ -155,7 +129,6 @@ export function actionOperations({ deps, runs, records, digests }: BrokerParts) 
           `Plan ${plan.spec.name} has no action ${action}; ${offered.length > 0 ? `its actions are ${offered.join(', ')}` : 'it has no custom actions'}.`,
         );
       }
-      await refuseWhileBindingBusy(record, action);
       const input: ActionRequest = {
         instanceId,
         serviceId: record.spec.serviceId,
@@ -168,7 +141,7 @@ export function actionOperations({ deps, runs, records, digests }: BrokerParts) 
           plan,
         ),
       };
-      const started = await runs.start(action, workflowId, input);
+      const started = await runs.start(action, workflowId, input, record);
       if (!started.handle)
         throw concurrencyError(
           `Another operation (${started.running.memo?.operation ?? 'unknown'}) started on the instance just now; run ${action} when it has finished.`,

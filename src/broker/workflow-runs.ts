@@ -16,7 +16,8 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import type { ClusterClient } from '../kube/clients.js';
-import { InstanceClaims, claimSideOf } from '../kube/operation-claims.js';
+import { InstanceClaims } from '../kube/operation-claims.js';
+import { claimSideOf } from '../resources/operation-claims.js';
 import type { OperationStartRecorder } from '../metrics/recorders.js';
 import { concurrencyError, conflict, gone, notFound, OsbError } from '../osb/errors.js';
 import type { LastOperation, OperationOutcome, RequestMeta } from '../osb/service-broker.js';

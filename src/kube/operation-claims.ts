@@ -70,14 +70,6 @@ export function holds(claim: OperationClaim, run: ClaimedRun | undefined, now: n
 /** Undoes a claim whose workflow could not be started. */
 export type ReleaseClaim = () => Promise<void>;
 
-/** The side of the rule an operation of `type` is on; none for a provision (nothing to bind yet). */
-export function claimSideOf(type: string, bindingId: string | undefined): ClaimSide | undefined {
-  if (type === 'update' || type === 'deprovision') return { kind: 'instance', operation: type };
-  if ((type === 'bind' || type === 'unbind') && bindingId !== undefined)
-    return { kind: 'binding', bindingId, operation: type };
-  return undefined;
-}
-
 export class InstanceClaims {
   constructor(private readonly deps: ClaimDeps) {}
 

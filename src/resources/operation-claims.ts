@@ -1,11 +1,12 @@
 /**
  * The operations an instance's record says are starting or running on it: the instance's own
- * (update, deprovision) and those of its bindings (bind, unbind). An instance operation and a
- * binding operation of the same instance never run at once; each side writes its claim to the
- * instance's record on the condition that the record is still the one it checked, so of two
- * racing requests the second always sees the first. Kept in one annotation of the record (visible
- * with kubectl), as JSON. Pure.
+ * (update, deprovision, custom actions) and those of its bindings (bind, unbind). An instance
+ * operation and a binding operation of the same instance never run at once; each side writes its
+ * claim to the instance's record on the condition that the record is still the one it checked, so
+ * of two racing requests the second always sees the first. Kept in one annotation of the record
+ * (visible with kubectl), as JSON. Pure.
  */
+import { isCustomAction } from './actions.js';
 
 /** One operation's claim: what it is and when it was claimed (ISO time). */
 export interface OperationClaim {
@@ -74,6 +75,19 @@ export const withinGrace = (claim: OperationClaim, now: number): boolean =>
 export type ClaimSide =
   | { readonly kind: 'instance'; readonly operation: string }
   | { readonly kind: 'binding'; readonly bindingId: string; readonly operation: string };
+
+/**
+ * The side of the rule an operation of `type` is on; none for a provision (nothing to bind yet).
+ * A custom action (`x-<name>`, a generated secret's rotation among them) changes the instance like
+ * an update, and is on the instance's side.
+ */
+export function claimSideOf(type: string, bindingId: string | undefined): ClaimSide | undefined {
+  if (type === 'update' || type === 'deprovision' || isCustomAction(type))
+    return { kind: 'instance', operation: type };
+  if ((type === 'bind' || type === 'unbind') && bindingId !== undefined)
+    return { kind: 'binding', bindingId, operation: type };
+  return undefined;
+}
 
 /** Claims found stale: made before the grace period, their workflows no longer running. */
 export interface StaleClaims {

@@ -178,7 +178,7 @@ export async function startWorker(
     ...createActivities(deps),
     ...rolloutActivities(deps, runs),
     ...dryRunActivities(deps),
-    ...rotationScheduleActivities(deps),
+    ...rotationScheduleActivities(deps, runs),
   };
   const worker = await Worker.create({
     connection,

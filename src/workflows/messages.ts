@@ -105,6 +105,8 @@ export const SECRET_ROTATION_WORKFLOW_TYPE = 'secretRotationWorkflow';
 export interface ScheduledRotation {
   readonly workflowId: string;
   readonly request: SecretRotationRequest;
+  /** When the instance was claimed for the rotation against its bindings' operations. */
+  readonly claimedAt?: string;
 }
 
 /** How often the rotation schedule looks for generated secrets due for rotation. */

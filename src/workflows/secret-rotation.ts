@@ -100,7 +100,7 @@ const scheduleSteps = proxyActivities<RotationScheduleActivities>({
  * starts one (memo and search attributes alike). An instance busy with another operation is left
  * for the next check; the rotation runs on whatever happens to this workflow.
  */
-async function startRotation({ workflowId, request }: ScheduledRotation): Promise<void> {
+async function startRotation({ workflowId, request, claimedAt }: ScheduledRotation): Promise<void> {
   try {
     await startChild(secretRotationWorkflow, {
       workflowId,
@@ -110,8 +110,9 @@ async function startRotation({ workflowId, request }: ScheduledRotation): Promis
     });
   } catch (err) {
     // Another operation runs on the instance: the next check finds the rotation due again.
-    if ((err as Error).name === 'WorkflowExecutionAlreadyStartedError') return;
-    log.warn('starting a scheduled rotation failed', { workflowId, error: String(err) });
+    if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError')
+      log.warn('starting a scheduled rotation failed', { workflowId, error: String(err) });
+    if (claimedAt) await scheduleSteps.releaseRotationClaim(request.instanceId, claimedAt);
   }
 }
 

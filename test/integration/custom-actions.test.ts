@@ -8,9 +8,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { BACKUP_ANNOTATION, POSTGRESQL, backupConfigMapName } from '../../examples/operator/operator.js';
-import { createRecord, getRecord, patchRecordStatus } from '../../src/kube/custom-objects.js';
+import { createRecord, getRecord, patchRecord, patchRecordStatus } from '../../src/kube/custom-objects.js';
 import { ensureNamespace } from '../../src/kube/objects.js';
-import { instanceNamespace, instanceWorkflowId, resourceName } from '../../src/resources/names.js';
+import {
+  ANNOTATIONS,
+  instanceNamespace,
+  instanceWorkflowId,
+  resourceName,
+} from '../../src/resources/names.js';
 import { SFSERVICEINSTANCE, type SFServiceInstance } from '../../src/resources/types.js';
 import {
   adminLandscape,
@@ -193,6 +198,40 @@ describe('custom actions of a plan', () => {
       return found.some((r) => r.runId === started.runId && r.state === 'succeeded') ? found : undefined;
     });
     expect(runs.map((r) => r.runId)).toContain(started.runId);
+  });
+
+  test('an action waits for a binding operation that is being started: the binding’s claim on the record refuses it with 422', async () => {
+    // GIVEN a bind of the instance being started: its claim is on the instance's record, its
+    // workflow not running yet (the moment between a broker's claim and its start)
+    const bindingId = randomUUID();
+    const claims = JSON.stringify({
+      bindings: { [bindingId]: { operation: 'bind', at: new Date().toISOString() } },
+    });
+    const annotate = (value: string | null) =>
+      patchRecord(master!, SFSERVICEINSTANCE, namespace, resourceName(instanceId), {
+        metadata: { annotations: { [ANNOTATIONS.operationClaims]: value } },
+      });
+    await annotate(claims);
+    try {
+      // WHEN an admin runs x-backup THEN it is refused as an OSB update would be, naming the binding
+      const res = await runAction(instanceId, 'x-backup');
+      expect(res.status).toBe(422);
+      expect(res.body).toMatchObject({ error: 'ConcurrencyError' });
+      expect(String(res.body.description)).toContain(bindingId);
+      // AND no run of the action started
+      const run = await temporalClient();
+      try {
+        const { executions } = await run.client.workflowService.listWorkflowExecutions({
+          namespace: environment().temporal.namespace,
+          query: `OsbInstanceId = "${instanceId}" AND OsbOperation = "x-backup" AND ExecutionStatus = "Running"`,
+        });
+        expect(executions).toHaveLength(0);
+      } finally {
+        await run.close();
+      }
+    } finally {
+      await annotate(null);
+    }
   });
 
   test('an action the plan lacks, a name that is no custom action, and an unknown instance get clear errors', async () => {

@@ -1,5 +1,6 @@
 import {
   CLAIM_GRACE_MS,
+  claimSideOf,
   claimed,
   formatClaims,
   parseClaims,
@@ -86,5 +87,18 @@ describe('operation claims', () => {
     const claim = { operation: 'bind', at: at(0) };
     expect(withinGrace(claim, T0 + CLAIM_GRACE_MS - 1)).toBe(true);
     expect(withinGrace(claim, T0 + CLAIM_GRACE_MS)).toBe(false);
+  });
+
+  test.each([
+    ['update', undefined, { kind: 'instance', operation: 'update' }],
+    ['deprovision', undefined, { kind: 'instance', operation: 'deprovision' }],
+    ['x-backup', undefined, { kind: 'instance', operation: 'x-backup' }],
+    ['x-rotate-secret', undefined, { kind: 'instance', operation: 'x-rotate-secret' }],
+    ['bind', 'b-1', { kind: 'binding', bindingId: 'b-1', operation: 'bind' }],
+    ['unbind', 'b-1', { kind: 'binding', bindingId: 'b-1', operation: 'unbind' }],
+    ['provision', undefined, undefined],
+    ['bind', undefined, undefined],
+  ])('GIVEN a %s (binding %s) THEN it claims %j', (type, bindingId, side) => {
+    expect(claimSideOf(type, bindingId)).toEqual(side);
   });
 });
