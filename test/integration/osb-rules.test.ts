@@ -6,11 +6,15 @@
 import { randomUUID } from 'node:crypto';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { SFPLAN, SFSERVICEINSTANCE, type SFServiceInstance } from '../../src/resources/types.js';
-import { getRecord, patchRecord } from '../../src/kube/custom-objects.js';
+import {
+  SFPLAN,
+  SFSERVICEBINDING,
+  SFSERVICEINSTANCE,
+  type SFServiceInstance,
+} from '../../src/resources/types.js';
+import { getRecord, listRecords, patchRecord } from '../../src/kube/custom-objects.js';
 import { applyObject } from '../../src/kube/objects.js';
-import { ANNOTATIONS } from '../../src/resources/names.js';
-import { instanceWorkflowId } from '../../src/resources/names.js';
+import { ANNOTATIONS, LABELS, instanceWorkflowId, labelValue } from '../../src/resources/names.js';
 import { freePort } from '../../dev/local/processes.js';
 import { EncryptionCodec, parsePayloadKeys } from '../../src/temporal/codec.js';
 import { clusters, environment, eventually, temporalClient, untilNamespaceGone } from '../support/env.js';
@@ -94,9 +98,10 @@ const teamPlan = (id: string, async: boolean, extra: Record<string, unknown> = {
             'provision: {state: "{{ $s }}", description: {{ $d | quote }}}',
             // `team: stuck` never lets a deprovision finish
             'deprovision: {state: "{{ if or .pg (eq (default "" .instance.spec.parameters.team) "stuck") }}in progress{{ else }}succeeded{{ end }}"}',
-            // a binding's response with endpoints and metadata; `renew: late` renews after it expires
+            // a binding's response with endpoints and metadata; `renew: late` renews after it expires;
+            // `renew: never` never finishes the bind
             '{{- with .binding }}',
-            'bind: {state: succeeded, response: {credentials: {user: "{{ .metadata.name }}"}, endpoints: [{host: db.example, ports: ["5432"], protocol: tcp}], metadata: {expires_at: "2030-01-31T00:00:00.0Z", renew_before: "2030-0{{ if eq (toString .spec.parameters.renew) "late" }}2{{ else }}1{{ end }}-01T00:00:00.0Z"}}}',
+            'bind: {state: "{{ if eq (toString .spec.parameters.renew) "never" }}in progress{{ else }}succeeded{{ end }}", response: {credentials: {user: "{{ .metadata.name }}"}, endpoints: [{host: db.example, ports: ["5432"], protocol: tcp}], metadata: {expires_at: "2030-01-31T00:00:00.0Z", renew_before: "2030-0{{ if eq (toString .spec.parameters.renew) "late" }}2{{ else }}1{{ end }}-01T00:00:00.0Z"}}}',
             'unbind: {state: "{{ if eq (toString .spec.parameters.renew) "hang" }}in progress{{ else }}succeeded{{ end }}"}',
             '{{- end }}',
           ].join('\n'),
@@ -871,6 +876,38 @@ describe('OSB rules on the real broker', () => {
         state: 'failed',
         description: stopped('unbind'),
       });
+
+      // a bind that runs out of time is rolled back: no binding, no credentials, nothing it applied
+      const lateId = randomUUID();
+      const latePath = `${updated}/service_bindings/${lateId}`;
+      const late = await client('PUT', latePath, { ...bindBody, parameters: { renew: 'never' } });
+      expect([late.status, late.body.description]).toEqual([
+        504,
+        'The bind did not finish within 2 s and was rolled back.',
+      ]);
+      expect(await until(`${latePath}/last_operation`)).toEqual({
+        state: 'failed',
+        description: 'The bind was cancelled and rolled back.',
+      });
+      const updatedNamespace = `sf-${updated.split('/').pop()!}`;
+      await eventually('the rolled-back binding to be gone', async () => {
+        const records = await listRecords(
+          master!,
+          SFSERVICEBINDING,
+          updatedNamespace,
+          `${LABELS.bindingId}=${labelValue(lateId)}`,
+        );
+        const secrets = await master!.core.listNamespacedSecret({
+          namespace: updatedNamespace,
+          labelSelector: `${LABELS.bindingId}=${labelValue(lateId)}`,
+        });
+        return records.length === 0 && secrets.items.length === 0 ? true : undefined;
+      });
+      expect((await osb('GET', latePath)).status).toBe(404);
+      // and the platform's next bind of the same id is a new one, which completes
+      const again = await client('PUT', latePath, bindBody);
+      expect(again.status).toBe(201);
+      expect(again.body).toMatchObject({ credentials: { user: expect.any(String) } });
 
       const stuck = `/v2/service_instances/${randomUUID()}`;
       const stuckId = stuck.split('/').pop()!;
