@@ -14,6 +14,11 @@ import { faultSizes, installFaultPlans, LIFECYCLE_OPERATIONS } from '../support/
 const { operations, kills } = faultSizes({ operations: 30, kills: 5 });
 /** Time for the run: generous, it grows with the size (the assertions are on outcomes, never on time). */
 const TIMEOUT_MS = 300_000 + (operations * 3000 + kills * 10_000);
+/**
+ * How soon a deletion must end once its record is gone (its work done): a bound on a replayed step
+ * retrying against what is already deleted, far above a worker's restart.
+ */
+const DELETION_ENDS_WITHIN_MS = 60_000;
 
 describe('fault: the worker is killed while operations run', () => {
   const landscape = faultLandscape('worker-kill');
@@ -56,6 +61,12 @@ describe('fault: the worker is killed while operations run', () => {
       expect(killedWith).toHaveLength(kills);
       expect(killedWith.every((n) => n > 0)).toBe(true);
       expect(platform.surprises).toEqual([]);
+      // AND every deletion ended soon after its work was done, however often its steps ran again
+      // (each life unbinds once; every second one then deprovisions)
+      expect(platform.deletions).toHaveLength(lives + Math.floor(lives / 2));
+      const latest = Math.max(0, ...platform.deletions.map((d) => d.lateMs));
+      console.log(`[deletions] ${platform.deletions.length} ended, the latest ${latest} ms after its work`);
+      expect(platform.deletions.filter((d) => d.lateMs > DELETION_ENDS_WITHIN_MS)).toEqual([]);
       const verdict = await landscape.audit(platform, `worker killed ${kills} times`);
       expect(verdict.findings).toEqual([]);
       expect(verdict.line).toBe(

@@ -22,12 +22,12 @@ import { startTemporalDevServer, type TemporalDevServer } from '../../dev/local/
 import { clusterClientFromFile, type ClusterClient } from '../../src/kube/clients.js';
 import { registerCluster } from '../../src/kube/cluster-registry.js';
 import { installCrds, readCrds } from '../../src/kube/crds.js';
-import { patchRecordStatus } from '../../src/kube/custom-objects.js';
-import { instanceNamespace, LABELS, labelValue } from '../../src/resources/names.js';
-import { SFCLUSTER } from '../../src/resources/types.js';
+import { getRecord, patchRecordStatus } from '../../src/kube/custom-objects.js';
+import { instanceNamespace, LABELS, labelValue, resourceName } from '../../src/resources/names.js';
+import { SFCLUSTER, SFSERVICEBINDING, SFSERVICEINSTANCE } from '../../src/resources/types.js';
 import { auditUntilSettled, type Verdict } from './audit.js';
 import { temporalClient } from './env.js';
-import { PLAN_ID, PLAN_KINDS, Platform, SERVICE_ID } from './fault-run.js';
+import { PLAN_ID, PLAN_KINDS, Platform, SERVICE_ID, type Operation } from './fault-run.js';
 import { sweepForSecrets } from './secrets-sweep.js';
 import {
   CREDENTIALS,
@@ -182,7 +182,7 @@ export function faultLandscape(name: string): FaultLandscape {
       return started;
     },
     platform(broker) {
-      const platform = new Platform(broker);
+      const platform = new Platform(broker, (what) => recordGone(landscape.env.clusters[0]!, what));
       platforms.push(platform);
       return platform;
     },
@@ -277,4 +277,13 @@ function logFilesUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile() && entry.name.endsWith('.log'))
     .map((entry) => path.join(entry.parentPath, entry.name));
+}
+
+/** Whether the record of an operation's instance, or of its binding, is gone from the master. */
+async function recordGone(master: ClusterClient, what: Operation): Promise<boolean> {
+  const namespace = instanceNamespace(what.instanceId);
+  const record = what.bindingId
+    ? await getRecord(master, SFSERVICEBINDING, namespace, resourceName(what.bindingId))
+    : await getRecord(master, SFSERVICEINSTANCE, namespace, resourceName(what.instanceId));
+  return record === undefined;
 }

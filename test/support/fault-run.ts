@@ -141,7 +141,21 @@ export class Platform {
    */
   readonly descriptions: string[] = [];
 
-  constructor(private broker: () => string) {}
+  /**
+   * Each deletion (deprovision, unbind) that ended, with how long its answer came after its work was
+   * done: after its record was found gone (the operation's last step), or 0 if it never was while
+   * the platform polled.
+   */
+  readonly deletions: { readonly what: Operation; readonly state: string; readonly lateMs: number }[] = [];
+
+  /**
+   * `recordGone` tells whether an operation's record (the instance's, or the binding's) is gone:
+   * with it, the platform measures how long each deletion takes to end after its work was done.
+   */
+  constructor(
+    private broker: () => string,
+    private readonly recordGone?: (what: Operation) => Promise<boolean>,
+  ) {}
 
   private get osb(): OsbClient {
     return osbClient(this.broker());
@@ -218,6 +232,8 @@ export class Platform {
       expected,
     });
     this.inFlight += 1;
+    const deletion = what.type === 'deprovision' || what.type === 'unbind';
+    let goneAt: number | undefined;
     try {
       const poll = `${base}/last_operation?operation=${encodeURIComponent(operation)}`;
       for (;;) {
@@ -226,7 +242,17 @@ export class Platform {
           this.surprises.push(`${what.type} ${poll}: ${state.status} ${JSON.stringify(state.body)}`);
           return 'unknown';
         }
-        if (state.body.state !== 'in progress') return String(state.body.state);
+        if (state.body.state !== 'in progress') {
+          if (deletion)
+            this.deletions.push({
+              what,
+              state: String(state.body.state),
+              lateMs: goneAt === undefined ? 0 : Date.now() - goneAt,
+            });
+          return String(state.body.state);
+        }
+        if (deletion && goneAt === undefined && (await this.recordGone?.(what).catch(() => false)))
+          goneAt = Date.now();
         await sleep(300);
       }
     } finally {
