@@ -15,6 +15,8 @@
 //                the chart's values describe, plain and over TLS.
 //   faults       the fault-injection suite: each file starts real servers of its own (it kills and
 //                restarts them) from the build; see docs/reliability.md.
+//   soak         the landscape soak (test/soak): tenants, rollouts, rotations and faults at once on
+//                servers of its own, the promises checked at the end; in the faults stage, beside them.
 // The npm scripts end `--selectProjects <name>` with `--no-watchman`: otherwise jest would read
 // the file arguments given after `npm run test:unit --` as more project names, and run them all.
 const transform = {
@@ -59,6 +61,7 @@ export default {
       globalTeardown: '<rootDir>/test/integration/global-teardown.mjs',
     },
     { ...common, displayName: 'faults', testMatch: ['<rootDir>/test/faults/**/*.test.ts'] },
+    { ...common, displayName: 'soak', testMatch: ['<rootDir>/test/soak/**/*.test.ts'] },
     {
       ...common,
       displayName: 'integration-temporal-server',

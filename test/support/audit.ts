@@ -81,6 +81,12 @@ export interface AuditInput {
    * @default none
    */
   readonly earlierInstances?: readonly string[];
+  /**
+   * Which runs of the instances' workflows the broker started itself (a rollout's updates, a
+   * scheduled rotation), by their memo: each must have ended and succeeded, and none is a second
+   * operation for a request. Without it every run must be an accepted operation's.
+   */
+  readonly startedByBroker?: (memo: OperationStatus | undefined) => boolean;
 }
 
 export interface Verdict {
@@ -89,6 +95,8 @@ export interface Verdict {
   readonly lost: number;
   readonly duplicated: number;
   readonly orphaned: number;
+  /** Runs the broker started itself (see {@link AuditInput.startedByBroker}). */
+  readonly brokerRuns: number;
   /** One line per finding, empty when all is well. */
   readonly findings: readonly string[];
   /** `N operations, N ended, 0 lost, 0 duplicated, 0 orphaned`. */
@@ -169,10 +177,21 @@ export async function audit(input: AuditInput): Promise<Verdict> {
       );
     else ended += 1;
   }
+  let brokerRuns = 0;
   for (const [workflowId, found] of runsByWorkflow) {
     for (const run of found) {
       if (!accepted.has(run.runId)) {
         const memo = run.memo?.[MEMO_KEY] as OperationStatus | undefined;
+        if (input.startedByBroker?.(memo)) {
+          // The broker's own operation (a rollout's update, a scheduled rotation): it must have ended, and succeeded.
+          brokerRuns += 1;
+          if (run.status.name === 'RUNNING' || memo?.state !== 'succeeded')
+            find(
+              'lost',
+              `${workflowId} run ${run.runId} (${memo?.operation ?? '?'} of the broker) ended ${run.status.name} as "${memo?.state ?? '?'}" (${memo?.description ?? ''})`,
+            );
+          continue;
+        }
         find(
           'duplicated',
           `${workflowId} run ${run.runId} (${memo?.operation ?? '?'}, ${run.status.name}) is no accepted operation`,
@@ -278,6 +297,7 @@ export async function audit(input: AuditInput): Promise<Verdict> {
     lost,
     duplicated,
     orphaned,
+    brokerRuns,
     findings: findings.map((f) => `${f.what}: ${f.text}`),
     line: `${operations} operations, ${ended} ended, ${lost} lost, ${duplicated} duplicated, ${orphaned} orphaned`,
   };

@@ -27,8 +27,15 @@ import { instanceNamespace, LABELS, labelValue, resourceName } from '../../src/r
 import { SFCLUSTER, SFSERVICEBINDING, SFSERVICEINSTANCE } from '../../src/resources/types.js';
 import { auditUntilSettled, type Verdict } from './audit.js';
 import { temporalClient } from './env.js';
-import { PLAN_ID, PLAN_KINDS, Platform, SERVICE_ID, type Operation } from './fault-run.js';
-import { sweepForSecrets } from './secrets-sweep.js';
+import {
+  PLAN_ID,
+  PLAN_KINDS,
+  Platform,
+  SERVICE_ID,
+  type Operation,
+  type PlatformOptions,
+} from './fault-run.js';
+import { sweepForSecrets, type Credential } from './secrets-sweep.js';
 import {
   CREDENTIALS,
   startOperator,
@@ -149,10 +156,10 @@ export interface FaultLandscape {
   readonly env: FaultEnvironment;
   /** The settings of the run's processes. */
   readonly settings: SystemSettings;
-  /** Starts a process of the run and waits until it serves or polls. */
-  start(role: 'all' | 'broker' | 'worker'): Promise<SystemProcess>;
+  /** Starts a process of the run (its settings, or `overrides` over them) and waits until it serves or polls. */
+  start(role: 'all' | 'broker' | 'worker', overrides?: Partial<SystemSettings>): Promise<SystemProcess>;
   /** A platform that sends its requests to `broker()`. */
-  platform(broker: () => string): Platform;
+  platform(broker: () => string, options?: PlatformOptions): Platform;
   /** Audits the platform's operations (every cluster, the records, Temporal's visibility) until settled. */
   audit(platform: Platform, label: string, earlierInstances?: readonly string[]): Promise<Verdict>;
 }
@@ -176,13 +183,16 @@ export function faultLandscape(name: string): FaultLandscape {
       if (!settings) throw new Error('the fault environment is not started (used outside a test?)');
       return settings;
     },
-    async start(role) {
-      const started = await startProcess(role, landscape.settings);
+    async start(role, overrides = {}) {
+      const started = await startProcess(role, { ...landscape.settings, ...overrides });
       processes.push(started);
       return started;
     },
-    platform(broker) {
-      const platform = new Platform(broker, (what) => recordGone(landscape.env.clusters[0]!, what));
+    platform(broker, options = {}) {
+      const platform = new Platform(broker, {
+        recordGone: (what) => recordGone(landscape.env.clusters[0]!, what),
+        ...options,
+      });
       platforms.push(platform);
       return platform;
     },
@@ -231,45 +241,68 @@ const landscapes = new WeakMap<FaultLandscape, { platforms: Platform[]; processe
  * every binding's credentials: no hit. A credential planted in a log of the run must be found, and
  * the decoded histories must hold what only the encrypted payloads hold, or the sweep proves nothing.
  */
-export function endsWithSecretsSweep(landscape: FaultLandscape): void {
+export function endsWithSecretsSweep(landscape: FaultLandscape, rotated: () => Rotated = () => ({})): void {
   test('THEN no credential of the run is in the decoded histories, search attributes, logs, records, Events or descriptions', async () => {
-    const { platforms, processes } = landscapes.get(landscape)!;
-    for (const p of processes) await p.stop();
-    const { env, settings } = landscape;
-    const planted = `planted-${randomBytes(12).toString('hex')}`;
-    const plantedLog = path.join(env.info.workDir, 'planted.log');
-    writeFileSync(plantedLog, `{"level":"info","message":"a line that leaks ${planted}"}\n`);
-    const instances = platforms.flatMap((p) => [...p.instances.keys()]);
-    const result = await sweepForSecrets({
-      taskQueue: settings.taskQueue,
-      payloadKeys: settings.payloadKeys,
-      credentials: [
-        ['the broker password', CREDENTIALS.password],
-        ['the payload key', settings.payloadKeys.split(':')[1]!],
-        ...platforms.flatMap((p) => p.credentials),
-        ['a credential planted in a log', planted],
-      ],
-      logFiles: logFilesUnder(env.info.workDir),
-      records: {
-        master: env.clusters[0]!,
-        labelSelector: `${LABELS.serviceId}=${labelValue(SERVICE_ID)}`,
-      },
-      eventNamespaces: [env.info.namespace, ...instances.map((id) => instanceNamespace(id))],
-      texts: Object.fromEntries(
-        platforms.map((p, i) => [`descriptions seen by platform ${i + 1}`, p.descriptions.join('\n')]),
-      ),
-    });
-    const bindings = platforms.reduce((n, p) => n + p.credentials.length, 0);
-    console.log(
-      `[secrets sweep] ${result.executions} executions, ${result.payloads} payloads decoded, ` +
-        `${result.corpus.size} sources read, ${bindings} bindings' credentials sought: ` +
-        `${result.hits.length - 1} hits, the planted one found: ${result.hits.some((h) => h.startsWith('a credential planted'))}`,
-    );
+    const { result, plantedLog } = await sweepLandscape(landscape, rotated());
     expect(result.hits).toEqual([`a credential planted in a log in log ${plantedLog}`]);
     expect(result.executions).toBeGreaterThan(0);
     const decoded = [...result.corpus].filter(([where]) => where.startsWith('workflow'));
     expect(decoded.some(([, text]) => text.includes(`"planId":"${PLAN_ID}"`))).toBe(true);
   }, 300_000);
+}
+
+/** What was rotated during a run: the payload keys the landscape ends with, and credentials it used. */
+export interface Rotated {
+  readonly payloadKeys?: string;
+  readonly credentials?: readonly Credential[];
+}
+
+/**
+ * The secrets sweep of a landscape's run, once every process of it stopped (so that their logs are
+ * whole); see {@link endsWithSecretsSweep}. A credential is planted in a log of the run first: the
+ * sweep's hits include it, or the sweep read nothing.
+ */
+export async function sweepLandscape(landscape: FaultLandscape, more: Rotated = {}) {
+  const { platforms, processes } = landscapes.get(landscape)!;
+  for (const p of processes) await p.stop();
+  const { env } = landscape;
+  const settings = {
+    ...landscape.settings,
+    ...(more.payloadKeys ? { payloadKeys: more.payloadKeys } : {}),
+  };
+  const planted = `planted-${randomBytes(12).toString('hex')}`;
+  const plantedLog = path.join(env.info.workDir, 'planted.log');
+  writeFileSync(plantedLog, `{"level":"info","message":"a line that leaks ${planted}"}\n`);
+  const instances = platforms.flatMap((p) => [...p.instances.keys()]);
+  const result = await sweepForSecrets({
+    taskQueue: settings.taskQueue,
+    payloadKeys: settings.payloadKeys,
+    credentials: [
+      ['the broker password', CREDENTIALS.password],
+      ...settings.payloadKeys
+        .split(',')
+        .map((key, i): Credential => [`payload key ${i + 1}`, key.split(':')[1]!]),
+      ...(more.credentials ?? []),
+      ...platforms.flatMap((p) => p.credentials),
+      ['a credential planted in a log', planted],
+    ],
+    logFiles: logFilesUnder(env.info.workDir),
+    records: {
+      master: env.clusters[0]!,
+      labelSelector: `${LABELS.serviceId}=${labelValue(SERVICE_ID)}`,
+    },
+    eventNamespaces: [env.info.namespace, ...instances.map((id) => instanceNamespace(id))],
+    texts: Object.fromEntries(
+      platforms.map((p, i) => [`descriptions seen by platform ${i + 1}`, p.descriptions.join('\n')]),
+    ),
+  });
+  const bindings = platforms.reduce((n, p) => n + p.credentials.length, 0);
+  console.log(
+    `[secrets sweep] ${result.executions} executions, ${result.payloads} payloads decoded, ` +
+      `${result.corpus.size} sources read, ${bindings} bindings' credentials sought: ` +
+      `${result.hits.length - 1} hits, the planted one found: ${result.hits.some((h) => h.startsWith('a credential planted'))}`,
+  );
+  return { result, plantedLog };
 }
 
 /** Every `.log` file below `dir`. */

@@ -12,7 +12,7 @@ import type { AcceptedOperation, ExpectedInstance, PlanKind } from './audit.js';
 import type { Credential } from './secrets-sweep.js';
 import { clusters, environment, eventually } from './env.js';
 import { osbClient, provisionBody, type OsbClient, type OsbResponse } from './osb.js';
-import { installCatalog } from './system.js';
+import { CREDENTIALS, installCatalog } from './system.js';
 
 export const SERVICE_ID = '7c1a5a2e-6a4b-4c55-9a7e-2d6f5f0f1a01';
 /** The mustache plan of the examples with asynchronous bindings: every operation answers 202. */
@@ -112,6 +112,17 @@ export const PLAN_KINDS: readonly PlanKind[] = [
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** How a platform behaves beyond sending each request and polling its operation. */
+export interface PlatformOptions {
+  /**
+   * Tells whether an operation's record (the instance's, or the binding's) is gone: with it, the
+   * platform measures how long each deletion takes to end after its work was done.
+   */
+  readonly recordGone?: (what: Operation) => Promise<boolean>;
+  /** The share of provisions and binds sent again identically, once while they run and once after. @default 0 */
+  readonly repeatShare?: number;
+}
+
 /** An operation on an instance, or on one of its bindings. */
 export interface Operation {
   readonly instanceId: string;
@@ -148,17 +159,23 @@ export class Platform {
    */
   readonly deletions: { readonly what: Operation; readonly state: string; readonly lateMs: number }[] = [];
 
-  /**
-   * `recordGone` tells whether an operation's record (the instance's, or the binding's) is gone:
-   * with it, the platform measures how long each deletion takes to end after its work was done.
-   */
+  /** Identical repeats of provisions and binds sent, and those answered otherwise than the first request. */
+  repeats = 0;
+  readonly repeatSurprises: string[] = [];
+  /** Operations still in progress when the platform stopped polling (`stopPollingAt`). */
+  readonly stuck: string[] = [];
+  /** When the platform stops polling operations that have not ended (epoch ms): those are stuck. */
+  stopPollingAt = Number.POSITIVE_INFINITY;
+  /** The OSB credentials the platform presents; a platform's rotation replaces them. */
+  credentialsInUse: { readonly username: string; readonly password: string } = CREDENTIALS;
+
   constructor(
     private broker: () => string,
-    private readonly recordGone?: (what: Operation) => Promise<boolean>,
+    private readonly options: PlatformOptions = {},
   ) {}
 
   private get osb(): OsbClient {
-    return osbClient(this.broker());
+    return osbClient(this.broker(), '2.17', this.credentialsInUse);
   }
 
   /** The run's instances, for the audit. */
@@ -215,7 +232,37 @@ export class Platform {
       this.surprises.push(`${what.type} ${request.base}: ${res.status} ${JSON.stringify(res.body)}`);
       return 'refused';
     }
-    return this.follow(what, res.body.operation, expected);
+    const repeatable = method === 'PUT' && expected === 'succeeded';
+    const operation = res.body.operation;
+    // A platform that got no answer sends the same request again: the same operation, or its end.
+    if (repeatable && this.repeatNow())
+      await this.repeat(what, request, (again) =>
+        again.status === 202
+          ? again.body.operation === operation
+          : again.status === 200 || again.status === 201,
+      );
+    const state = await this.follow(what, operation, expected);
+    // And again once it ended: 200, whatever the broker did to the instance meanwhile.
+    if (repeatable && state === 'succeeded' && this.repeatNow())
+      await this.repeat(what, request, (again) => again.status === 200);
+    return state;
+  }
+
+  private repeatNow(): boolean {
+    return Math.random() < (this.options.repeatShare ?? 0);
+  }
+
+  private async repeat(
+    what: Operation,
+    request: { path: string; base: string; body: unknown },
+    expected: (res: OsbResponse) => boolean,
+  ): Promise<void> {
+    this.repeats += 1;
+    const again = await this.send('PUT', request.path, request.body);
+    if (!expected(again))
+      this.repeatSurprises.push(
+        `repeated ${what.type} ${request.base}: ${again.status} ${JSON.stringify(again.body)}`,
+      );
   }
 
   /** Records `operation` as accepted and polls its last_operation until it settles; returns the state. */
@@ -237,6 +284,10 @@ export class Platform {
     try {
       const poll = `${base}/last_operation?operation=${encodeURIComponent(operation)}`;
       for (;;) {
+        if (Date.now() > this.stopPollingAt) {
+          this.stuck.push(`${what.type} ${base} (${operation})`);
+          return 'stuck';
+        }
         const state = await this.send('GET', poll);
         if (state.status !== 200) {
           this.surprises.push(`${what.type} ${poll}: ${state.status} ${JSON.stringify(state.body)}`);
@@ -251,7 +302,7 @@ export class Platform {
             });
           return String(state.body.state);
         }
-        if (deletion && goneAt === undefined && (await this.recordGone?.(what).catch(() => false)))
+        if (deletion && goneAt === undefined && (await this.options.recordGone?.(what).catch(() => false)))
           goneAt = Date.now();
         await sleep(300);
       }
@@ -261,13 +312,17 @@ export class Platform {
   }
 
   /** Provisions an instance of `planId`; returns its id and settled state. */
-  async provision(planId = PLAN_ID, expected: 'succeeded' | 'failed' = 'succeeded') {
+  async provision(
+    planId = PLAN_ID,
+    expected: 'succeeded' | 'failed' = 'succeeded',
+    parameters?: Record<string, unknown>,
+  ) {
     const id = randomUUID();
     this.instances.set(id, { id, live: true, bindings: new Map() });
     const state = await this.operate(
       { instanceId: id, type: 'provision' },
       'PUT',
-      provisionBody(SERVICE_ID, planId),
+      provisionBody(SERVICE_ID, planId, parameters),
       expected,
     );
     return { id, state };

@@ -19,8 +19,12 @@ export type OsbClient = (
 ) => Promise<OsbResponse>;
 
 /** An OSB client for the broker at `url`. */
-export function osbClient(url: string, version = '2.17'): OsbClient {
-  const auth = `Basic ${Buffer.from(`${CREDENTIALS.username}:${CREDENTIALS.password}`).toString('base64')}`;
+export function osbClient(
+  url: string,
+  version = '2.17',
+  credentials: { readonly username: string; readonly password: string } = CREDENTIALS,
+): OsbClient {
+  const auth = `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
   return async (
     method: string,
     pathAndQuery: string,
