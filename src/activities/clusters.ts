@@ -6,7 +6,17 @@
  */
 import { Context } from '@temporalio/activity';
 import { PatchStrategy, VersionApi, type KubernetesObject } from '@kubernetes/client-node';
-import { nextClusterStatus, type ProbeResult } from '../clusters/index.js';
+import {
+  declaresCapacity,
+  nextClusterStatus,
+  nodeResources,
+  podFieldSelector,
+  podResources,
+  type InstanceNamespaces,
+  type NodeResources,
+  type PodResources,
+  type ProbeResult,
+} from '../clusters/index.js';
 import type { ClusterClient } from '../kube/clients.js';
 import { isUnauthorized, type ClusterDirectory } from '../kube/cluster-directory.js';
 import { listClusters } from '../kube/cluster-registry.js';
@@ -23,6 +33,7 @@ import type { ClusterHealthRecorder } from '../metrics/recorders.js';
 import {
   CLUSTER_FINALIZER,
   FIELD_MANAGER,
+  INSTANCE_NAMESPACE_PREFIX,
   KUBECTL_LAST_APPLIED_ANNOTATION,
   LABELS,
   labelValue,
@@ -47,12 +58,20 @@ const UNCOPIED_ANNOTATIONS = new Set([KUBECTL_LAST_APPLIED_ANNOTATION]);
 /** How long a probe waits for a cluster's answer. */
 const PROBE_TIMEOUT_MS = 10_000;
 
+/** Nodes or pods a probe reads in one request. */
+export const PROBE_PAGE_SIZE = 500;
+
+/** How often a probe lists again from the start when a continue token expired between its pages. */
+const MAX_LISTINGS = 3;
+
 export interface ClusterActivityDeps {
   readonly clusters: ClusterDirectory;
   /** Namespace of all instance records; each its own `sf-<id>` when unset. */
   readonly instanceNamespace?: string;
   /** Where the phase written to each SFCluster is reported. @default nowhere */
   readonly health?: ClusterHealthRecorder;
+  /** Nodes or pods a probe reads in one request. @default {@link PROBE_PAGE_SIZE} */
+  readonly probePageSize?: number;
 }
 
 /** Tells the server the activity is alive; a no-op outside an activity (tests call activities directly). */
@@ -72,22 +91,70 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** Items of a list the identity may not read are left out: the cluster answered all the same. */
-async function unlessForbidden<T>(list: Promise<{ items: T[] }>): Promise<T[] | undefined> {
-  try {
-    return (await list).items;
-  } catch (err) {
-    if (statusCodeOf(err) === 403) return undefined;
-    throw err;
+/** One page of a listing: its items and the token of the next page. */
+interface ListPage<T> {
+  readonly items: T[];
+  readonly metadata?: { readonly _continue?: string };
+}
+
+/**
+ * Every item of a listing, read a page at a time and each reduced to what is kept, so that a large
+ * cluster is never read in one answer nor kept whole. A continue token that expired between pages
+ * (410) lists again from the start. Undefined when the identity may not list them: the cluster
+ * answered all the same.
+ */
+async function listPaged<T, U>(
+  list: (page: { limit: number; _continue?: string }) => Promise<ListPage<T>>,
+  pageSize: number,
+  keep: (item: T) => U,
+): Promise<U[] | undefined> {
+  for (let listing = 1; ; listing++) {
+    const kept: U[] = [];
+    let next: string | undefined;
+    try {
+      do {
+        const page = await list({ limit: pageSize, ...(next ? { _continue: next } : {}) });
+        for (const item of page.items) kept.push(keep(item));
+        next = page.metadata?._continue || undefined;
+        heartbeat();
+      } while (next);
+      return kept;
+    } catch (err) {
+      if (statusCodeOf(err) === 403) return undefined;
+      if (statusCodeOf(err) === 410 && next && listing < MAX_LISTINGS) continue;
+      throw err;
+    }
   }
 }
 
-/** Version, nodes and pods of a cluster. */
-async function probe(client: ClusterClient): Promise<ProbeResult> {
+/** What a probe reads of a cluster. */
+interface ProbeScope {
+  /** Whether the SFCluster declares its capacity: then its nodes are not read. */
+  readonly declared: boolean;
+  readonly instanceNamespaces: InstanceNamespaces;
+  readonly pageSize: number;
+}
+
+/**
+ * Version, nodes and pods of a cluster, paged: of the nodes what capacity reads (none when the
+ * capacity is declared), of the pods that have not finished what requests read.
+ */
+async function probe(client: ClusterClient, scope: ProbeScope): Promise<ProbeResult> {
   const version = await client.kubeConfig.makeApiClient(VersionApi).getCode();
+  const fieldSelector = podFieldSelector(scope.instanceNamespaces);
   const [nodes, pods] = await Promise.all([
-    unlessForbidden(client.core.listNode()),
-    unlessForbidden(client.core.listPodForAllNamespaces()),
+    scope.declared
+      ? undefined
+      : listPaged(
+          (page) => client.core.listNode(page),
+          scope.pageSize,
+          (node) => nodeResources(node as NodeResources),
+        ),
+    listPaged(
+      (page) => client.core.listPodForAllNamespaces({ ...page, fieldSelector }),
+      scope.pageSize,
+      (pod) => podResources(pod as PodResources),
+    ),
   ]);
   return {
     ok: true,
@@ -101,8 +168,12 @@ async function probe(client: ClusterClient): Promise<ProbeResult> {
  * Probes a cluster through the directory. An authentication failure drops the cached clients and
  * probes once more with the kubeconfig read afresh.
  */
-async function probeCluster(clusters: ClusterDirectory, clusterId: string): Promise<ProbeResult> {
-  const attempt = async () => probe(await clusters.get(clusterId));
+async function probeCluster(
+  clusters: ClusterDirectory,
+  clusterId: string,
+  scope: ProbeScope,
+): Promise<ProbeResult> {
+  const attempt = async () => probe(await clusters.get(clusterId), scope);
   try {
     try {
       return await withTimeout(attempt(), PROBE_TIMEOUT_MS, `cluster ${clusterId}`);
@@ -160,8 +231,17 @@ export function catalogCopy(original: KubeObject, masterId: string): KubeObject 
   } as KubeObject;
 }
 
-export function clusterActivities({ clusters, instanceNamespace, health }: ClusterActivityDeps) {
+export function clusterActivities({
+  clusters,
+  instanceNamespace,
+  health,
+  probePageSize = PROBE_PAGE_SIZE,
+}: ClusterActivityDeps) {
   const { master, masterId, namespace } = clusters;
+  const instanceNamespaces: InstanceNamespaces = {
+    prefix: INSTANCE_NAMESPACE_PREFIX,
+    ...(instanceNamespace ? { shared: instanceNamespace } : {}),
+  };
   return {
     /** The clusters registered in the master. */
     async listRegisteredClusters(): Promise<RegisteredCluster[]> {
@@ -191,14 +271,26 @@ export function clusterActivities({ clusters, instanceNamespace, health }: Clust
         health?.clusterPhase(clusterId, undefined);
         return {};
       }
+      const scope: ProbeScope = {
+        declared: declaresCapacity(cluster.spec.totalCapacity),
+        instanceNamespaces,
+        pageSize: probePageSize,
+      };
       const probed = async (): Promise<ProbeResult> =>
-        unanswered ? { ok: false, error: unanswered } : probeCluster(clusters, clusterId);
+        unanswered ? { ok: false, error: unanswered } : probeCluster(clusters, clusterId, scope);
       const [found, instances] = await Promise.all([
         cluster.metadata.deletionTimestamp ? undefined : probed(),
         instancesOn(master, clusterId, instanceNamespace),
       ]);
       heartbeat();
-      const status = nextClusterStatus({ cluster, probe: found, now: new Date(), offlineAfterMs, instances });
+      const status = nextClusterStatus({
+        cluster,
+        probe: found,
+        now: new Date(),
+        offlineAfterMs,
+        instances,
+        instanceNamespaces,
+      });
       let written: SFCluster;
       try {
         written = await patchRecordStatus<SFCluster>(master, SFCLUSTER, namespace, clusterId, { ...status });

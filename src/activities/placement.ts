@@ -2,18 +2,23 @@
  * Where an instance runs. Scheduling places a new instance on a registered cluster, once: later
  * operations keep it there. The decision reserves the instance's requests in the chosen
  * SFCluster's `status.reserved`, written with the resourceVersion it was decided on, so
- * concurrent placements never overbook a cluster; releasing the reservation is safe to repeat.
+ * concurrent placements never overbook a cluster; releasing it (src/kube/reservations.ts) is safe to repeat.
+ * The reservation is the instance's only booking (its pods are not counted besides), so every
+ * later placement books it again: a provision repeated after a failure reserves anew, a plan
+ * change replaces the reservation with the new plan's requests (refused when they grow beyond
+ * what the cluster has free, under the resource-aware scheduler, as a provision would be).
  * Replication copies the instance record to a sister cluster, where the copy owns the operator's
  * resources (owner references cannot cross clusters).
  */
-import { PatchStrategy, setHeaderOptions, type V1ConfigMap } from '@kubernetes/client-node';
-import { reserve, unreserve, type Reservations } from '../clusters/reservations.js';
-import type { ResourceListInput } from '../clusters/quantity.js';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { reservationChange, reserve, unreserve } from '../clusters/reservations.js';
+import { parseResourceList, type ResourceListInput } from '../clusters/quantity.js';
 import type { ClusterClient } from '../kube/clients.js';
 import { listClusters } from '../kube/cluster-registry.js';
 import { getRecord, patchRecord } from '../kube/custom-objects.js';
 import { apiMessageOf, isAlreadyExists, isNotFound, statusCodeOf } from '../kube/errors.js';
 import { applyObject, deleteObject } from '../kube/objects.js';
+import { writeReservations } from '../kube/reservations.js';
 import { ANNOTATIONS, FIELD_MANAGER, LABELS, labelValue } from '../resources/names.js';
 import {
   SFCLUSTER,
@@ -29,10 +34,12 @@ import {
   clusterSnapshot,
   schedule,
   schedulerForPlan,
+  shortfall,
   type ClusterSnapshot,
   type Decision,
   type PlacementRequest,
   type SchedulerName,
+  type SchedulingConfig,
 } from '../scheduling/index.js';
 import { findTemplate } from '../templates/index.js';
 import { waitingForCluster, type InstanceRef, type Placement } from '../workflows/messages.js';
@@ -151,62 +158,90 @@ async function writeSchedulerState(
   }
 }
 
-const mergePatchOptions = () => setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+/** A pause before deciding again after losing a race to another writer of the clusters. */
+const jitter = () => new Promise((resolve) => setTimeout(resolve, Math.random() * CONFLICT_JITTER_MS));
 
-/** Writes a cluster's reservations, guarded by the resourceVersion read; false when it changed meanwhile. */
-async function writeReservations(
-  master: ClusterClient,
-  cluster: SFCluster,
-  change: Record<string, unknown>,
-): Promise<boolean> {
-  try {
-    await master.custom.patchNamespacedCustomObjectStatus(
-      {
-        group: SFCLUSTER.group,
-        version: SFCLUSTER.version,
-        plural: SFCLUSTER.plural,
-        namespace: cluster.metadata.namespace!,
-        name: cluster.metadata.name,
-        body: {
-          metadata: { resourceVersion: cluster.metadata.resourceVersion },
-          status: { reserved: change },
-        },
-      },
-      mergePatchOptions(),
-    );
-    return true;
-  } catch (err) {
-    if (isConflict(err)) return false;
-    throw err;
-  }
+/** What an instance placed on a cluster books there. */
+export interface Booking {
+  readonly clusterId: string;
+  readonly instanceId: string;
+  /** Its plan's `context.requests`. */
+  readonly requests: ResourceListInput;
+  /**
+   * The plan's name when a reservation that grows must fit the cluster's free capacity (the
+   * resource-aware scheduler); absent when it is written whatever the cluster has free.
+   */
+  readonly mustFit?: string;
 }
 
 /**
- * Releases the instance's reservation on every registered cluster that holds one. Safe to run
- * again, and for an instance that never reserved anything.
+ * Books an instance on its cluster: its reservation there becomes its plan's requests (nothing is
+ * written when it holds them already, so running it twice changes nothing). With `mustFit`, a
+ * reservation that grows must fit in what the cluster has free, the instance's own reservation
+ * counted as free: else a terminal failure says what is short, and the reservation stays as it
+ * was. A cluster no longer registered books nothing.
  */
-export async function releasePlacement(
+export async function bookPlacement(
   master: ClusterClient,
   namespace: string,
-  instanceId: string,
+  booking: Booking,
 ): Promise<void> {
+  const { clusterId, instanceId, requests, mustFit } = booking;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    let clusters: SFCluster[];
+    const cluster = await getRecord<SFCluster>(master, SFCLUSTER, namespace, clusterId);
+    if (!cluster) return;
+    let change;
     try {
-      clusters = await listClusters(master, namespace);
+      change = reservationChange(cluster.status?.reserved, instanceId, requests);
     } catch (err) {
-      if (isNotFound(err)) return;
-      throw err;
+      throw terminal(messageOf(err), FAILURE_TYPES.plan);
     }
-    let lost = false;
-    for (const cluster of clusters) {
-      const held: Reservations = cluster.status?.reserved ?? {};
-      if (unreserve(held, instanceId) === held) continue;
-      if (!(await writeReservations(master, cluster, { [instanceId]: null }))) lost = true;
+    if (change.kind === 'none') return;
+    if (mustFit !== undefined && change.kind === 'grows') {
+      const others: SFCluster = {
+        ...cluster,
+        status: { ...cluster.status, reserved: unreserve(cluster.status?.reserved, instanceId) },
+      };
+      const snapshot = clusterSnapshot(others);
+      let short: string | undefined;
+      try {
+        short = shortfall(snapshot, parseResourceList(requests, "the plan's context.requests"));
+      } catch (err) {
+        throw terminal(`resource-aware: ${messageOf(err)}`, NO_ELIGIBLE_CLUSTER);
+      }
+      if (snapshot.problem)
+        throw terminal(`resource-aware: cluster ${clusterId}: ${snapshot.problem}`, NO_ELIGIBLE_CLUSTER);
+      if (short)
+        throw terminal(
+          `resource-aware: plan ${mustFit} does not fit on cluster ${clusterId}, where the instance is placed: ${short}`,
+          NO_ELIGIBLE_CLUSTER,
+        );
     }
-    if (!lost) return;
+    if (await writeReservations(master, cluster, { [instanceId]: change.patch })) return;
+    await jitter();
   }
-  throw retryable(`releasing the reservation of instance ${instanceId}: the clusters keep changing`);
+  throw retryable(`booking instance ${instanceId} on cluster ${clusterId}: the cluster keeps changing`);
+}
+
+/**
+ * What an instance of the plan books on its cluster; none under the `default` scheduler (which
+ * reserves nothing) or for a plan the catalog no longer has (its reservation is left as it is).
+ */
+export function bookingOf(
+  scheduling: SchedulingConfig | undefined,
+  plan: SFPlan | undefined,
+  instanceId: string,
+  clusterId: string,
+): Booking | undefined {
+  if (!plan) return undefined;
+  const scheduler = schedulerForPlan(scheduling ?? {}, plan.spec.id);
+  if (scheduler === 'default') return undefined;
+  return {
+    clusterId,
+    instanceId,
+    requests: planRequests(plan) ?? {},
+    ...(scheduler === 'resource-aware' ? { mustFit: plan.spec.name } : {}),
+  };
 }
 
 /** The copy of an instance record on a sister cluster: the same name and namespace, no parameters. */
@@ -333,7 +368,7 @@ export function placementActivities({ clusters, catalog, renderer, scheduling }:
       )
         return { clusterId: chosen.metadata.name, summary };
       // Another placement wrote first: decide again on what it left, a moment apart from the others.
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * CONFLICT_JITTER_MS));
+      await jitter();
     }
     throw retryable(`placing instance ${request.instanceId}: the clusters keep changing; trying again`);
   }
@@ -344,7 +379,8 @@ export function placementActivities({ clusters, catalog, renderer, scheduling }:
      * why. The landscape's scheduler (or the plan's) decides over the registered clusters;
      * `default` places every instance on the master without reading the registry. The decision
      * and its reasons are kept in the record's placement annotation and in the step's result. No
-     * eligible cluster fails the operation with the reasons.
+     * eligible cluster fails the operation with the reasons. An instance placed before is booked
+     * again on its cluster with its plan's requests now (see {@link bookPlacement}).
      */
     async scheduleInstance(ref: InstanceRef): Promise<Placement> {
       const kept = async (clusterId: string, record?: SFServiceInstance): Promise<Placement> => {
@@ -356,11 +392,18 @@ export function placementActivities({ clusters, catalog, renderer, scheduling }:
           ...(taskQueue ? { taskQueue } : {}),
         };
       };
-      if (ref.clusterId) return kept(ref.clusterId);
       const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
-      if (!record) throw retryable(`instance ${ref.instanceId} has no record`);
-      if (record.spec.clusterId) return kept(record.spec.clusterId, record);
+      if (!record) {
+        if (ref.clusterId) return kept(ref.clusterId);
+        throw retryable(`instance ${ref.instanceId} has no record`);
+      }
       const plan = catalog.plan(record.spec.planId);
+      const placedOn = ref.clusterId ?? record.spec.clusterId;
+      if (placedOn) {
+        const booking = bookingOf(scheduling, plan, ref.instanceId, placedOn);
+        if (booking) await bookPlacement(master, namespace, booking);
+        return kept(placedOn, ref.clusterId ? undefined : record);
+      }
       const scheduler = schedulerForPlan(scheduling ?? {}, record.spec.planId);
       let placed = {
         clusterId: clusters.masterId,

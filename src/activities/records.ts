@@ -44,12 +44,13 @@ import type {
   RequestedBy,
 } from '../workflows/messages.js';
 import { actionRefusal } from '../resources/actions.js';
-import { holdCatalogEntries, releaseCatalogEntries } from './catalog-entries.js';
+import { holdCatalogEntries, releaseCatalogEntries } from '../kube/catalog-entries.js';
 import type { ActivityDeps } from './deps.js';
 import { ownerReferenceTo } from './desired-objects.js';
 import { namespaceReady } from './namespaces.js';
 import { FAILURE_TYPES, retryable, terminal } from './failures.js';
-import { clusterFailure, deleteCopy, releasePlacement } from './placement.js';
+import { releaseReservations } from '../kube/reservations.js';
+import { bookPlacement, bookingOf, clusterFailure, deleteCopy } from './placement.js';
 
 const PROGRESS: Record<InstanceOperationType | BindingOperationType, string> = {
   provision: 'Provisioning the instance',
@@ -131,7 +132,12 @@ function newRecord(
   };
 }
 
-export function recordActivities({ clusters, instanceNamespace: shared }: ActivityDeps) {
+export function recordActivities({
+  clusters,
+  catalog: plans,
+  scheduling,
+  instanceNamespace: shared,
+}: ActivityDeps) {
   const master = clusters.master;
   const registry = clusters.namespace;
   // The catalog lives in the registry's namespace.
@@ -303,11 +309,16 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
       };
     },
 
-    /** Writes an operation's progress or final status to the instance record's status. */
+    /**
+     * Writes an operation's progress or final status to the instance record's status. A provision
+     * that failed releases the instance's reservation; an update that ended books the plan the
+     * record holds now (a failed update was put back to its previous plan).
+     */
     async recordInstanceStatus(ref: InstanceRef, status: OperationStatus): Promise<void> {
       // A provision that failed holds no capacity: its reservation goes (deprovisioning it again is harmless).
       if (status.operation === 'provision' && status.state === 'failed')
-        await releasePlacement(master, registry, ref.instanceId);
+        await releaseReservations(master, registry, ref.instanceId);
+      if (status.operation === 'update' && status.state !== 'in progress') await bookRecordedPlan(ref);
       try {
         await patchRecordStatus(master, SFSERVICEINSTANCE, ref.namespace, ref.name, {
           ...operationFields(status),
@@ -398,7 +409,7 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
       }
       await removeRecord(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
       if (!shared) await deleteNamespace(master, ref.namespace);
-      await releasePlacement(master, registry, ref.instanceId);
+      await releaseReservations(master, registry, ref.instanceId);
     },
 
     /** Records the binding request, owned by its instance record, and marks the operation as running. */
@@ -480,6 +491,20 @@ export function recordActivities({ clusters, instanceNamespace: shared }: Activi
       await removeRecord(master, SFSERVICEBINDING, ref.namespace, ref.name);
     },
   };
+
+  /**
+   * Books the plan the instance's record holds on its cluster, whatever the cluster has free: it is
+   * what the instance held before an update that was put back, or what the update booked already.
+   */
+  async function bookRecordedPlan(ref: InstanceRef): Promise<void> {
+    const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
+    const clusterId = record?.spec.clusterId;
+    if (!record || !clusterId || record.metadata.deletionTimestamp) return;
+    const booking = bookingOf(scheduling, plans.plan(record.spec.planId), ref.instanceId, clusterId);
+    if (!booking) return;
+    const { mustFit: _checked, ...whateverIsFree } = booking;
+    await bookPlacement(master, registry, whateverIsFree);
+  }
 
   async function getInstanceRecord(instanceId: string): Promise<SFServiceInstance | undefined> {
     const ref = instanceRefOf(instanceId);

@@ -132,6 +132,11 @@ export interface ForcedRemoval {
   readonly finalizerRemoved: boolean;
   /** Whether an operation workflow still ran on it, and was terminated. */
   readonly operationStopped: boolean;
+  /**
+   * Of an instance: the clusters whose reservation for it was released (none when it held none).
+   * Its hold on its plan and service is released too, so that they can be deleted.
+   */
+  readonly reservationsReleased?: readonly string[];
   readonly requestedBy: string;
   /** When, as an ISO time. */
   readonly at: string;
@@ -154,7 +159,10 @@ export interface AdminService {
   /**
    * Removes a record whose deletion cannot finish (its cluster is gone): terminates the operation
    * still running on it, requests its deletion when nobody has, and takes our finalizer off, so
-   * the apiserver lets it go. Its resources on the cluster are left as they are. Recorded in the audit log and as an Event on the record.
+   * the apiserver lets it go. An instance's reservation on its cluster and its hold on its plan and
+   * service (their `catalog-in-use` finalizer, once no other record holds them) are released with
+   * it. Its resources on the cluster are left as they are. Recorded in the audit log and as an
+   * Event on the record.
    *
    * @throws OsbError 404 without such a record.
    */

@@ -19,9 +19,11 @@ import type {
 } from '../admin/service.js';
 import type { RolloutControl } from '../admin/contract.js';
 import type { DryRunControl } from '../admin/dry-run.js';
+import { releaseCatalogEntries } from '../kube/catalog-entries.js';
 import { deleteRecord, getRecord, listRecordPage, patchRecord } from '../kube/custom-objects.js';
 import { statusCodeOf } from '../kube/errors.js';
 import { recordEvent } from '../kube/events.js';
+import { releaseReservations } from '../kube/reservations.js';
 import { badRequest, conflict, notFound } from '../osb/errors.js';
 import type { RequestMeta } from '../osb/service-broker.js';
 import { FINALIZER, LABELS, bindingWorkflowId, instanceWorkflowId, labelValue } from '../resources/names.js';
@@ -144,7 +146,7 @@ export class TemporalAdminService implements AdminService {
     // First the Event: once the finalizer is gone the namespace may go too, and the Event with it.
     await this.note(record, {
       reason: 'ForceRemoved',
-      message: `${kind} ${id} force-removed by ${requestedBy}: an operation still running on it is terminated and the finalizer ${FINALIZER} dropped; its resources on cluster ${clusterOf(record) ?? '(none)'} are left as they are`,
+      message: `${kind} ${id} force-removed by ${requestedBy}: an operation still running on it is terminated and the finalizer ${FINALIZER} dropped${kind === 'instance' ? '; its reservation and its hold on its plan and service are released' : ''}; its resources on cluster ${clusterOf(record) ?? '(none)'} are left as they are`,
     });
     const workflowId =
       kind === 'instance'
@@ -154,6 +156,8 @@ export class TemporalAdminService implements AdminService {
     const deletionRequested = !record.metadata.deletionTimestamp;
     if (deletionRequested) await deleteRecord(this.deps.master, resource, namespace, name);
     const finalizerRemoved = await this.dropFinalizer(resource, namespace, name);
+    const reservationsReleased =
+      kind === 'instance' ? await this.releaseHolds(id, record as SFServiceInstance) : undefined;
     const removal: ForcedRemoval = {
       kind,
       id,
@@ -162,6 +166,7 @@ export class TemporalAdminService implements AdminService {
       deletionRequested,
       finalizerRemoved,
       operationStopped,
+      ...(reservationsReleased ? { reservationsReleased } : {}),
       requestedBy,
       at,
     };
@@ -235,6 +240,21 @@ export class TemporalAdminService implements AdminService {
     if (!running) return false;
     await this.parts.runs.handle(workflowId, running.runId).terminate(`force-removed by ${requestedBy}`);
     return true;
+  }
+
+  /**
+   * Releases what a removed instance held, as its deprovision would: its reservation on every
+   * cluster, and its plan's and service's finalizer once no other record holds them (a record being
+   * deleted holds none). The clusters whose reservation went.
+   */
+  private async releaseHolds(instanceId: string, record: SFServiceInstance): Promise<string[]> {
+    const { master, instanceNamespace } = this.deps;
+    const released = await releaseReservations(master, this.admin.namespace, instanceId);
+    await releaseCatalogEntries(
+      { master, namespace: this.admin.namespace, ...(instanceNamespace ? { instanceNamespace } : {}) },
+      { serviceIds: [record.spec.serviceId], planIds: [record.spec.planId] },
+    );
+    return released;
   }
 
   /** Takes our finalizer off the record, if it is still there; whether it did. */

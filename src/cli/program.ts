@@ -204,6 +204,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
         `${removed.deletionRequested ? ', deletion requested' : ''}` +
         `${removed.finalizerRemoved ? ', finalizer removed' : ''}` +
         `${removed.operationStopped ? ', its running operation terminated' : ''}` +
+        `${removed.reservationsReleased?.length ? `, reservation released on ${removed.reservationsReleased.join(', ')}` : ''}` +
         ` (by ${removed.requestedBy})\n`,
     );
   };

@@ -3,6 +3,13 @@
  * the capacity its SFCluster declares), requests as the sum of its pods' requests, counted by the
  * rules the Kubernetes scheduler uses.
  *
+ * One ledger: an instance's booking is its reservation (`SFCluster.status.reserved`, its plan's
+ * `context.requests`), held from its placement until it is removed. The pods of instance
+ * namespaces (the broker's `sf-…` ones, or the landscape's one shared instance namespace) are
+ * therefore left out of the requests: counting them too would count every running instance twice,
+ * and leaving them out (rather than releasing the reservation once the pods exist) leaves no moment
+ * at which an instance counts nowhere.
+ *
  * Pure: the inputs are the fields of Node and Pod objects this logic reads, so the objects the
  * apiserver returns fit as they are.
  */
@@ -49,6 +56,43 @@ export interface PodResources {
     readonly resources?: { readonly requests?: ResourceListInput };
   };
   readonly status?: { readonly phase?: string };
+}
+
+/** A node reduced to the fields capacity reads, so that a probe keeps no more of it. */
+export function nodeResources(node: NodeResources): NodeResources {
+  const { metadata, spec, status } = node;
+  return {
+    ...(metadata?.name !== undefined ? { metadata: { name: metadata.name } } : {}),
+    ...(spec?.unschedulable ? { spec: { unschedulable: true } } : {}),
+    status: {
+      ...(status?.capacity ? { capacity: status.capacity } : {}),
+      ...(status?.allocatable ? { allocatable: status.allocatable } : {}),
+    },
+  };
+}
+
+const containerResources = (container: ContainerResources): ContainerResources => ({
+  ...(container.name !== undefined ? { name: container.name } : {}),
+  ...(container.restartPolicy !== undefined ? { restartPolicy: container.restartPolicy } : {}),
+  ...(container.resources ? { resources: container.resources } : {}),
+});
+
+/** A pod reduced to the fields requests read, so that a probe keeps no more of it. */
+export function podResources(pod: PodResources): PodResources {
+  const { metadata, spec, status } = pod;
+  return {
+    metadata: {
+      ...(metadata?.name !== undefined ? { name: metadata.name } : {}),
+      ...(metadata?.namespace !== undefined ? { namespace: metadata.namespace } : {}),
+    },
+    spec: {
+      containers: (spec?.containers ?? []).map(containerResources),
+      ...(spec?.initContainers ? { initContainers: spec.initContainers.map(containerResources) } : {}),
+      ...(spec?.overhead ? { overhead: spec.overhead } : {}),
+      ...(spec?.resources?.requests ? { resources: { requests: spec.resources.requests } } : {}),
+    },
+    ...(status?.phase !== undefined ? { status: { phase: status.phase } } : {}),
+  };
 }
 
 /** Capacity and allocatable of a cluster, summed over its nodes. */
@@ -118,14 +162,49 @@ export function podRequests(pod: PodResources): Amounts {
 /** Pods that hold no resources any more. */
 const FINISHED_PHASES = new Set(['Succeeded', 'Failed']);
 
-/** Requests of all pods that have not finished, summed. */
-export function clusterRequests(pods: readonly PodResources[]): Amounts {
+/** The phases of pods that hold no resources any more, in the order a field selector names them. */
+export const FINISHED_POD_PHASES: readonly string[] = [...FINISHED_PHASES];
+
+/** Where instances keep their pods: namespaces whose pods their reservations already book. */
+export interface InstanceNamespaces {
+  /** Prefix of the per-instance namespaces (`sf-`). */
+  readonly prefix: string;
+  /** The one namespace of all instances, when the landscape has one. */
+  readonly shared?: string;
+}
+
+/** Whether a namespace holds instances' pods, which their reservations book. */
+export function isInstanceNamespace(namespace: string | undefined, instances: InstanceNamespaces): boolean {
+  if (namespace === undefined) return false;
+  return (
+    namespace.startsWith(instances.prefix) || (Boolean(instances.shared) && namespace === instances.shared)
+  );
+}
+
+/**
+ * Requests of all pods that have not finished, summed; with `instances`, the pods of instance
+ * namespaces are left out (their reservations book them).
+ */
+export function clusterRequests(pods: readonly PodResources[], instances?: InstanceNamespaces): Amounts {
   let total: Amounts = {};
   for (const pod of pods) {
     if (FINISHED_PHASES.has(pod.status?.phase ?? '')) continue;
+    if (instances && isInstanceNamespace(pod.metadata?.namespace, instances)) continue;
     total = addAmounts(total, podRequests(pod));
   }
   return total;
+}
+
+/**
+ * The field selector of the pods a probe reads: those not finished, and not in the shared instance
+ * namespace (per-instance namespaces cannot be told apart by a field selector; the probe leaves
+ * their pods out as it reads them).
+ */
+export function podFieldSelector(instances?: InstanceNamespaces): string {
+  return [
+    ...FINISHED_POD_PHASES.map((phase) => `status.phase!=${phase}`),
+    ...(instances?.shared ? [`metadata.namespace!=${instances.shared}`] : []),
+  ].join(',');
 }
 
 /** What a probe reads of a cluster's resources. */
@@ -136,6 +215,15 @@ export interface CapacityInput {
   readonly nodes?: readonly NodeResources[];
   /** The cluster's pods. */
   readonly pods?: readonly PodResources[];
+  /** Where instances keep their pods: left out of the requests. @default every pod counts */
+  readonly instanceNamespaces?: InstanceNamespaces;
+}
+
+/** Whether a `spec.totalCapacity` declares anything: then it replaces the nodes, which need not be read. */
+export function declaresCapacity(
+  totalCapacity: ResourceListInput | undefined,
+): totalCapacity is ResourceListInput {
+  return totalCapacity !== undefined && Object.keys(totalCapacity).length > 0;
 }
 
 /** Capacity, allocatable and requests of a cluster, as canonical resource lists for its status. */
@@ -147,13 +235,13 @@ export interface ClusterResources {
 
 /**
  * A cluster's resources for its status: declared capacity when there is one, else the nodes';
- * requests from its pods. Lists are canonical (`6500m`, `1Gi`) with resource names sorted.
+ * requests from its pods outside instance namespaces. Lists are canonical (`6500m`, `1Gi`) with resource names sorted.
  *
  * @throws QuantityError naming the field that holds an invalid quantity.
  */
 export function clusterResources(input: CapacityInput): ClusterResources {
   let totals: NodeTotals;
-  if (input.totalCapacity && Object.keys(input.totalCapacity).length > 0) {
+  if (declaresCapacity(input.totalCapacity)) {
     const declared = parseResourceList(input.totalCapacity, 'spec.totalCapacity');
     totals = { capacity: declared, allocatable: declared };
   } else {
@@ -162,6 +250,6 @@ export function clusterResources(input: CapacityInput): ClusterResources {
   return {
     capacity: formatResourceList(totals.capacity),
     allocatable: formatResourceList(totals.allocatable),
-    requests: formatResourceList(clusterRequests(input.pods ?? [])),
+    requests: formatResourceList(clusterRequests(input.pods ?? [], input.instanceNamespaces)),
   };
 }

@@ -13,7 +13,12 @@ import {
   type SFCluster,
   type SFClusterStatus,
 } from '../resources/types.js';
-import { clusterResources, type CapacityInput, type ClusterResources } from './capacity.js';
+import {
+  clusterResources,
+  type CapacityInput,
+  type ClusterResources,
+  type InstanceNamespaces,
+} from './capacity.js';
 
 /** What one probe of a cluster found. */
 export type ProbeResult =
@@ -43,6 +48,8 @@ export interface HealthInput {
   readonly offlineAfterMs: number;
   /** Instances placed on the cluster; the previous count is kept when absent. */
   readonly instances?: number;
+  /** Where instances keep their pods, which their reservations book: left out of the requests. */
+  readonly instanceNamespaces?: InstanceNamespaces;
 }
 
 /**
@@ -118,6 +125,7 @@ export function nextClusterStatus(input: HealthInput): HealthStatus {
         totalCapacity: cluster.spec.totalCapacity,
         nodes: probe.nodes,
         pods: probe.pods,
+        ...(input.instanceNamespaces ? { instanceNamespaces: input.instanceNamespaces } : {}),
       });
     } catch (err) {
       invalidCapacity = err instanceof Error ? err.message : String(err);

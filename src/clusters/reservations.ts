@@ -57,3 +57,44 @@ export function reservedAmounts(reservations: Reservations | undefined): Amounts
 export function reservedTotal(reservations: Reservations | undefined): ResourceList {
   return formatResourceList(reservedAmounts(reservations));
 }
+
+/** What reserving new requests does to an instance's reservation. */
+export interface ReservationChange {
+  /**
+   * `none` when the instance holds exactly these requests already; `shrinks` when it asks no more
+   * of any resource than it holds; `grows` otherwise (a first reservation grows unless it asks
+   * nothing).
+   */
+  readonly kind: 'none' | 'shrinks' | 'grows';
+  /**
+   * The instance's entry as a merge patch of `status.reserved` writes it: the new requests, and
+   * null for each resource it held and no longer asks for.
+   */
+  readonly patch: Readonly<Record<string, string | null>>;
+}
+
+/**
+ * How the instance's reservation changes when it is to hold `requests` (a plan change, a placement
+ * repeated).
+ *
+ * @throws QuantityError when a request, or what the instance holds, is not a quantity.
+ */
+export function reservationChange(
+  reservations: Reservations | undefined,
+  instanceId: string,
+  requests: ResourceListInput,
+): ReservationChange {
+  const next = reserve(undefined, instanceId, requests)[instanceId]!;
+  const held = reservations && Object.hasOwn(reservations, instanceId) ? reservations[instanceId] : undefined;
+  const patch: Record<string, string | null> = { ...next };
+  for (const resource of Object.keys(held ?? {})) if (!(resource in next)) patch[resource] = null;
+  if (held === undefined) return { kind: Object.keys(next).length === 0 ? 'shrinks' : 'grows', patch };
+  const before = parseResourceList(held, `status.reserved of instance ${instanceId}`);
+  const after = parseResourceList(next, `the requests of instance ${instanceId}`);
+  const same =
+    Object.keys(before).length === Object.keys(after).length &&
+    Object.keys(after).every((resource) => before[resource] === after[resource]);
+  if (same) return { kind: 'none', patch };
+  const grows = Object.keys(after).some((resource) => after[resource]! > (before[resource] ?? 0n));
+  return { kind: grows ? 'grows' : 'shrinks', patch };
+}

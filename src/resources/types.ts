@@ -492,9 +492,15 @@ export interface SFClusterStatus {
   capacity?: Record<string, string>;
   /** What the cluster offers to pods: declared, or summed over its schedulable nodes. */
   allocatable?: Record<string, string>;
-  /** Sum of the requests of the cluster's pods that have not finished. */
+  /**
+   * Sum of the requests of the cluster's pods that have not finished, outside instance namespaces
+   * (an instance is booked by its reservation alone).
+   */
   requests?: Record<string, string>;
-  /** Requests reserved by placements not yet released: instance id to its requests. */
+  /**
+   * Requests booked by the instances placed on the cluster, from their placement until their
+   * removal: instance id to its plan's requests.
+   */
   reserved?: Record<string, Record<string, string>>;
   /** Number of instances placed on the cluster. */
   serviceInstanceCount?: number;

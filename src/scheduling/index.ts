@@ -40,5 +40,5 @@ export {
   type SchedulerName,
   type SchedulingConfig,
 } from './registry.js';
-export { freeCapacity } from './plugins/resource-aware.js';
+export { freeCapacity, shortfall } from './plugins/resource-aware.js';
 export { clusterSnapshot } from './snapshot.js';

@@ -23,9 +23,9 @@ export interface ClusterSnapshot {
   readonly capacity: ResourceList;
   /** What pods may use, declared or from the nodes. */
   readonly allocatable: ResourceList;
-  /** Requests of the cluster's running pods. */
+  /** Requests of the cluster's pods that have not finished, outside instance namespaces. */
   readonly requests: ResourceList;
-  /** Requests reserved by placements not yet released, summed. */
+  /** Requests booked by the instances placed on the cluster (their only booking), summed. */
   readonly reserved: ResourceList;
   /** Instances placed on the cluster. */
   readonly instances: number;

@@ -7,18 +7,31 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createRecord, getRecord, jsonPatchRecord } from '../../src/kube/custom-objects.js';
-import { ensureNamespace } from '../../src/kube/objects.js';
+import {
+  createRecord,
+  deleteRecord,
+  getRecord,
+  jsonPatchRecord,
+  listRecords,
+  patchRecordStatus,
+} from '../../src/kube/custom-objects.js';
+import { applyObject, ensureNamespace } from '../../src/kube/objects.js';
 import {
   ANNOTATIONS,
+  CATALOG_FINALIZER,
   FINALIZER,
   LABELS,
   instanceWorkflowId,
   resourceName,
 } from '../../src/resources/names.js';
 import {
+  SFCLUSTER,
+  SFPLAN,
   SFSERVICEBINDING,
   SFSERVICEINSTANCE,
+  type KubeObject,
+  type SFCluster,
+  type SFPlan,
   type SFServiceBinding,
   type SFServiceInstance,
 } from '../../src/resources/types.js';
@@ -30,8 +43,8 @@ import {
   POSTGRESQL_SERVICE_ID,
   runBuiltCli,
 } from '../support/admin.js';
-import { clusters, eventually, temporalClient, unique } from '../support/env.js';
-import { untilSettled, type OsbClient } from '../support/osb.js';
+import { clusters, environment, eventually, temporalClient, unique } from '../support/env.js';
+import { provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import { CREDENTIALS } from '../support/system.js';
 
 const SERVICE_ID = POSTGRESQL_SERVICE_ID;
@@ -308,6 +321,67 @@ describe('the admin API', () => {
     const after = await getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, namespace, resourceName(id));
     expect(after?.metadata.labels?.[LABELS.planRevision]).toBe(recorded);
     expect(after?.status).toMatchObject({ state: 'succeeded', operation: 'update' });
+  });
+
+  test('a forced removal of an instance releases its reservation and its plan, which can then be deleted', async () => {
+    // GIVEN a plan of its own (a copy of the PostgreSQL plan) and an instance of it, provisioned
+    // through the OSB API, holding a reservation on the master cluster
+    const registry = environment().namespace;
+    const original = (await listRecords<SFPlan>(master!, SFPLAN, registry)).find(
+      (p) => p.spec.id === PLAN_ID,
+    )!;
+    const planId = randomUUID();
+    await applyObject(master!, {
+      apiVersion: original.apiVersion,
+      kind: original.kind,
+      metadata: { name: planId, namespace: registry },
+      spec: { ...original.spec, id: planId, name: unique('forced') },
+    } as KubeObject);
+    await eventually('the plan in the catalog', async () =>
+      JSON.stringify((await osb('GET', '/v2/catalog')).body).includes(planId) ? true : undefined,
+    );
+    const id = randomUUID();
+    const namespace = `sf-${resourceName(id)}`;
+    const provisioned = await osb(
+      'PUT',
+      `/v2/service_instances/${id}?accepts_incomplete=true`,
+      provisionBody(SERVICE_ID, planId, { foo: 'bar' }),
+    );
+    expect(provisioned.status).toBe(202);
+    const done = await untilSettled(
+      osb,
+      `/v2/service_instances/${id}/last_operation?operation=${encodeURIComponent(String(provisioned.body.operation))}`,
+    );
+    expect(done.body.state).toBe('succeeded');
+    expect((await getRecord<SFPlan>(master!, SFPLAN, registry, planId))?.metadata.finalizers).toContain(
+      CATALOG_FINALIZER,
+    );
+    await patchRecordStatus(master!, SFCLUSTER, registry, '1', { reserved: { [id]: { cpu: '1' } } });
+
+    // WHEN an admin forces its removal
+    const res = await admin('POST', `/admin/instances/${id}/force-remove`);
+    expect([res.status, res.body]).toEqual([
+      200,
+      expect.objectContaining({ kind: 'instance', id, finalizerRemoved: true, reservationsReleased: ['1'] }),
+    ]);
+    // THEN the record is gone, and no cluster holds a reservation for it
+    await eventually('the instance record gone', async () =>
+      (await getRecord(master!, SFSERVICEINSTANCE, namespace, resourceName(id))) ? undefined : true,
+    );
+    for (const cluster of await listRecords<SFCluster>(master!, SFCLUSTER, registry))
+      expect([cluster.metadata.name, cluster.status?.reserved?.[id]]).toEqual([
+        cluster.metadata.name,
+        undefined,
+      ]);
+    // AND the plan no longer holds the catalog-in-use finalizer: deleting it finishes
+    expect(
+      (await getRecord<SFPlan>(master!, SFPLAN, registry, planId))?.metadata.finalizers ?? [],
+    ).not.toContain(CATALOG_FINALIZER);
+    await deleteRecord(master!, SFPLAN, registry, planId);
+    await eventually('the plan gone', async () =>
+      (await getRecord(master!, SFPLAN, registry, planId)) ? undefined : true,
+    );
+    await master!.core.deleteNamespace({ name: namespace }).catch(() => undefined);
   });
 
   test('a forced removal of a binding record nobody deleted requests its deletion and releases it', async () => {

@@ -5,6 +5,7 @@
  * holds an instance, and keeps the catalog's copies on the running sisters in step. The directory
  * follows a rotated kubeconfig without a restart.
  */
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { installCatalog } from '../../dev/catalog.js';
 import type { ExtraCluster } from '../../dev/local/kube-control-plane.js';
@@ -12,7 +13,13 @@ import { clusterActivities } from '../../src/activities/clusters.js';
 import { clusterClientFromKubeconfig, type ClusterClient } from '../../src/kube/clients.js';
 import { clusterDirectory } from '../../src/kube/cluster-directory.js';
 import { registerCluster } from '../../src/kube/cluster-registry.js';
-import { deleteRecord, getRecord, listRecords, patchRecord } from '../../src/kube/custom-objects.js';
+import {
+  deleteRecord,
+  getRecord,
+  listRecords,
+  patchRecord,
+  patchRecordStatus,
+} from '../../src/kube/custom-objects.js';
 import { CLUSTER_FINALIZER, LABELS, labelValue } from '../../src/resources/names.js';
 import {
   SFCLUSTER,
@@ -37,6 +44,8 @@ import {
 
 const SETTINGS: ClusterHealthSettings = { probeSeconds: 1, offlineSeconds: 3 };
 const DECLARED = { cpu: '4', memory: '8Gi' };
+/** Nodes or pods the probe reads in one request. */
+const PAGE_SIZE = 2;
 
 const namespace = unique('registry');
 const ownId = unique('own');
@@ -89,7 +98,8 @@ beforeAll(async () => {
     namespace: env.temporal.namespace,
     taskQueue,
     ...builtWorkflows(),
-    activities: clusterActivities({ clusters: directory }),
+    // Pages far smaller than the test's clusters, so that every listing of theirs takes several.
+    activities: clusterActivities({ clusters: directory, probePageSize: PAGE_SIZE }),
   });
   running = worker.run();
   await temporal.client.workflow.start('clusterHealthWorkflow', {
@@ -148,6 +158,89 @@ describe('the cluster health workflow', () => {
     await patchRecord(master, SFCLUSTER, namespace, sister.id, { spec: { schedulingDisabled: null } });
     await untilCluster(sister.id, 'schedulable again', (c) =>
       Boolean(c.status?.conditions?.some((x) => x.type === 'Schedulable' && x.status === 'True')),
+    );
+  });
+
+  test('requests count the pods outside instance namespaces, read a page at a time; the pods of instances are booked by their reservations alone', async () => {
+    // GIVEN on the own cluster (no nodes: its pods stay pending) more pods than a page: 5 of 100m in
+    // a team's namespace, one there that has finished, and 2 of 1 CPU of a placed instance, whose
+    // reservation books them
+    const team = unique('team');
+    const instanceId = unique('placed');
+    const instanceNs = `sf-${instanceId}`;
+    for (const ns of [team, instanceNs])
+      await own.admin.core.createNamespace({ body: { metadata: { name: ns } } });
+    const pod = (ns: string, name: string, cpu: string) =>
+      own.admin.core.createNamespacedPod({
+        namespace: ns,
+        body: {
+          metadata: { name },
+          spec: { containers: [{ name: 'c', image: 'none', resources: { requests: { cpu } } }] },
+        },
+      });
+    for (let i = 0; i < 5; i++) await pod(team, `p${i}`, '100m');
+    await pod(team, 'finished', '1');
+    await own.admin.core.patchNamespacedPodStatus(
+      { name: 'finished', namespace: team, body: { status: { phase: 'Succeeded' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    for (let i = 0; i < 2; i++) await pod(instanceNs, `db-${i}`, '1');
+    await patchRecordStatus(master, SFCLUSTER, namespace, ownId, {
+      reserved: { [instanceId]: { cpu: '2' } },
+    });
+    try {
+      // THEN the probe's requests are the team's unfinished pods alone, and the reservation stays
+      const probed = await untilCluster(
+        ownId,
+        'requests of the team’s pods',
+        (c) => c.status?.requests?.cpu === '500m',
+      );
+      expect(probed.status?.requests).toEqual({ cpu: '500m' });
+      expect(probed.status?.reserved).toEqual({ [instanceId]: { cpu: '2' } });
+    } finally {
+      await patchRecordStatus(master, SFCLUSTER, namespace, ownId, { reserved: { [instanceId]: null } });
+      for (const ns of [team, instanceNs])
+        await own.admin.core.deleteNamespace({ name: ns }).catch(() => undefined);
+    }
+  });
+
+  test('allocatable sums the nodes, read a page at a time, when no capacity is declared', async () => {
+    // GIVEN the own cluster with no declared capacity and more nodes than a page, one of them cordoned
+    const names = [0, 1, 2, 3, 4].map((i) => unique(`node-${i}`));
+    for (const [i, name] of names.entries()) {
+      await own.admin.core.createNode({
+        body: { metadata: { name }, spec: { unschedulable: i === 4 } },
+      });
+      await own.admin.core.patchNodeStatus(
+        {
+          name,
+          body: {
+            status: { capacity: { cpu: '2', memory: '2Gi' }, allocatable: { cpu: '500m', memory: '1Gi' } },
+          },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    }
+    await patchRecord(master, SFCLUSTER, namespace, ownId, { spec: { totalCapacity: null } });
+    try {
+      // THEN capacity counts all five nodes, allocatable the four schedulable ones
+      const probed = await untilCluster(
+        ownId,
+        'the nodes’ allocatable',
+        (c) => c.status?.allocatable?.cpu === '2',
+      );
+      expect([probed.status?.capacity, probed.status?.allocatable]).toEqual([
+        { cpu: '10', memory: '10Gi' },
+        { cpu: '2', memory: '4Gi' },
+      ]);
+    } finally {
+      await patchRecord(master, SFCLUSTER, namespace, ownId, { spec: { totalCapacity: DECLARED } });
+      for (const name of names) await own.admin.core.deleteNode({ name }).catch(() => undefined);
+    }
+    await untilCluster(
+      ownId,
+      'its declared capacity again',
+      (c) => c.status?.allocatable?.cpu === DECLARED.cpu,
     );
   });
 

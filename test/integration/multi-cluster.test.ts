@@ -60,6 +60,10 @@ const PLANS = {
   resourceAware: 'b5a0c1de-0000-4000-8000-00000000a005',
   /** label-selector, placed on the cluster labelled `reach=later`. */
   later: 'b5a0c1de-0000-4000-8000-00000000a006',
+  /** resource-aware; requests 3 CPUs and 1Gi. */
+  resourceAwareLarge: 'b5a0c1de-0000-4000-8000-00000000a007',
+  /** resource-aware; requests 8 CPUs, more than any cluster of the test declares. */
+  resourceAwareHuge: 'b5a0c1de-0000-4000-8000-00000000a008',
 } as const;
 
 /** The clusterSelector template of the original inter-operator: the plan's id as a label. */
@@ -109,6 +113,11 @@ describe('instances on sister clusters', () => {
     await plan(PLANS.leastUtilized, 'least-utilized');
     await plan(PLANS.resourceAware, 'resource-aware');
     await plan(PLANS.later, 'on-reach-later', selector('reach=later'));
+    const requesting = (requests: Record<string, string>) => ({
+      context: { ...design.spec.context, requests },
+    });
+    await plan(PLANS.resourceAwareLarge, 'resource-aware-large', requesting({ cpu: '3', memory: '1Gi' }));
+    await plan(PLANS.resourceAwareHuge, 'resource-aware-huge', requesting({ cpu: '8' }));
   }
 
   beforeAll(async () => {
@@ -125,6 +134,8 @@ describe('instances on sister clusters', () => {
         `${PLANS.roundRobin}=round-robin`,
         `${PLANS.leastUtilized}=least-utilized`,
         `${PLANS.resourceAware}=resource-aware`,
+        `${PLANS.resourceAwareLarge}=resource-aware`,
+        `${PLANS.resourceAwareHuge}=resource-aware`,
       ].join(','),
     });
     system = await startProcess('all', settings);
@@ -369,6 +380,62 @@ describe('instances on sister clusters', () => {
     }
     await Promise.all(results.map((r) => deprovision(r.instanceId, r.planId, 120_000)));
   }, 400_000);
+
+  test('resource-aware: a plan change books the new plan, one that does not fit is refused, and a lost booking is made again', async () => {
+    for (const id of ids) await setCluster(id, { totalCapacity: { cpu: '4', memory: '64Gi' } });
+    // GIVEN an instance of the plan of 1 CPU, booked on its cluster
+    const instance = await provision(PLANS.resourceAware);
+    expect(instance.state).toBe('succeeded');
+    const { clusterId } = await placement(instance.instanceId);
+    const booked = async () => (await readCluster(clusterId!))?.status?.reserved?.[instance.instanceId];
+    expect(await booked()).toEqual({ cpu: '1', memory: '512Mi' });
+    const update = async (planId: string, previous: string) => {
+      const updating = await osb('PATCH', `${instancePath(instance.instanceId)}?accepts_incomplete=true`, {
+        service_id: SERVICE_ID,
+        plan_id: planId,
+        previous_values: { plan_id: previous },
+        parameters: { foo: 'bar' },
+      });
+      expect(updating.status).toBe(202);
+      const done = await untilSettled(
+        osb,
+        `${instancePath(instance.instanceId)}/last_operation?operation=${encodeURIComponent(String(updating.body.operation))}`,
+      );
+      return { state: done.body.state, description: String(done.body.description) };
+    };
+
+    // WHEN it changes to the plan of 3 CPUs THEN its booking is the new plan's
+    expect((await update(PLANS.resourceAwareLarge, PLANS.resourceAware)).state).toBe('succeeded');
+    expect(await booked()).toEqual({ cpu: '3', memory: '1Gi' });
+
+    // WHEN it changes to a plan of 8 CPUs THEN the update is refused, saying what is short, and the
+    // instance keeps its plan and its booking
+    const refused = await update(PLANS.resourceAwareHuge, PLANS.resourceAwareLarge);
+    expect(refused.state).toBe('failed');
+    expect(refused.description).toMatch(
+      new RegExp(
+        `^resource-aware: plan resource-aware-huge does not fit on cluster ${clusterId}, where the instance is placed: needs 8 CPU, \\d+ CPU free`,
+      ),
+    );
+    const record = await getRecord<SFServiceInstance>(
+      master!,
+      SFSERVICEINSTANCE,
+      `sf-${instance.instanceId}`,
+      resourceName(instance.instanceId),
+    );
+    expect(record?.spec.planId).toBe(PLANS.resourceAwareLarge);
+    expect(await booked()).toEqual({ cpu: '3', memory: '1Gi' });
+
+    // WHEN its booking is lost (as a provision that failed releases it) THEN the next placement books it again
+    await patchRecordStatus(master!, SFCLUSTER, registry, clusterId!, {
+      reserved: { [instance.instanceId]: null },
+    });
+    expect((await update(PLANS.resourceAwareLarge, PLANS.resourceAwareLarge)).state).toBe('succeeded');
+    expect(await booked()).toEqual({ cpu: '3', memory: '1Gi' });
+
+    await deprovision(instance.instanceId, PLANS.resourceAwareLarge);
+    expect(await booked()).toBeUndefined();
+  }, 300_000);
 
   test('a sister that does not answer: the step waits, says why, and the provision completes once it answers', async () => {
     // GIVEN a running cluster, labelled for the plan, whose kubeconfig names a port nothing listens on

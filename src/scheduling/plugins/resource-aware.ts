@@ -2,7 +2,8 @@
  * `resource-aware`: the instance's requests (the plan's `context.requests`) must fit in a
  * cluster's free capacity, and the cluster with the most free capacity wins. Free capacity is
  * allocatable (or the declared `spec.totalCapacity`), cut to `schedulingLimitPercentage`, less
- * the requests of the cluster's pods and the reservations of placements not yet released.
+ * the requests of the cluster's pods outside instance namespaces and the reservations of the
+ * instances placed there: an instance is booked by its reservation alone, never by its pods too.
  */
 import {
   describeAmount,
@@ -74,6 +75,28 @@ export function freeCapacity(cluster: ClusterSnapshot): Amounts {
   const free: Record<string, bigint> = {};
   for (const resource of [...resources].sort()) free[resource] = freeOf(cluster, resource, limit);
   return free;
+}
+
+/**
+ * What the cluster lacks for `requests`, for people (`needs cpu 4, cpu 1 free`); undefined when
+ * they fit in its free capacity. The caller leaves out of the snapshot's reservations whatever
+ * the requests replace.
+ *
+ * @throws QuantityError naming the field and the cluster of an invalid quantity.
+ */
+export function shortfall(cluster: ClusterSnapshot, requests: Amounts): string | undefined {
+  const limit = limitOf(cluster);
+  const short: string[] = [];
+  for (const resource of Object.keys(requests).sort()) {
+    const wanted = requests[resource]!;
+    if (wanted <= 0n) continue;
+    const available = freeOf(cluster, resource, limit);
+    if (available < wanted)
+      short.push(
+        `needs ${describeAmount(resource, wanted)}, ${describeAmount(resource, atLeastZero(available))} free`,
+      );
+  }
+  return short.length > 0 ? short.join(' and ') : undefined;
 }
 
 function isEmpty(list: ResourceList): boolean {

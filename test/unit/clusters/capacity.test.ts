@@ -1,7 +1,9 @@
 import {
   clusterRequests,
   clusterResources,
+  isInstanceNamespace,
   nodeTotals,
+  podFieldSelector,
   podRequests,
   type ContainerResources,
   type NodeResources,
@@ -140,6 +142,54 @@ describe('clusterRequests', () => {
     ];
     expect(formatResourceList(clusterRequests(pods))).toEqual({ cpu: '19' });
   });
+
+  test('GIVEN pods of instance namespaces WHEN summed THEN only the others count: their reservations book them', () => {
+    const inNamespace = (namespace: string, cpu: string): PodResources => ({
+      metadata: { name: 'p', namespace },
+      spec: { containers: [container({ cpu })] },
+      status: { phase: 'Running' },
+    });
+    const pods = [
+      inNamespace('sf-0b7c', '1'),
+      inNamespace('instances', '2'),
+      inNamespace('kube-system', '4'),
+      inNamespace('team-a', '8'),
+    ];
+    const instances = { prefix: 'sf-', shared: 'instances' };
+    expect(formatResourceList(clusterRequests(pods, instances))).toEqual({ cpu: '12' });
+    expect(formatResourceList(clusterRequests(pods, { prefix: 'sf-' }))).toEqual({ cpu: '14' });
+    expect(formatResourceList(clusterRequests(pods))).toEqual({ cpu: '15' });
+  });
+});
+
+describe('isInstanceNamespace', () => {
+  test.each<[string | undefined, string | undefined, boolean]>([
+    ['sf-0b7c', undefined, true],
+    ['sf-0b7c', 'instances', true],
+    ['instances', 'instances', true],
+    ['instances', undefined, false],
+    ['default', 'instances', false],
+    [undefined, 'instances', false],
+    ['', '', false],
+  ])('%s with shared namespace %s: %s', (namespace, shared, expected) => {
+    expect(
+      isInstanceNamespace(namespace, { prefix: 'sf-', ...(shared !== undefined ? { shared } : {}) }),
+    ).toBe(expected);
+  });
+});
+
+describe('podFieldSelector', () => {
+  test.each<[string, Parameters<typeof podFieldSelector>[0], string]>([
+    ['every namespace', undefined, 'status.phase!=Succeeded,status.phase!=Failed'],
+    ['per-instance namespaces only', { prefix: 'sf-' }, 'status.phase!=Succeeded,status.phase!=Failed'],
+    [
+      'a shared instance namespace',
+      { prefix: 'sf-', shared: 'instances' },
+      'status.phase!=Succeeded,status.phase!=Failed,metadata.namespace!=instances',
+    ],
+  ])('%s', (_name, instances, expected) => {
+    expect(podFieldSelector(instances)).toBe(expected);
+  });
 });
 
 describe('clusterResources', () => {
@@ -163,6 +213,19 @@ describe('clusterResources', () => {
       {
         capacity: { cpu: '10', memory: '16Gi' },
         allocatable: { cpu: '10', memory: '16Gi' },
+        requests: { cpu: '1500m', memory: '1Gi' },
+      },
+    ],
+    [
+      'the pods of instance namespaces are left out',
+      {
+        nodes,
+        pods: [...pods, { ...pods[0]!, metadata: { name: 'db-0', namespace: 'sf-0b7c' } }],
+        instanceNamespaces: { prefix: 'sf-' },
+      },
+      {
+        capacity: { cpu: '4', memory: '8Gi' },
+        allocatable: { cpu: '3', memory: '7Gi' },
         requests: { cpu: '1500m', memory: '1Gi' },
       },
     ],

@@ -1,4 +1,10 @@
-import { reserve, reservedTotal, unreserve, type Reservations } from '../../../src/clusters/reservations.js';
+import {
+  reservationChange,
+  reserve,
+  reservedTotal,
+  unreserve,
+  type Reservations,
+} from '../../../src/clusters/reservations.js';
 
 describe('reservations', () => {
   const held: Reservations = { a: { cpu: '1', memory: '1Gi' }, b: { cpu: '500m' } };
@@ -17,6 +23,51 @@ describe('reservations', () => {
     ['nothing requested reserves nothing, but is recorded', {}, 'a', {}, { a: {} }],
   ])('reserve: %s', (_name, before, instanceId, requests, after) => {
     expect(reserve(before, instanceId, requests)).toEqual(after);
+  });
+
+  test.each<[string, Reservations | undefined, Record<string, string>, ReturnType<typeof reservationChange>]>(
+    [
+      ['a first reservation grows', undefined, { cpu: '1' }, { kind: 'grows', patch: { cpu: '1' } }],
+      ['a first reservation of nothing', {}, {}, { kind: 'shrinks', patch: {} }],
+      [
+        'the same requests again: none',
+        held,
+        { memory: '1024Mi', cpu: '1000m' },
+        { kind: 'none', patch: { cpu: '1', memory: '1Gi' } },
+      ],
+      [
+        'a plan with more cpu grows',
+        held,
+        { cpu: '2', memory: '1Gi' },
+        { kind: 'grows', patch: { cpu: '2', memory: '1Gi' } },
+      ],
+      [
+        'a new resource grows',
+        held,
+        { cpu: '1', memory: '1Gi', gpu: '1' },
+        { kind: 'grows', patch: { cpu: '1', memory: '1Gi', gpu: '1' } },
+      ],
+      [
+        'less cpu shrinks',
+        held,
+        { cpu: '500m', memory: '1Gi' },
+        { kind: 'shrinks', patch: { cpu: '500m', memory: '1Gi' } },
+      ],
+      [
+        'a resource no longer asked for is nulled in the patch',
+        held,
+        { cpu: '1' },
+        { kind: 'shrinks', patch: { cpu: '1', memory: null } },
+      ],
+      [
+        'more of one, less of another grows',
+        held,
+        { cpu: '2', memory: '512Mi' },
+        { kind: 'grows', patch: { cpu: '2', memory: '512Mi' } },
+      ],
+    ],
+  )('reservationChange of instance a: %s', (_name, before, requests, change) => {
+    expect(reservationChange(before, 'a', requests)).toEqual(change);
   });
 
   test.each<[string, Reservations | undefined, string, Reservations]>([

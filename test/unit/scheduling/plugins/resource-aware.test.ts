@@ -1,5 +1,8 @@
-import { freeCapacity, resourceAware } from '../../../../src/scheduling/plugins/resource-aware.js';
-import { formatResourceList } from '../../../../src/clusters/quantity.js';
+import { freeCapacity, resourceAware, shortfall } from '../../../../src/scheduling/plugins/resource-aware.js';
+import { clusterResources, type PodResources } from '../../../../src/clusters/capacity.js';
+import { formatResourceList, parseResourceList } from '../../../../src/clusters/quantity.js';
+import type { SFCluster } from '../../../../src/resources/types.js';
+import { clusterSnapshot } from '../../../../src/scheduling/snapshot.js';
 import { schedule } from '../../../../src/scheduling/registry.js';
 import type { ClusterSnapshot, Cycle, PlacementRequest, Verdict } from '../../../../src/scheduling/types.js';
 import { cluster, request } from '../clusters.js';
@@ -38,6 +41,54 @@ describe('resource-aware: free capacity', () => {
     expect(() => freeCapacity(sized('7', { cpu: '1' }, { cpu: 'lots' }))).toThrow(
       'invalid quantity "lots" for cpu in status.requests of cluster 7',
     );
+  });
+});
+
+describe('resource-aware: one ledger', () => {
+  const podIn = (namespace: string, cpu: string): PodResources => ({
+    metadata: { name: 'p', namespace },
+    spec: { containers: [{ name: 'c', resources: { requests: { cpu } } }] },
+    status: { phase: 'Running' },
+  });
+
+  test('GIVEN a cluster whose placed instance runs its pods WHEN its free capacity is read THEN the instance counts once, by its reservation', () => {
+    // GIVEN 4 CPUs, an instance reserved 2 CPUs and runs pods of 2 CPUs in its namespace, and 1 CPU of other pods
+    const probed = clusterResources({
+      totalCapacity: { cpu: '4' },
+      pods: [podIn('sf-placed', '1500m'), podIn('sf-placed', '500m'), podIn('team-a', '1')],
+      instanceNamespaces: { prefix: 'sf-' },
+    });
+    const sfcluster: SFCluster = {
+      apiVersion: 'resource.servicefabrik.io/v1alpha1',
+      kind: 'SFCluster',
+      metadata: { name: '2', namespace: 'interoperator' },
+      spec: { secretRef: '2-kubeconfig', totalCapacity: { cpu: '4' } },
+      status: { phase: 'running', ...probed, reserved: { placed: { cpu: '2' } } },
+    };
+    // THEN 1 CPU is free (4 − 1 of other pods − 2 reserved), not −1
+    expect(formatResourceList(freeCapacity(clusterSnapshot(sfcluster)))).toEqual({ cpu: '1' });
+  });
+});
+
+describe('resource-aware: shortfall', () => {
+  test.each<[string, ClusterSnapshot, Record<string, string>, string | undefined]>([
+    ['fits', sized('1', { cpu: '4' }, { cpu: '1' }, { cpu: '1' }), { cpu: '1' }, undefined],
+    ['fits exactly', sized('1', { cpu: '4' }, { cpu: '1' }, { cpu: '1' }), { cpu: '2' }, undefined],
+    [
+      'short of one resource',
+      sized('1', { cpu: '4', memory: '4Gi' }, { cpu: '1' }, { cpu: '2' }),
+      { cpu: '2', memory: '1Gi' },
+      'needs 2 CPU, 1 CPU free',
+    ],
+    [
+      'short of two, overbooked shown as none free',
+      sized('1', { cpu: '1', memory: '1Gi' }, { cpu: '2' }),
+      { cpu: '1', memory: '2Gi' },
+      'needs 1 CPU, 0 CPU free and needs 2Gi memory, 1Gi memory free',
+    ],
+    ['nothing requested', sized('1', {}), {}, undefined],
+  ])('%s', (_name, c, requests, expected) => {
+    expect(shortfall(c, parseResourceList(requests, 'requests'))).toBe(expected);
   });
 });
 

@@ -2,12 +2,12 @@
  * The finalizer that holds an SFPlan or SFService while instance records of it remain, so that
  * deleting a plan or service from the catalog waits for its last instance to be deprovisioned (and
  * the plan's templates serve that deprovision). The instance steps keep it level-based: recording
- * an instance holds its plan and service; removing one (or moving it to another plan) releases
- * those of which no record is left.
+ * an instance holds its plan and service; removing one (moving it to another plan, or an admin
+ * forcing its removal) releases those of which no record is left.
  */
-import type { ClusterClient } from '../kube/clients.js';
-import { getRecord, listRecords, patchRecord } from '../kube/custom-objects.js';
-import { apiMessageOf, isNotFound } from '../kube/errors.js';
+import type { ClusterClient } from './clients.js';
+import { getRecord, listRecords, patchRecord } from './custom-objects.js';
+import { apiMessageOf, isNotFound } from './errors.js';
 import { CATALOG_FINALIZER, LABELS, labelValue } from '../resources/names.js';
 import {
   SFPLAN,
@@ -17,7 +17,6 @@ import {
   type ResourceKind,
   type SFServiceInstance,
 } from '../resources/types.js';
-import { retryable } from './failures.js';
 
 /**
  * The finalizers of a catalog entry, with ours added while it has instances and taken away once
@@ -104,8 +103,8 @@ async function settle(
       });
     } catch (err) {
       if (isNotFound(err)) continue;
-      // A conflict: the entry changed since it was read; the step runs again and decides anew.
-      throw retryable(
+      // A conflict: the entry changed since it was read; the caller runs again and decides anew.
+      throw new Error(
         `updating the finalizers of ${kind.kind} ${places.namespace}/${entry.metadata.name}: ${apiMessageOf(err)}`,
       );
     }

@@ -1,5 +1,5 @@
 /** The finalizer that holds a plan or service while instances of it remain: the pure decision. */
-import { catalogFinalizers } from '../../../src/activities/catalog-entries.js';
+import { catalogFinalizers } from '../../../src/kube/catalog-entries.js';
 import { CATALOG_FINALIZER } from '../../../src/resources/names.js';
 
 const OTHER = 'example.com/other';
