@@ -6,8 +6,10 @@
  *
  * Each apply of an instance's objects records what its references read in the record's
  * `status.references` and tells this worker (see src/activities/resources.ts); at its start, the worker reads
- * them from the records, a page at a time. It keeps one map, object -> the instances that read it,
- * and watches each kind in each namespace read (kind-watch.ts). A kind the worker may not watch
+ * them from the records, a page at a time. It keeps one map, object -> the instances that read it
+ * (and the version each read), and watches each kind read once per cluster, in every namespace
+ * (kind-watch.ts), keeping to the objects read: one watch of ConfigMaps on a cluster however many
+ * instances, in however many namespaces, read ConfigMaps. A kind the worker may not watch
  * (the chart lets it list no Secrets unless `rbac.referencedResources` grants them) is left: its
  * changes reach the instance at its next update.
  *
@@ -15,9 +17,10 @@
  * update; an instance busy with an operation (or one of its bindings with one) is tried again
  * after {@link RETRY_MS}. Level-based: the record holds the resourceVersion each object had when it
  * was read, so a change already applied (by an update another worker started, say) starts nothing;
- * and a watch starts from the version the instance read, so a change made between that read and
- * the watch (while the worker was down, say) is heard too, unless the apiserver has compacted its
- * history past it.
+ * and once the kind's watch is open, an object an instance read at a version the watch has not
+ * told of is read again, so a change made between that read and the watch (while the worker was
+ * down, say) is heard too. After a 410 the watch lists the kind and tells of every object, and the
+ * versions the instances read decide again.
  *
  * A controller, not an activity: the worker runs it beside the activities, which hear of it only
  * as the {@link ReferenceFollower} they are given (src/activities/deps.ts).
@@ -26,8 +29,9 @@ import type { ClusterClient } from '../kube/clients.js';
 import { forEachRecord, getRecord } from '../kube/custom-objects.js';
 import { statusCodeOf } from '../kube/errors.js';
 import { watchKind, type KindWatch, type ObjectKey } from '../kube/kind-watch.js';
+import { readObject } from '../kube/objects.js';
 import { instanceNamespace, resourceName } from '../resources/names.js';
-import { SFSERVICEINSTANCE, type SFServiceInstance } from '../resources/types.js';
+import { SFSERVICEINSTANCE, type ReferencedObject, type SFServiceInstance } from '../resources/types.js';
 import type { InstanceRequest } from '../workflows/messages.js';
 import type { ReferenceFollower } from '../activities/deps.js';
 import type { RecordedUpdates } from '../activities/rollouts.js';
@@ -61,8 +65,10 @@ export interface FollowOptions {
   /** Starts the instance's update after `change`, unless it has applied it already. */
   readonly update: (instanceId: string, change: ReferenceChange) => Promise<FollowOutcome>;
   readonly onError?: (err: unknown, what: string) => void;
-  /** The watch of one kind in one namespace; kind-watch.ts's by default. */
+  /** The watch of one kind in every namespace of a cluster; kind-watch.ts's by default. */
   readonly watch?: typeof watchKind;
+  /** The resourceVersion an object has now (undefined when there is none); a read of the apiserver by default. */
+  readonly currentVersion?: (client: ClusterClient, object: ReferencedObject) => Promise<string | undefined>;
   /** @default SETTLE_MS */
   readonly settleMs?: number;
   /** @default RETRY_MS */
@@ -83,20 +89,29 @@ const objectKey = (
   r: { apiVersion: string; kind: string; namespace: string; name: string },
 ) => `${kindKey(clusterId, r.apiVersion, r.kind)}|${r.namespace}|${r.name}`;
 
+/** The resourceVersion an object has now, undefined when there is none (kube/objects.ts's read). */
+async function versionNow(client: ClusterClient, object: ReferencedObject): Promise<string | undefined> {
+  const { apiVersion, kind, namespace, name } = object;
+  return (await readObject(client, { apiVersion, kind, namespace, name }))?.metadata.resourceVersion;
+}
+
 export function followedReferences(options: FollowOptions): FollowedReferences {
   const {
     cluster,
     update,
     onError = () => undefined,
     watch = watchKind,
+    currentVersion = versionNow,
     settleMs = SETTLE_MS,
     retryMs = RETRY_MS,
   } = options;
-  /** Object key -> the ids of the instances whose references read it. */
-  const readers = new Map<string, Set<string>>();
+  /** Object key -> the instances whose references read it, each with the resourceVersion it read. */
+  const readers = new Map<string, Map<string, string | undefined>>();
   /** Instance id -> the keys of the objects it reads. */
   const reads = new Map<string, string[]>();
-  /** Watches by kind key and namespace; undefined while the cluster's clients are found. */
+  /** Object key -> the newest resourceVersion heard of (from the watch, or read). */
+  const latest = new Map<string, string>();
+  /** Watches by kind key (one per cluster and kind, in every namespace); undefined until it is made. */
   const watches = new Map<string, KindWatch | undefined>();
   /** Kinds the worker may not watch (by kind key). */
   const forbidden = new Set<string>();
@@ -136,6 +151,7 @@ export function followedReferences(options: FollowOptions): FollowedReferences {
     else if (pending.size > 0) schedule(settleMs);
   }
 
+  /** An object of a watched kind is at `version` now: its readers that read another version follow. */
   const changed = (
     clusterId: string,
     apiVersion: string,
@@ -151,52 +167,72 @@ export function followedReferences(options: FollowOptions): FollowedReferences {
       name: object.name,
       ...(version ? { resourceVersion: version } : {}),
     };
-    const ids = readers.get(objectKey(clusterId, change));
+    const key = objectKey(clusterId, change);
+    const ids = readers.get(key);
     if (!ids) return;
-    for (const id of ids) pending.set(id, change);
-    schedule(settleMs);
+    if (version) latest.set(key, version);
+    let any = false;
+    for (const [id, read] of ids)
+      if (!version || read !== version) {
+        pending.set(id, change);
+        any = true;
+      }
+    if (any) schedule(settleMs);
   };
 
-  /** Watches the kind in the namespace, from `since` (the version an instance read) when it starts the watch. */
-  function watched(
-    clusterId: string,
-    apiVersion: string,
-    kind: string,
-    namespace: string,
-    since: string | undefined,
-  ): void {
-    const kinds = kindKey(clusterId, apiVersion, kind);
-    const id = `${kinds}|${namespace}`;
-    if (stopped || forbidden.has(kinds) || watches.has(id)) return;
-    watches.set(id, undefined);
-    const what = `watching ${kind} (${apiVersion}) in ${namespace} in cluster ${clusterId}`;
+  /**
+   * Reads the object once its kind's watch is open: a change made before (between an instance's
+   * read and the watch, or while the worker was down) is heard as if the watch had seen it.
+   */
+  function check(clusterId: string, object: ReferencedObject): void {
+    const kindWatch = watches.get(kindKey(clusterId, object.apiVersion, object.kind));
+    const opened = kindWatch ? kindWatch.opened : Promise.resolve();
+    void opened
+      .then(async () => {
+        if (stopped || forbidden.has(kindKey(clusterId, object.apiVersion, object.kind))) return;
+        const version = await currentVersion(await cluster(clusterId), object);
+        if (version) changed(clusterId, object.apiVersion, object.kind, object, version);
+      })
+      .catch((err: unknown) =>
+        onError(err, `reading ${object.kind} ${object.namespace}/${object.name} in cluster ${clusterId}`),
+      );
+  }
+
+  /** Watches the kind in every namespace of the cluster: one watch, however many namespaces its objects are in. */
+  function watched(clusterId: string, apiVersion: string, kind: string): void {
+    const id = kindKey(clusterId, apiVersion, kind);
+    if (stopped || forbidden.has(id) || watches.has(id)) return;
+    let resolveOpened!: () => void;
+    const opening = new Promise<void>((resolve) => (resolveOpened = resolve));
+    // Until the cluster's clients are found, a check waits for the watch all the same.
+    watches.set(id, { opened: opening, stop: () => undefined });
+    const what = `watching ${kind} (${apiVersion}) in cluster ${clusterId}`;
     cluster(clusterId).then(
       (client) => {
-        if (stopped || !watches.has(id)) return;
+        if (stopped || !watches.has(id)) return resolveOpened();
         const kindWatch = watch(
           client,
           apiVersion,
           kind,
-          namespace,
+          undefined,
           (object, version) => changed(clusterId, apiVersion, kind, object, version),
           (err) => {
             if (!isForbidden(err)) return onError(err, what);
-            // Not allowed: no watch of this kind anywhere; its changes reach instances at their next update.
-            if (!forbidden.has(kinds))
+            // Not allowed: no watch of this kind; its changes reach instances at their next update.
+            if (!forbidden.has(id))
               onError(err, `${what} (not allowed: its changes reach the instances at their next update)`);
-            forbidden.add(kinds);
-            for (const [key, other] of watches)
-              if (key.startsWith(`${kinds}|`)) {
-                setImmediate(() => other?.stop());
-                watches.delete(key);
-              }
+            forbidden.add(id);
+            const forbiddenWatch = watches.get(id);
+            setImmediate(() => forbiddenWatch?.stop());
+            watches.delete(id);
           },
-          since,
         );
-        watches.set(id, kindWatch);
+        if (watches.has(id)) watches.set(id, kindWatch);
+        void kindWatch.opened.then(resolveOpened);
       },
       (err: unknown) => {
         watches.delete(id);
+        resolveOpened();
         onError(err, what);
       },
     );
@@ -206,7 +242,10 @@ export function followedReferences(options: FollowOptions): FollowedReferences {
     for (const key of reads.get(instanceId) ?? []) {
       const ids = readers.get(key);
       ids?.delete(instanceId);
-      if (ids?.size === 0) readers.delete(key);
+      if (ids?.size === 0) {
+        readers.delete(key);
+        latest.delete(key);
+      }
     }
     reads.delete(instanceId);
   }
@@ -218,12 +257,15 @@ export function followedReferences(options: FollowOptions): FollowedReferences {
       if (references.length === 0) return;
       const keys = references.map((r) => objectKey(clusterId, r));
       reads.set(instanceId, keys);
-      for (const key of keys) {
+      references.forEach((r, i) => {
+        const key = keys[i]!;
         let ids = readers.get(key);
-        if (!ids) readers.set(key, (ids = new Set()));
-        ids.add(instanceId);
-      }
-      for (const r of references) watched(clusterId, r.apiVersion, r.kind, r.namespace, r.resourceVersion);
+        if (!ids) readers.set(key, (ids = new Map()));
+        ids.set(instanceId, r.resourceVersion);
+        watched(clusterId, r.apiVersion, r.kind);
+        // What the watch heard already covers a reader of the version it last heard of.
+        if (!r.resourceVersion || latest.get(key) !== r.resourceVersion) check(clusterId, r);
+      });
     },
     size() {
       return { objects: readers.size, instances: reads.size, watches: watches.size, pending: pending.size };
@@ -235,6 +277,7 @@ export function followedReferences(options: FollowOptions): FollowedReferences {
       watches.clear();
       readers.clear();
       reads.clear();
+      latest.clear();
       pending.clear();
     },
   };

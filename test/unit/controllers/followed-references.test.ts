@@ -1,7 +1,8 @@
 /**
  * Which instances a change of a referenced object updates: those whose references read it, once
  * per settled change, again later when they were busy, never after they stopped reading it; one
- * watch per kind and namespace, none of a kind the worker may not watch. Watches and updates are
+ * watch per cluster and kind, in every namespace, none of a kind the worker may not watch; a change
+ * made before the watch opened is found by reading the object once it is open. Watches and updates are
  * given as functions, so these cases run without servers; the real ones are exercised by
  * test/integration/references.test.ts.
  */
@@ -29,7 +30,7 @@ const secret = (name: string): ReferencedObject => ({
   name,
 });
 
-function setUp(outcomes: FollowOutcome[] = []) {
+function setUp(outcomes: FollowOutcome[] = [], versions: Record<string, string> = {}) {
   const updates: string[] = [];
   const errors: string[] = [];
   const watches: {
@@ -52,6 +53,7 @@ function setUp(outcomes: FollowOutcome[] = []) {
       watches.push(watch);
       return { opened: Promise.resolve(), stop: () => void (watch.stopped = true) };
     },
+    currentVersion: async (_client, object) => versions[`${object.namespace}/${object.name}`],
     settleMs: 20,
     retryMs: 40,
   });
@@ -66,8 +68,8 @@ describe('followed references', () => {
     followed.follow('a', '1', [configMap('shared', 'sf-a', '1')]);
     followed.follow('b', '1', [configMap('shared', 'sf-a', '1')]);
     await settle(5);
-    // One watch, from the version the instances read: a change since then is heard too.
-    expect(watches.map((w) => [w.kind, w.namespace, w.since])).toEqual([['ConfigMap', 'sf-a', '1']]);
+    // One watch of the kind in every namespace.
+    expect(watches.map((w) => [w.kind, w.namespace, w.since])).toEqual([['ConfigMap', undefined, undefined]]);
     for (const version of ['2', '3', '4']) watches[0]!.change({ namespace: 'sf-a', name: 'shared' }, version);
     await settle();
     expect(updates.sort()).toEqual(['a ConfigMap sf-a/shared', 'b ConfigMap sf-a/shared']);
@@ -111,23 +113,60 @@ describe('followed references', () => {
     followed.stop();
   });
 
-  test('GIVEN instances in two namespaces THEN each namespace has its own watch, and a kind the worker may not watch is left everywhere', async () => {
+  test('GIVEN instances in many namespaces THEN one watch per cluster and kind, and a kind the worker may not watch is left everywhere', async () => {
     const { errors, watches, followed } = setUp();
     followed.follow('a', '1', [configMap('c', 'sf-a'), secret('s')]);
     followed.follow('b', '1', [configMap('c', 'sf-b')]);
+    followed.follow('c', '1', [configMap('c', 'sf-c')]);
+    followed.follow('d', '2', [configMap('c', 'sf-d')]);
     await settle(5);
-    expect(watches.map((w) => `${w.kind} ${w.namespace}`)).toEqual([
-      'ConfigMap sf-a',
-      'Secret sf-a',
-      'ConfigMap sf-b',
+    expect(watches.map((w) => `${w.kind} ${w.namespace ?? '*'}`)).toEqual([
+      'ConfigMap *',
+      'Secret *',
+      'ConfigMap *',
     ]);
+    expect(followed.size()).toMatchObject({ instances: 4, watches: 3 });
     watches[1]!.fail(Object.assign(new Error('forbidden'), { code: 403 }));
     await settle(5);
     expect(watches[1]!.stopped).toBe(true);
     expect(errors).toEqual([expect.stringContaining('not allowed')]);
-    followed.follow('c', '1', [{ ...secret('s'), namespace: 'sf-c' }]);
+    followed.follow('e', '1', [{ ...secret('s'), namespace: 'sf-e' }]);
     await settle(5);
     expect(watches).toHaveLength(3);
+    followed.stop();
+  });
+
+  test('GIVEN one watch of ConfigMaps WHEN an object in another namespace changes THEN only its readers are updated', async () => {
+    const { updates, watches, followed } = setUp();
+    followed.follow('a', '1', [configMap('c', 'sf-a', '1')]);
+    followed.follow('b', '1', [configMap('c', 'sf-b', '1')]);
+    await settle(5);
+    watches[0]!.change({ namespace: 'sf-b', name: 'c' }, '2');
+    watches[0]!.change({ namespace: 'sf-z', name: 'c' }, '3');
+    await settle();
+    expect(updates).toEqual(['b ConfigMap sf-b/c']);
+    followed.stop();
+  });
+
+  test('GIVEN an object changed before its watch opened WHEN an instance follows it THEN the object is read and the instance updated; one read at the version it has is not', async () => {
+    const { updates, followed } = setUp([], { 'sf-a/c': '5', 'sf-b/c': '1' });
+    followed.follow('a', '1', [configMap('c', 'sf-a', '4')]);
+    followed.follow('b', '1', [configMap('c', 'sf-b', '1')]);
+    await settle();
+    expect(updates).toEqual(['a ConfigMap sf-a/c']);
+    followed.stop();
+  });
+
+  test('GIVEN a watch that relists after a 410 WHEN it tells of every object THEN only the readers of another version are updated', async () => {
+    const { updates, watches, followed } = setUp([], { 'sf-a/c': '1', 'sf-a/d': '1' });
+    followed.follow('a', '1', [configMap('c', 'sf-a', '1')]);
+    followed.follow('b', '1', [configMap('d', 'sf-a', '1')]);
+    await settle();
+    expect(updates).toEqual([]);
+    watches[0]!.change({ namespace: 'sf-a', name: 'c' }, '1');
+    watches[0]!.change({ namespace: 'sf-a', name: 'd' }, '9');
+    await settle();
+    expect(updates).toEqual(['b ConfigMap sf-a/d']);
     followed.stop();
   });
 });
