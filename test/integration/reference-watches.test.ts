@@ -1,10 +1,10 @@
 /**
  * The watches that follow the objects the instances' references read, on a real apiserver: however
  * many instances, in however many namespaces, read ConfigMaps, the worker opens one watch of
- * ConfigMaps per cluster, and a change of one of them reaches its readers alone. A change made
- * before the watch opened is found too.
+ * ConfigMaps per cluster, and a change of one of them is rolled out to its readers alone. A change
+ * made before the watch opened is found too.
  */
-import { followedReferences, type ReferenceChange } from '../../src/controllers/followed-references.js';
+import { followedReferences } from '../../src/controllers/followed-references.js';
 import { watchKind } from '../../src/kube/kind-watch.js';
 import { applyObject, ensureNamespace } from '../../src/kube/objects.js';
 import type { KubeObject } from '../../src/resources/types.js';
@@ -40,9 +40,8 @@ describe('the watches of referenced objects', () => {
     const updates: string[] = [];
     const followed = followedReferences({
       cluster: async () => master!,
-      update: async (instanceId, change: ReferenceChange) => {
-        updates.push(`${instanceId} ${change.namespace}/${change.name}`);
-        return 'started';
+      startRollout: async ({ reference }) => {
+        updates.push(`${reference!.namespace}/${reference!.name}`);
       },
       watch: (...args) => {
         opened.push(args[3]);
@@ -53,7 +52,7 @@ describe('the watches of referenced objects', () => {
     try {
       // WHEN an instance in each namespace follows its ConfigMap
       namespaces.forEach((namespace, i) =>
-        followed.follow(`instance-${i}`, master!.id, [
+        followed.follow(`instance-${i}`, 'plan', master!.id, [
           {
             apiVersion: 'v1',
             kind: 'ConfigMap',
@@ -70,7 +69,7 @@ describe('the watches of referenced objects', () => {
       await eventually('the change made before the watch to be heard', async () =>
         updates.length > 0 ? true : undefined,
       );
-      expect(updates).toEqual([`instance-0 ${namespaces[0]}/shared-settings`]);
+      expect(updates).toEqual([`${namespaces[0]}/shared-settings`]);
 
       // WHEN the ConfigMap of one namespace changes
       await applyObject(master!, {
@@ -82,10 +81,7 @@ describe('the watches of referenced objects', () => {
       // THEN its reader alone follows it
       await eventually('the change to be heard', async () => (updates.length > 1 ? true : undefined));
       await new Promise((resolve) => setTimeout(resolve, 500));
-      expect(updates).toEqual([
-        `instance-0 ${namespaces[0]}/shared-settings`,
-        `instance-3 ${namespaces[3]}/shared-settings`,
-      ]);
+      expect(updates).toEqual([`${namespaces[0]}/shared-settings`, `${namespaces[3]}/shared-settings`]);
       expect(followed.size().watches).toBe(1);
     } finally {
       followed.stop();
