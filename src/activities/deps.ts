@@ -43,14 +43,22 @@ export interface ActivityDeps {
   readonly operationTimeoutSeconds?: number;
   /** Wakes the operations waiting for their operator when a source changes. @default none: they poll */
   readonly statusWakeups?: StatusWakeups;
-  /** Follows the objects the instances' references read, to update an instance when one changes. @default none */
+  /** Follows the objects the instances' references read, to roll out a change of one to its readers. @default none */
   readonly followedReferences?: ReferenceFollower;
 }
 
 /** Hears which objects an instance's references read (src/controllers/followed-references.ts). */
 export interface ReferenceFollower {
-  /** From now on, a change of one of `references` (on cluster `clusterId`) updates the instance; none: it follows none. */
-  follow(instanceId: string, clusterId: string, references: readonly ReferencedObject[]): void;
+  /**
+   * From now on, a change of one of `references` (on cluster `clusterId`) is rolled out to the
+   * instance, in the rollout of its plan `planId`'s instances that read it; none: it follows none.
+   */
+  follow(
+    instanceId: string,
+    planId: string,
+    clusterId: string,
+    references: readonly ReferencedObject[],
+  ): void;
 }
 
 /**

@@ -623,6 +623,7 @@ export function resourceActivities(deps: ActivityDeps) {
     if (!loaded.binding) {
       deps.followedReferences?.follow(
         loaded.instance.spec.instanceId ?? target.instance.instanceId,
+        loaded.instance.spec.planId,
         loaded.cluster.id,
         referenced,
       );

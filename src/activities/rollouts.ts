@@ -1,11 +1,13 @@
 /**
- * What a plan's rollout reads: its settings, the instances of the plan not yet on the revision, and
+ * What a rollout reads: its settings, the instances of the plan not yet on the revision (for the
+ * rollout of a referenced object's change, those that read another version of the object), and
  * the update request that brings one of them there (the request its record holds, on the plan's
  * current spec), or why it must wait. The update itself is the ordinary update workflow.
  */
-import { DEFAULT_ROLLOUT_SETTINGS, type RolloutSettings } from '../admin/contract.js';
+import { DEFAULT_ROLLOUT_SETTINGS, type RolloutReference, type RolloutSettings } from '../admin/contract.js';
 import { forEachRecord, getRecord, listRecords } from '../kube/custom-objects.js';
 import { InstanceClaims, type ClaimDeps } from '../kube/operation-claims.js';
+import { readObject } from '../kube/objects.js';
 import { OsbError } from '../osb/errors.js';
 import type { ClaimSide } from '../resources/operation-claims.js';
 import {
@@ -131,6 +133,33 @@ export const rolledOut = (record: SFServiceInstance): boolean =>
   !!record.spec.instanceId;
 
 /**
+ * Whether the record's references read `reference` (on its cluster; `masterId` for a record
+ * without one) at a version other than `version`: the instance is behind a reference rollout.
+ */
+export function readsOtherVersion(
+  record: SFServiceInstance,
+  reference: RolloutReference,
+  version: string,
+  masterId: string,
+): boolean {
+  if ((record.spec.clusterId ?? masterId) !== reference.clusterId) return false;
+  return (record.status?.references ?? []).some(
+    (r) =>
+      r.apiVersion === reference.apiVersion &&
+      r.kind === reference.kind &&
+      r.namespace === reference.namespace &&
+      r.name === reference.name &&
+      r.resourceVersion !== version,
+  );
+}
+
+/** Who asks for the updates of a reference rollout: the interoperator, naming the change (never a value). */
+export const referenceRequester = (reference: RolloutReference): RequestedBy => ({
+  platform: 'interoperator',
+  identity: { referenceChanged: `${reference.kind} ${reference.namespace}/${reference.name}` },
+});
+
+/**
  * The updates of instances as their records hold them, which a rollout starts (and the worker, when
  * an object an instance's references read changes). `runs` tells of an operation's latest run, for
  * the claim each update makes on its instance against the operations of its bindings, as a
@@ -232,14 +261,27 @@ export function rolloutActivities(deps: ActivityDeps, runs: Pick<ClaimDeps, 'lat
       planId: string,
       hint: string,
       overrides?: Partial<RolloutSettings>,
+      reference?: RolloutReference,
     ): Promise<RolloutTarget> {
       const cached = catalog.plan(planId);
       const plan = cached
         ? await getRecord<SFPlan>(master, SFPLAN, cached.metadata.namespace!, cached.metadata.name)
         : undefined;
+      const settings = rolloutSettingsOf((plan ?? cached)?.spec.rollout, overrides);
+      if (reference) {
+        // A reference rollout goes to the object's version now (the hint when it is gone).
+        const { apiVersion, kind, namespace, name } = reference;
+        const object = await readObject(await clusters.get(reference.clusterId), {
+          apiVersion,
+          kind,
+          namespace,
+          name,
+        });
+        return { revision: object?.metadata.resourceVersion ?? hint, settings };
+      }
       return {
         revision: plan && plan.spec.id === planId ? planRevision(plan.spec) : hint,
-        settings: rolloutSettingsOf((plan ?? cached)?.spec.rollout, overrides),
+        settings,
       };
     },
 
@@ -254,6 +296,7 @@ export function rolloutActivities(deps: ActivityDeps, runs: Pick<ClaimDeps, 'lat
       revision: string,
       limit: number,
       skip: readonly string[],
+      reference?: RolloutReference,
     ): Promise<InstancesBehind> {
       const skipped = new Set(skip);
       const oldest: SFServiceInstance[] = [];
@@ -262,10 +305,11 @@ export function rolloutActivities(deps: ActivityDeps, runs: Pick<ClaimDeps, 'lat
         master,
         SFSERVICEINSTANCE,
         shared,
-        behindSelector(planId, revision),
+        reference ? `${LABELS.planId}=${labelValue(planId)}` : behindSelector(planId, revision),
         (record) => {
           if (!rolledOut(record) || record.spec.planId !== planId || skipped.has(record.spec.instanceId!))
             return;
+          if (reference && !readsOtherVersion(record, reference, revision, clusters.masterId)) return;
           total += 1;
           keepOldest(oldest, record, limit);
         },
@@ -281,11 +325,15 @@ export function rolloutActivities(deps: ActivityDeps, runs: Pick<ClaimDeps, 'lat
     async rolloutUpdates(
       instanceIds: readonly string[],
       revision: string,
+      reference?: RolloutReference,
     ): Promise<[string, RolloutUpdate][]> {
+      // A reference rollout's updates are rollout updates too (their request hash tells them from
+      // a platform's), so the update keeps the digest the record holds.
+      const requestedBy = reference ? referenceRequester(reference) : undefined;
       return Promise.all(
         instanceIds.map(async (id): Promise<[string, RolloutUpdate]> => [
           id,
-          await updateOf(id, revision, true),
+          await updateOf(id, reference ? `${reference.kind}/${revision}` : revision, true, requestedBy),
         ]),
       );
     },

@@ -31,14 +31,37 @@ export const DEFAULT_ROLLOUT_SETTINGS: RolloutSettings = {
   maxFailures: 0,
 };
 
-/** What starts (or redirects) the rollout of a plan. */
+/**
+ * An object the instances' references (`getValueFrom`) read, as the rollout of its change names it:
+ * the cluster it is on, its kind and where it is; never what it holds.
+ */
+export interface RolloutReference {
+  readonly clusterId: string;
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/**
+ * What starts (or redirects) a rollout: of a plan's revision, or (with `reference`) of a change
+ * of an object the plan's instances read, to those of its instances that read it.
+ */
 export interface RolloutRequest {
   readonly planId: string;
-  /** The plan revision (its `status.specHash`) every instance is to end on. */
+  /**
+   * The plan revision (its `status.specHash`) every instance is to end on; for a reference
+   * rollout, the referenced object's resourceVersion every instance that reads it is to read.
+   */
   readonly revision: string;
+  /** The object whose change is rolled out, for a reference rollout. */
+  readonly reference?: RolloutReference;
   /** Overrides of the plan's (or the default) settings for this rollout. */
   readonly settings?: Partial<RolloutSettings>;
-  /** Who asked: `plan change` for an automatic rollout, else the admin's name. */
+  /**
+   * Who asked: `plan change` for an automatic rollout, `reference change` for the rollout of a
+   * referenced object's change, else the admin's name.
+   */
   readonly requestedBy: string;
 }
 
@@ -63,6 +86,8 @@ export interface RolloutInstanceResult {
 export interface RolloutProgress {
   readonly planId: string;
   readonly revision: string;
+  /** The object whose change is rolled out, for a reference rollout (`revision` is its resourceVersion). */
+  readonly reference?: RolloutReference;
   readonly state: RolloutState;
   readonly settings: RolloutSettings;
   readonly total: number;
@@ -84,6 +109,37 @@ export interface RolloutProgress {
 export const rolloutWorkflowId = (namespace: string, planId: string): string =>
   `rollout/${namespace}/${planId}`;
 
+/**
+ * Workflow id of the rollout of a change of a referenced object to the instances of one plan that
+ * read it: one per object and plan, so the events of one change start one rollout and a newer
+ * change (a newer resourceVersion) redirects the running one, as a newer plan revision does.
+ */
+export const referenceRolloutWorkflowId = (namespace: string, planId: string, r: RolloutReference): string =>
+  `rollout/${namespace}/reference/${planId}/${r.clusterId}/${r.apiVersion}/${r.kind}/${r.namespace}/${r.name}`;
+
+/** Workflow id of the rollout a request starts or redirects. */
+export const rolloutWorkflowIdOf = (namespace: string, request: RolloutRequest): string =>
+  request.reference
+    ? referenceRolloutWorkflowId(namespace, request.planId, request.reference)
+    : rolloutWorkflowId(namespace, request.planId);
+
+/** What a rollout is of: a plan's revision, or a change of an object instances' references read. */
+export type RolloutKind = 'plan' | 'reference';
+
+/** One rollout as the admin API lists it: its id (to steer it by), what it is of, and where it stood last. */
+export interface RolloutSummary {
+  /** The rollout's id: its workflow id. */
+  readonly id: string;
+  readonly kind: RolloutKind;
+  readonly planId: string;
+  readonly reference?: RolloutReference;
+  /** Whether its workflow runs (a halted or paused one runs; a done or aborted one does not). */
+  readonly running: boolean;
+  readonly startedAt?: string;
+  /** Its progress as its memo last showed it (counts may be a wave old), without per-instance results. */
+  readonly progress?: Omit<RolloutProgress, 'results'>;
+}
+
 /** Rollouts, as the admin API steers them. */
 export interface RolloutControl {
   /** Starts the rollout of the plan's current revision, or redirects the running one to it. */
@@ -99,4 +155,16 @@ export interface RolloutControl {
   abort(planId: string): Promise<RolloutProgress>;
   /** Undefined when the plan has never had a rollout. */
   progress(planId: string): Promise<RolloutProgress | undefined>;
+  /** The rollouts of plans and of referenced objects' changes, newest first, at most `limit`. */
+  list(limit: number): Promise<RolloutSummary[]>;
+  /**
+   * Any rollout by its id (a {@link RolloutSummary}'s): its progress; undefined when there is none.
+   * @throws OsbError 404 for an id that is no rollout's.
+   */
+  progressOf(rolloutId: string): Promise<RolloutProgress | undefined>;
+  /**
+   * Pause, resume or abort any rollout by its id, as {@link pause}, {@link resume} and {@link abort} do.
+   * @throws OsbError 404 for an id that is no rollout's, or a rollout that never ran; 409 with why.
+   */
+  steer(rolloutId: string, command: 'pause' | 'resume' | 'abort'): Promise<RolloutProgress>;
 }

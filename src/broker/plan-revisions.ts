@@ -5,7 +5,7 @@
  * one rollout workflow per plan, so two changes in a row never start two rollouts).
  */
 import type { Client } from '@temporalio/client';
-import { rolloutWorkflowId, type RolloutRequest } from '../admin/contract.js';
+import { rolloutWorkflowIdOf, type RolloutRequest } from '../admin/contract.js';
 import type { ClusterClient } from '../kube/clients.js';
 import { patchRecordStatus } from '../kube/custom-objects.js';
 import { isNotFound } from '../kube/errors.js';
@@ -13,24 +13,27 @@ import { planRevision } from '../resources/names.js';
 import { SFPLAN, type SFPlan } from '../resources/types.js';
 import type { rolloutWorkflow } from '../workflows/rollout.js';
 import { ROLLOUT_MESSAGES } from '../workflows/messages.js';
-import { OsbPlanId } from '../workflows/search-attributes.js';
+import { rolloutSearchAttributes } from '../workflows/search-attributes.js';
 
 /** Who asks for the rollouts a plan change starts. */
 export const PLAN_CHANGE = 'plan change';
 
-/** Starts the plan's rollout towards `request.revision`, or tells the running one about it. */
+/**
+ * Starts the rollout towards `request.revision` (of the plan, or with `request.reference` of the
+ * change of a referenced object), or tells the running one about it.
+ */
 export async function startRollout(
   client: Client,
   where: { readonly namespace: string; readonly taskQueue: string },
   request: RolloutRequest,
 ): Promise<void> {
   await client.workflow.signalWithStart<typeof rolloutWorkflow, [RolloutRequest]>('rolloutWorkflow', {
-    workflowId: rolloutWorkflowId(where.namespace, request.planId),
+    workflowId: rolloutWorkflowIdOf(where.namespace, request),
     taskQueue: where.taskQueue,
     args: [request],
     signal: ROLLOUT_MESSAGES.revision,
     signalArgs: [request],
-    typedSearchAttributes: [{ key: OsbPlanId, value: request.planId }],
+    typedSearchAttributes: rolloutSearchAttributes(request),
   });
 }
 

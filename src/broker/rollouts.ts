@@ -1,6 +1,7 @@
 /**
  * Rollouts of plan revisions, steered through the rollout workflow of each plan (one per plan and
- * registry: `rolloutWorkflowId`). Starting one signals the revision to the plan's workflow, started
+ * registry: `rolloutWorkflowId`), and the rollouts of referenced objects' changes the workers start
+ * (one per object and plan: `referenceRolloutWorkflowId`), listed and steered by their ids. Starting one signals the revision to the plan's workflow, started
  * if none runs, so a second start redirects the running rollout rather than starting another.
  * Pause, resume and abort are the workflow's Updates: the answer is the rollout's progress once it
  * took the command, or why it refused it.
@@ -17,11 +18,13 @@ import {
   type RolloutProgress,
   type RolloutRequest,
   type RolloutSettings,
+  type RolloutSummary,
 } from '../admin/contract.js';
 import type { CatalogCache } from '../kube/catalog-cache.js';
 import { conflict, notFound } from '../osb/errors.js';
 import type { SFPlan } from '../resources/types.js';
 import {
+  ROLLOUT_MEMO_KEY,
   ROLLOUT_MESSAGES,
   ROLLOUT_REFUSED,
   rolloutAbortUpdate,
@@ -84,10 +87,52 @@ export class TemporalRollouts implements RolloutControl {
     return this.command(planId, 'abort');
   }
 
-  async progress(planId: string): Promise<RolloutProgress | undefined> {
+  progress(planId: string): Promise<RolloutProgress | undefined> {
+    return this.progressById(this.workflowId(planId));
+  }
+
+  async list(limit: number): Promise<RolloutSummary[]> {
+    const prefix = this.rolloutPrefix();
+    const found: RolloutSummary[] = [];
+    for await (const run of this.deps.client.workflow.list({
+      query: `WorkflowType = "rolloutWorkflow" AND WorkflowId STARTS_WITH "${prefix}"`,
+    })) {
+      // A rollout continued as new is listed once per run: its newest run stands for it.
+      if (found.some((r) => r.id === run.workflowId)) continue;
+      const progress = run.memo?.[ROLLOUT_MEMO_KEY] as Omit<RolloutProgress, 'results'> | undefined;
+      const reference = progress?.reference;
+      found.push({
+        id: run.workflowId,
+        kind: run.workflowId.startsWith(`${prefix}reference/`) ? 'reference' : 'plan',
+        planId: progress?.planId ?? run.workflowId.slice(prefix.length).split('/').pop()!,
+        ...(reference ? { reference } : {}),
+        running: run.status.name === 'RUNNING',
+        startedAt: run.startTime.toISOString(),
+        ...(progress ? { progress } : {}),
+      });
+      if (found.length >= limit) break;
+    }
+    return found;
+  }
+
+  async progressOf(rolloutId: string): Promise<RolloutProgress | undefined> {
+    this.checkRolloutId(rolloutId);
+    return this.progressById(rolloutId);
+  }
+
+  steer(rolloutId: string, command: RolloutCommand): Promise<RolloutProgress> {
+    this.checkRolloutId(rolloutId);
+    return this.commandById(rolloutId, command, `There is no rollout ${rolloutId} running.`);
+  }
+
+  private command(planId: string, command: RolloutCommand): Promise<RolloutProgress> {
+    return this.commandById(this.workflowId(planId), command, `The plan ${planId} has no rollout running.`);
+  }
+
+  private async progressById(workflowId: string): Promise<RolloutProgress | undefined> {
     try {
       return await this.deps.client.workflow
-        .getHandle(this.workflowId(planId))
+        .getHandle(workflowId)
         .query<RolloutProgress>(ROLLOUT_MESSAGES.progress);
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return undefined;
@@ -96,15 +141,17 @@ export class TemporalRollouts implements RolloutControl {
   }
 
   /**
-   * Sends `command` to the plan's rollout and answers with its progress once taken.
+   * Sends `command` to the rollout and answers with its progress once taken.
    * @throws OsbError 409 with why when the rollout refused it, or has ended (a closed rollout
-   * refuses every command); 404 when the plan never had a rollout.
+   * refuses every command); 404 (`none`) when there never was such a rollout.
    */
-  private async command(planId: string, command: RolloutCommand): Promise<RolloutProgress> {
+  private async commandById(
+    workflowId: string,
+    command: RolloutCommand,
+    none: string,
+  ): Promise<RolloutProgress> {
     try {
-      return await this.deps.client.workflow
-        .getHandle(this.workflowId(planId))
-        .executeUpdate(COMMAND_UPDATES[command]);
+      return await this.deps.client.workflow.getHandle(workflowId).executeUpdate(COMMAND_UPDATES[command]);
     } catch (err) {
       if (
         err instanceof WorkflowUpdateFailedError &&
@@ -115,10 +162,20 @@ export class TemporalRollouts implements RolloutControl {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
     }
     // No run takes Updates: a rollout that ended says how, else there is none.
-    const ended = await this.progress(planId);
+    const ended = await this.progressById(workflowId);
     const why = ended && refusal(command, ended);
     if (why) throw conflict(why);
-    throw notFound(`The plan ${planId} has no rollout running.`);
+    throw notFound(none);
+  }
+
+  /** The ids of this registry's rollouts start so: any other id is no rollout's. */
+  private rolloutPrefix(): string {
+    return `rollout/${this.deps.namespace}/`;
+  }
+
+  private checkRolloutId(rolloutId: string): void {
+    if (!rolloutId.startsWith(this.rolloutPrefix()) || rolloutId.includes('"'))
+      throw notFound(`There is no rollout ${rolloutId}.`);
   }
 
   private workflowId(planId: string): string {

@@ -2,7 +2,7 @@
  * The admin API as the command line calls it: one method a route, Basic authentication with the
  * admin credentials, and the API's errors (`{error, description}`) as {@link AdminApiError}.
  */
-import type { RolloutProgress, RolloutSettings } from '../admin/contract.js';
+import type { RolloutProgress, RolloutSettings, RolloutSummary } from '../admin/contract.js';
 import type { PlanDryRunReport } from '../admin/dry-run.js';
 import type {
   ActionStarted,
@@ -105,6 +105,16 @@ export class AdminClient {
   /** Pauses, resumes or aborts the plan's rollout: its progress once taken (a 409 says why it was refused). */
   steerRollout(planId: string, action: 'pause' | 'resume' | 'abort'): Promise<RolloutProgress> {
     return this.call('POST', `${rolloutPath(planId)}/${action}`);
+  }
+
+  /** Every rollout, of plans and of referenced objects' changes, newest first. */
+  async listRollouts(): Promise<RolloutSummary[]> {
+    return (await this.call<{ items: RolloutSummary[] }>('GET', '/admin/rollouts')).items;
+  }
+
+  /** Pauses, resumes or aborts any rollout by its id (as `listRollouts` names it). */
+  steerRolloutById(rolloutId: string, action: 'pause' | 'resume' | 'abort'): Promise<RolloutProgress> {
+    return this.call('POST', `/admin/rollouts/${encodeURIComponent(rolloutId)}/${action}`);
   }
 
   /** The rollout's progress; undefined when the plan never had one. */

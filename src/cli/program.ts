@@ -315,6 +315,36 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
         );
     });
   rollout
+    .command('list')
+    .description("every rollout, of plans and of referenced objects' changes, newest first, with its id")
+    .addOption(new Option('-o, --output <format>', 'text or json').choices(['text', 'json']).default('text'))
+    .action(async (opts: { output: 'text' | 'json' }) => {
+      const items = await client().listRollouts();
+      if (opts.output === 'json') {
+        print(`${JSON.stringify(items, null, 2)}\n`);
+        return;
+      }
+      for (const r of items) {
+        const of = r.reference
+          ? `${r.reference.kind} ${r.reference.namespace}/${r.reference.name} for plan ${r.planId}`
+          : `plan ${r.planId}`;
+        print(
+          `${r.kind}\t${of}\t${r.progress ? progressSummary({ ...r.progress, results: {} }) : '-'}\t${r.id}\n`,
+        );
+      }
+    });
+  for (const action of ['pause', 'resume', 'abort'] as const)
+    rollout
+      .command(`${action}-id`)
+      .description(
+        `${action} any rollout by its id (as rollout list shows it), a referenced object's change too`,
+      )
+      .argument('<ROLLOUT_ID>')
+      .action(async (rolloutId: string) => {
+        const progress = await client().steerRolloutById(rolloutId, action);
+        print(`rollout ${rolloutId}: ${progressSummary(progress)}\n`);
+      });
+  rollout
     .command('watch')
     .description(
       'follow the rollout until it ends; exit 0 when done, 1 when halted, aborted or with failed instances',

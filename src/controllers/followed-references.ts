@@ -1,56 +1,52 @@
 /**
  * Following the objects the instances' references (`getValueFrom`) read: when one of them changes
- * after an instance's objects were applied, the instance is updated (an ordinary update workflow,
- * as a plan's rollout starts one: its plan, parameters and context as its record holds them), so
- * that its objects are resolved and applied again.
+ * after instances' objects were applied, the change is rolled out to the instances that read it,
+ * as a plan's revision is: a rollout (src/workflows/rollout.ts) per object and plan, with the
+ * plan's rollout settings (a canary batch, then waves of at most `maxConcurrency`, a soak, pause,
+ * resume and abort), whose updates are ordinary update workflows with the plan, parameters and
+ * context the instances' records hold.
  *
  * Each apply of an instance's objects records what its references read in the record's
  * `status.references` and tells this worker (see src/activities/resources.ts); at its start, the worker reads
- * them from the records, a page at a time. It keeps one map, object -> the instances that read it,
- * and watches each kind in each namespace read (kind-watch.ts). A kind the worker may not watch
- * (the chart lets it list no Secrets unless `rbac.referencedResources` grants them) is left: its
- * changes reach the instance at its next update.
+ * them from the records, a page at a time. It keeps one map, object -> the instances that read it
+ * (with their plan and the version each read), and watches each kind read once per cluster, in
+ * every namespace (kind-watch.ts), keeping to the objects read: one watch of ConfigMaps on a
+ * cluster however many instances, in however many namespaces, read ConfigMaps. A kind the worker
+ * may not watch (the chart lets it list no Secrets unless `rbac.referencedResources` grants them)
+ * is left: its changes reach the instance at its next update.
  *
  * A change waits a little ({@link SETTLE_MS}) so that one edit seen several times starts one
- * update; an instance busy with an operation (or one of its bindings with one) is tried again
- * after {@link RETRY_MS}. Level-based: the record holds the resourceVersion each object had when it
- * was read, so a change already applied (by an update another worker started, say) starts nothing;
- * and a watch starts from the version the instance read, so a change made between that read and
- * the watch (while the worker was down, say) is heard too, unless the apiserver has compacted its
- * history past it.
+ * rollout, and its rollout is told of it once (the rollout's workflow id is the object's and the
+ * plan's, its revision the object's resourceVersion: every worker that sees the change tells the
+ * same rollout the same revision, which it takes once; a newer version redirects it). Level-based:
+ * a change only the instances that read another version of the object want starts a rollout; once
+ * the kind's watch is open, an object an instance read at a version the watch has not told of is
+ * read again, so a change made between that read and the watch (while the worker was down, say)
+ * is heard too. After a 410 the watch lists the kind and tells of every object, and the versions
+ * the instances read decide again.
  *
  * A controller, not an activity: the worker runs it beside the activities, which hear of it only
  * as the {@link ReferenceFollower} they are given (src/activities/deps.ts).
  */
 import type { ClusterClient } from '../kube/clients.js';
-import { forEachRecord, getRecord } from '../kube/custom-objects.js';
+import { forEachRecord } from '../kube/custom-objects.js';
 import { statusCodeOf } from '../kube/errors.js';
 import { watchKind, type KindWatch, type ObjectKey } from '../kube/kind-watch.js';
-import { instanceNamespace, resourceName } from '../resources/names.js';
-import { SFSERVICEINSTANCE, type SFServiceInstance } from '../resources/types.js';
-import type { InstanceRequest } from '../workflows/messages.js';
+import { readObject } from '../kube/objects.js';
+import { SFSERVICEINSTANCE, type ReferencedObject, type SFServiceInstance } from '../resources/types.js';
+import type { RolloutReference, RolloutRequest } from '../admin/contract.js';
 import type { ReferenceFollower } from '../activities/deps.js';
-import type { RecordedUpdates } from '../activities/rollouts.js';
 
-/** How long a change settles before the updates start. */
+/** How long a change settles before its rollout starts. */
 export const SETTLE_MS = 1500;
-/** How long before an instance that was busy, or whose update could not start, is tried again. */
+/** How long before a rollout that could not be started is started again. */
 export const RETRY_MS = 10_000;
 
-/** A change of a referenced object, as seen: where it is and its new resourceVersion, never what it holds. */
-export interface ReferenceChange {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly namespace: string;
-  readonly name: string;
-  readonly resourceVersion?: string;
-}
-
-/** What came of one instance's update after a change: started, to try again later, or nothing to do. */
-export type FollowOutcome = 'started' | 'busy' | 'applied' | 'gone';
+/** Who asks for the rollouts of referenced objects' changes. */
+export const REFERENCE_CHANGE = 'reference change';
 
 export interface FollowedReferences extends ReferenceFollower {
-  /** How many objects and instances are followed, kinds watched, and updates waiting to start. */
+  /** How many objects and instances are followed, kinds watched (one watch each), and rollouts waiting to start. */
   size(): { objects: number; instances: number; watches: number; pending: number };
   stop(): void;
 }
@@ -58,20 +54,44 @@ export interface FollowedReferences extends ReferenceFollower {
 export interface FollowOptions {
   /** The clients of a cluster. */
   readonly cluster: (clusterId: string) => Promise<ClusterClient>;
-  /** Starts the instance's update after `change`, unless it has applied it already. */
-  readonly update: (instanceId: string, change: ReferenceChange) => Promise<FollowOutcome>;
+  /** Starts the rollout `request` asks for, or tells the running one of its revision (broker/plan-revisions.ts). */
+  readonly startRollout: (request: RolloutRequest) => Promise<void>;
   readonly onError?: (err: unknown, what: string) => void;
-  /** The watch of one kind in one namespace; kind-watch.ts's by default. */
+  /** The watch of one kind in every namespace of a cluster; kind-watch.ts's by default. */
   readonly watch?: typeof watchKind;
+  /** The resourceVersion an object has now (undefined when there is none); a read of the apiserver by default. */
+  readonly currentVersion?: (client: ClusterClient, object: ReferencedObject) => Promise<string | undefined>;
   /** @default SETTLE_MS */
   readonly settleMs?: number;
   /** @default RETRY_MS */
   readonly retryMs?: number;
 }
 
-/** Names a change for people: `<kind> <namespace>/<name>`. */
-export const describeChange = (change: ReferenceChange): string =>
-  `${change.kind} ${change.namespace}/${change.name}`;
+/** Names a referenced object for people: `<kind> <namespace>/<name>`. */
+export const describeReference = (r: { kind: string; namespace: string; name: string }): string =>
+  `${r.kind} ${r.namespace}/${r.name}`;
+
+/** What an instance reads of an object: its plan, and the version it read. */
+interface Reader {
+  readonly planId: string;
+  readonly resourceVersion?: string;
+}
+
+/**
+ * The rollouts a change of an object to `version` asks for: one per plan of the readers that read
+ * another version, towards `version`. Pure.
+ */
+export function rolloutsOfChange(
+  reference: RolloutReference,
+  version: string,
+  readers: ReadonlyMap<string, Reader>,
+): RolloutRequest[] {
+  const plans = new Set<string>();
+  for (const reader of readers.values()) if (reader.resourceVersion !== version) plans.add(reader.planId);
+  return [...plans]
+    .sort()
+    .map((planId) => ({ planId, revision: version, reference, requestedBy: REFERENCE_CHANGE }));
+}
 
 /** A 403, as the list (`code`) or the watch (`statusCode`) reports it. */
 const isForbidden = (err: unknown) =>
@@ -83,25 +103,36 @@ const objectKey = (
   r: { apiVersion: string; kind: string; namespace: string; name: string },
 ) => `${kindKey(clusterId, r.apiVersion, r.kind)}|${r.namespace}|${r.name}`;
 
+/** The resourceVersion an object has now, undefined when there is none (kube/objects.ts's read). */
+async function versionNow(client: ClusterClient, object: ReferencedObject): Promise<string | undefined> {
+  const { apiVersion, kind, namespace, name } = object;
+  return (await readObject(client, { apiVersion, kind, namespace, name }))?.metadata.resourceVersion;
+}
+
 export function followedReferences(options: FollowOptions): FollowedReferences {
   const {
     cluster,
-    update,
+    startRollout,
     onError = () => undefined,
     watch = watchKind,
+    currentVersion = versionNow,
     settleMs = SETTLE_MS,
     retryMs = RETRY_MS,
   } = options;
-  /** Object key -> the ids of the instances whose references read it. */
-  const readers = new Map<string, Set<string>>();
+  /** Object key -> the instances whose references read it, each with its plan and the version it read. */
+  const readers = new Map<string, Map<string, Reader>>();
   /** Instance id -> the keys of the objects it reads. */
   const reads = new Map<string, string[]>();
-  /** Watches by kind key and namespace; undefined while the cluster's clients are found. */
-  const watches = new Map<string, KindWatch | undefined>();
+  /** Object key -> the newest resourceVersion heard of (from the watch, or read). */
+  const latest = new Map<string, string>();
+  /** Watches by kind key (one per cluster and kind, in every namespace). */
+  const watches = new Map<string, KindWatch>();
   /** Kinds the worker may not watch (by kind key). */
   const forbidden = new Set<string>();
-  /** Instances to update, with the change they follow. */
-  const pending = new Map<string, ReferenceChange>();
+  /** Rollouts to start, by object key and plan. */
+  const pending = new Map<string, RolloutRequest>();
+  /** The revision each rollout (by object key and plan) was last told: told once. */
+  const told = new Map<string, string>();
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
 
@@ -117,25 +148,24 @@ export function followedReferences(options: FollowOptions): FollowedReferences {
     pending.clear();
     let retry = false;
     await Promise.all(
-      due.map(async ([instanceId, change]) => {
-        let outcome: FollowOutcome;
+      due.map(async ([id, request]) => {
+        if (told.get(id) === request.revision) return;
         try {
-          outcome = await update(instanceId, change);
+          await startRollout(request);
+          told.set(id, request.revision);
         } catch (err) {
-          onError(err, `updating instance ${instanceId} after a change of ${describeChange(change)}`);
-          outcome = 'busy';
+          onError(err, `starting the rollout of the change of ${describeReference(request.reference!)}`);
+          // A newer change seen meanwhile is the one to roll out.
+          if (!stopped && !pending.has(id)) pending.set(id, request);
+          retry = true;
         }
-        if (outcome === 'gone') unfollow(instanceId);
-        if (outcome !== 'busy' || stopped) return;
-        // A newer change seen meanwhile is the one to follow.
-        if (!pending.has(instanceId)) pending.set(instanceId, change);
-        retry = true;
       }),
     );
     if (retry) schedule(retryMs);
     else if (pending.size > 0) schedule(settleMs);
   }
 
+  /** An object of a watched kind is at `version` now: the plans of its readers that read another version roll it out. */
   const changed = (
     clusterId: string,
     apiVersion: string,
@@ -143,60 +173,76 @@ export function followedReferences(options: FollowOptions): FollowedReferences {
     object: ObjectKey,
     version?: string,
   ) => {
-    if (!object.namespace) return;
-    const change: ReferenceChange = {
+    if (!object.namespace || !version) return;
+    const reference: RolloutReference = {
+      clusterId,
       apiVersion,
       kind,
       namespace: object.namespace,
       name: object.name,
-      ...(version ? { resourceVersion: version } : {}),
     };
-    const ids = readers.get(objectKey(clusterId, change));
+    const key = objectKey(clusterId, reference);
+    const ids = readers.get(key);
     if (!ids) return;
-    for (const id of ids) pending.set(id, change);
-    schedule(settleMs);
+    latest.set(key, version);
+    const requests = rolloutsOfChange(reference, version, ids);
+    for (const request of requests) pending.set(`${key}|${request.planId}`, request);
+    if (requests.length > 0) schedule(settleMs);
   };
 
-  /** Watches the kind in the namespace, from `since` (the version an instance read) when it starts the watch. */
-  function watched(
-    clusterId: string,
-    apiVersion: string,
-    kind: string,
-    namespace: string,
-    since: string | undefined,
-  ): void {
-    const kinds = kindKey(clusterId, apiVersion, kind);
-    const id = `${kinds}|${namespace}`;
-    if (stopped || forbidden.has(kinds) || watches.has(id)) return;
-    watches.set(id, undefined);
-    const what = `watching ${kind} (${apiVersion}) in ${namespace} in cluster ${clusterId}`;
+  /**
+   * Reads the object once its kind's watch is open: a change made before (between an instance's
+   * read and the watch, or while the worker was down) is heard as if the watch had seen it.
+   */
+  function check(clusterId: string, object: ReferencedObject): void {
+    const opened =
+      watches.get(kindKey(clusterId, object.apiVersion, object.kind))?.opened ?? Promise.resolve();
+    void opened
+      .then(async () => {
+        if (stopped || forbidden.has(kindKey(clusterId, object.apiVersion, object.kind))) return;
+        const version = await currentVersion(await cluster(clusterId), object);
+        if (version) changed(clusterId, object.apiVersion, object.kind, object, version);
+      })
+      .catch((err: unknown) =>
+        onError(err, `reading ${object.kind} ${object.namespace}/${object.name} in cluster ${clusterId}`),
+      );
+  }
+
+  /** Watches the kind in every namespace of the cluster: one watch, however many namespaces its objects are in. */
+  function watched(clusterId: string, apiVersion: string, kind: string): void {
+    const id = kindKey(clusterId, apiVersion, kind);
+    if (stopped || forbidden.has(id) || watches.has(id)) return;
+    let resolveOpened!: () => void;
+    const opening = new Promise<void>((resolve) => (resolveOpened = resolve));
+    // Until the cluster's clients are found, a check waits for the watch all the same.
+    watches.set(id, { opened: opening, stop: () => undefined });
+    const what = `watching ${kind} (${apiVersion}) in cluster ${clusterId}`;
     cluster(clusterId).then(
       (client) => {
-        if (stopped || !watches.has(id)) return;
+        if (stopped || !watches.has(id)) return resolveOpened();
         const kindWatch = watch(
           client,
           apiVersion,
           kind,
-          namespace,
+          undefined,
           (object, version) => changed(clusterId, apiVersion, kind, object, version),
           (err) => {
             if (!isForbidden(err)) return onError(err, what);
-            // Not allowed: no watch of this kind anywhere; its changes reach instances at their next update.
-            if (!forbidden.has(kinds))
+            // Not allowed: no watch of this kind; its changes reach instances at their next update.
+            if (!forbidden.has(id))
               onError(err, `${what} (not allowed: its changes reach the instances at their next update)`);
-            forbidden.add(kinds);
-            for (const [key, other] of watches)
-              if (key.startsWith(`${kinds}|`)) {
-                setImmediate(() => other?.stop());
-                watches.delete(key);
-              }
+            forbidden.add(id);
+            const forbiddenWatch = watches.get(id);
+            setImmediate(() => forbiddenWatch?.stop());
+            watches.delete(id);
           },
-          since,
         );
-        watches.set(id, kindWatch);
+        if (watches.has(id)) watches.set(id, kindWatch);
+        void kindWatch.opened.then(resolveOpened);
       },
       (err: unknown) => {
         watches.delete(id);
+        resolveOpened();
         onError(err, what);
       },
     );
@@ -206,24 +252,30 @@ export function followedReferences(options: FollowOptions): FollowedReferences {
     for (const key of reads.get(instanceId) ?? []) {
       const ids = readers.get(key);
       ids?.delete(instanceId);
-      if (ids?.size === 0) readers.delete(key);
+      if (ids?.size === 0) {
+        readers.delete(key);
+        latest.delete(key);
+      }
     }
     reads.delete(instanceId);
   }
 
   return {
-    follow(instanceId, clusterId, references) {
+    follow(instanceId, planId, clusterId, references) {
       if (stopped) return;
       unfollow(instanceId);
       if (references.length === 0) return;
       const keys = references.map((r) => objectKey(clusterId, r));
       reads.set(instanceId, keys);
-      for (const key of keys) {
+      references.forEach((r, i) => {
+        const key = keys[i]!;
         let ids = readers.get(key);
-        if (!ids) readers.set(key, (ids = new Set()));
-        ids.add(instanceId);
-      }
-      for (const r of references) watched(clusterId, r.apiVersion, r.kind, r.namespace, r.resourceVersion);
+        if (!ids) readers.set(key, (ids = new Map()));
+        ids.set(instanceId, { planId, ...(r.resourceVersion ? { resourceVersion: r.resourceVersion } : {}) });
+        watched(clusterId, r.apiVersion, r.kind);
+        // What the watch heard already covers a reader of the version it last heard of.
+        if (!r.resourceVersion || latest.get(key) !== r.resourceVersion) check(clusterId, r);
+      });
     },
     size() {
       return { objects: readers.size, instances: reads.size, watches: watches.size, pending: pending.size };
@@ -235,7 +287,9 @@ export function followedReferences(options: FollowOptions): FollowedReferences {
       watches.clear();
       readers.clear();
       reads.clear();
+      latest.clear();
       pending.clear();
+      told.clear();
     },
   };
 }
@@ -254,62 +308,11 @@ export async function followRecorded(
   await forEachRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, shared, '', (record) => {
     const references = record.status?.references;
     if (!references?.length || record.metadata.deletionTimestamp || !record.spec.instanceId) return;
-    followed.follow(record.spec.instanceId, record.spec.clusterId ?? masterId, references);
-  });
-}
-
-/** Whether the record's last operation succeeded and has not applied `change` yet. */
-export function wantsUpdate(record: SFServiceInstance, change: ReferenceChange): boolean {
-  if (record.status?.state !== 'succeeded') return false;
-  const read = record.status.references?.find(
-    (r) =>
-      r.apiVersion === change.apiVersion &&
-      r.kind === change.kind &&
-      r.namespace === change.namespace &&
-      r.name === change.name,
-  );
-  if (!read) return false;
-  return !change.resourceVersion || read.resourceVersion !== change.resourceVersion;
-}
-
-export interface FollowingUpdateDeps {
-  readonly master: ClusterClient;
-  readonly instanceNamespace?: string;
-  readonly updates: Pick<RecordedUpdates, 'updateOf' | 'release'>;
-  /** Starts the update workflow `workflowId`; false when an operation of the instance runs already. */
-  readonly start: (workflowId: string, request: InstanceRequest) => Promise<boolean>;
-}
-
-/**
- * The update an instance makes after `change`, started as a rollout starts one: claimed against
- * its bindings' operations, with the plan, parameters and context its record holds; asked for by
- * the interoperator, naming the change (never a value).
- */
-export function followingUpdate(deps: FollowingUpdateDeps) {
-  return async (instanceId: string, change: ReferenceChange): Promise<FollowOutcome> => {
-    const record = await getRecord<SFServiceInstance>(
-      deps.master,
-      SFSERVICEINSTANCE,
-      instanceNamespace(instanceId, deps.instanceNamespace),
-      resourceName(instanceId),
+    followed.follow(
+      record.spec.instanceId,
+      record.spec.planId,
+      record.spec.clusterId ?? masterId,
+      references,
     );
-    if (!record || record.metadata.deletionTimestamp) return 'gone';
-    const state = record.status?.state;
-    if (state === 'in_queue' || state === 'in progress' || state === 'delete') return 'busy';
-    if (!wantsUpdate(record, change)) return 'applied';
-    const update = await deps.updates.updateOf(instanceId, record.status?.planRevision ?? 'unknown', true, {
-      platform: 'interoperator',
-      identity: { referenceChanged: describeChange(change) },
-    });
-    if ('gone' in update) return 'gone';
-    if ('busy' in update) return 'busy';
-    let started = false;
-    try {
-      started = await deps.start(update.workflowId, update.request);
-    } finally {
-      if (!started && update.claimedAt)
-        await deps.updates.release([{ instanceId, claimedAt: update.claimedAt }]);
-    }
-    return started ? 'started' : 'busy';
-  };
+  });
 }

@@ -15,13 +15,11 @@ import {
 import { operationSinks, stepRetries, timedRenderer } from '../activities/metrics.js';
 import {
   followedReferences,
-  followingUpdate,
   followRecorded,
   type FollowedReferences,
 } from '../controllers/followed-references.js';
-import { recordedUpdates } from '../activities/rollouts.js';
 import { statusWakeups } from '../controllers/status-wakeups.js';
-import { recordPlanRevision } from '../broker/plan-revisions.js';
+import { recordPlanRevision, startRollout } from '../broker/plan-revisions.js';
 import type { ActivityDeps } from '../activities/deps.js';
 import type { Config } from '../config.js';
 import { clusterClientFromFile, type ClusterClient } from '../kube/clients.js';
@@ -35,7 +33,6 @@ import type { OperationRecorder } from '../metrics/recorders.js';
 import type { Tracing } from '../tracing.js';
 import { closeRenderer, renderObjects, renderValues } from '../templates/index.js';
 import { connectClient, connectionOptions, dataConverter } from '../temporal/connection.js';
-import { startOperation } from '../temporal/operations.js';
 import { latestRun } from '../temporal/runs.js';
 import { workflowBundle } from './workflow-bundle.js';
 import type { clusterHealthWorkflow } from '../workflows/cluster-health.js';
@@ -144,29 +141,18 @@ export async function startWorker(
   if (config.followReferences) {
     followed = followedReferences({
       cluster: (id) => clusters.get(id),
-      update: followingUpdate({
-        master,
-        ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
-        updates: recordedUpdates(deps, runs),
-        start: async (workflowId, request) => {
-          try {
-            await startOperation(temporal.client, {
-              workflowId,
-              taskQueue: config.temporal.taskQueue,
-              type: 'update',
-              request,
-            });
-            log.info('instance update started after a change of an object its references read', {
-              instanceId: request.instanceId,
-              requestedBy: request.requestedBy,
-            });
-            return true;
-          } catch (err) {
-            if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
-            throw err;
-          }
-        },
-      }),
+      startRollout: async (request) => {
+        await startRollout(
+          temporal.client,
+          { namespace: config.namespace, taskQueue: config.temporal.taskQueue },
+          request,
+        );
+        log.info('rollout of a change of an object the instances’ references read started', {
+          planId: request.planId,
+          reference: request.reference,
+          revision: request.revision,
+        });
+      },
       onError: (err, what) => log.warn(`followed references: ${what} failed`, { error: String(err) }),
     });
     // Learnt in the background: the worker polls meanwhile, and each apply tells of its own.

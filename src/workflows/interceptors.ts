@@ -35,7 +35,10 @@ const { operations } = proxySinks<OperationSinks>();
 
 /** Reports the ending of a workflow that runs an OSB operation (its search attributes say which). */
 function report(outcome: OperationEnding['outcome']): void {
-  const attributes = workflowInfo().typedSearchAttributes;
+  const info = workflowInfo();
+  // A rollout carries `OsbOperation` for the Temporal UI; it is no OSB operation.
+  if (info.workflowType === 'rolloutWorkflow') return;
+  const attributes = info.typedSearchAttributes;
   const kind = attributes.get(OsbOperation);
   if (!kind) return;
   operations.finished({

@@ -60,6 +60,7 @@ export const requestedSettings = (request: RolloutRequest): RolloutSettings => (
 export const freshProgress = (request: RolloutRequest, settings: RolloutSettings): RolloutProgress => ({
   planId: request.planId,
   revision: request.revision,
+  ...(request.reference ? { reference: request.reference } : {}),
   state: settings.canary > 0 ? 'canary' : 'waves',
   settings,
   total: 0,
@@ -146,7 +147,10 @@ export function seen(rollout: Rollout): RolloutProgress {
  * when ended.
  */
 export function refusal(command: RolloutCommand, progress: RolloutProgress): string | undefined {
-  const of = `The rollout of plan ${progress.planId} to revision ${progress.revision}`;
+  const { reference: r } = progress;
+  const of = r
+    ? `The rollout of the change of ${r.kind} ${r.namespace}/${r.name} (version ${progress.revision}) to the instances of plan ${progress.planId}`
+    : `The rollout of plan ${progress.planId} to revision ${progress.revision}`;
   const { state } = progress;
   if (state === 'done') return `${of} is done; there is nothing to ${command}.`;
   if (state === 'aborted') return `${of} was aborted; there is nothing to ${command}.`;
@@ -334,6 +338,18 @@ export function afterBatch(
 export const failedInstances = (rollout: Rollout): string[] =>
   Object.entries(rollout.progress.results)
     .filter(([, r]) => r.state === 'failed')
+    .map(([id]) => id);
+
+/**
+ * The instances the rollout does not take again: those whose update failed; for a reference
+ * rollout, those it updated too (an instance updated reads the object as it is then, which may be
+ * newer than the version rolling out: it is not behind, and a newer change is a rollout of its own).
+ */
+export const settledInstances = (rollout: Rollout): string[] =>
+  Object.entries(rollout.progress.results)
+    .filter(
+      ([, r]) => r.state === 'failed' || (rollout.request.reference !== undefined && r.state === 'updated'),
+    )
     .map(([id]) => id);
 
 /**

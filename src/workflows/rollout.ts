@@ -1,5 +1,7 @@
 /**
- * The rollout of a plan: brings every instance of the plan to the plan's revision, each through
+ * The rollout of a plan: brings every instance of the plan to the plan's revision (or, the rollout
+ * of a referenced object's change, every instance of the plan that reads the object to read its
+ * new version: `request.reference`), each through
  * the ordinary update workflow (so the OSB rules hold and a failed update rolls back). First a
  * canary batch, all of whose updates end before any other starts; then at most `maxConcurrency`
  * updates at once. With a soak, they go in waves: each wave's updates all end, then the rollout
@@ -8,8 +10,9 @@
  * flight finish. An instance busy with an operation of its own or of a binding waits and is taken
  * again later, never skipped.
  *
- * One rollout workflow per plan (its id from the plan): a plan change arrives as a signal, and the
- * rollout goes on towards the plan's revision as the apiserver holds it then, superseding the one
+ * One rollout workflow per plan (its id from the plan), and one per referenced object and plan: a
+ * plan change (an object's change) arrives as a signal, and the rollout goes on towards the plan's
+ * revision (the object's resourceVersion) as the apiserver holds it then, superseding the one
  * rolling out (so signals heard out of order, or once per worker, still end on the newest). Pause,
  * resume and abort are Updates whose validators refuse what the rollout's state does not allow;
  * the progress is a query and the workflow's memo. Before its history grows long it continues as
@@ -35,6 +38,7 @@ import type { RolloutInstanceResult, RolloutProgress, RolloutRequest } from '../
 import type { RolloutActivities } from '../activities/index.js';
 import type { RolloutUpdate } from '../activities/rollouts.js';
 import {
+  ROLLOUT_MEMO_KEY,
   ROLLOUT_REFUSED,
   WORKFLOW_TYPES,
   rolloutAbortUpdate,
@@ -53,7 +57,6 @@ import {
   claimsToRelease,
   commanded,
   doneWaiting,
-  failedInstances,
   heard,
   initialRollout,
   interrupted,
@@ -63,6 +66,7 @@ import {
   refusal,
   retargeted,
   seen,
+  settledInstances,
   startedInWindow,
   takeNewer,
   targeted,
@@ -79,12 +83,7 @@ import { operationStartOptions } from './operation-start.js';
 
 export type { RolloutCarried } from './rollout-plan.js';
 
-/**
- * The memo key of a rollout's progress (without the per-instance results), for the Temporal UI:
- * written as its state, wave or revision changes (each write is an event and a visibility update),
- * so its counts may be a wave old; the query answers with the live ones.
- */
-export const ROLLOUT_MEMO_KEY = 'rollout';
+export { ROLLOUT_MEMO_KEY } from './messages.js';
 
 const DEFAULT_LIMITS: Required<RolloutLimits> = {
   maxHistoryEvents: 8_000,
@@ -219,7 +218,11 @@ export async function rolloutWorkflow(
       (reading ??= (async () => {
         try {
           const ids = toReadAhead([first, ...queue], new Set(ahead.keys()), concurrency);
-          for (const [id, update] of await steps.rolloutUpdates(ids, rollout.progress.revision))
+          for (const [id, update] of await steps.rolloutUpdates(
+            ids,
+            rollout.progress.revision,
+            rollout.request.reference,
+          ))
             ahead.set(id, update);
         } finally {
           reading = undefined;
@@ -261,7 +264,7 @@ export async function rolloutWorkflow(
     rollout = targeted(
       rollout,
       request,
-      await steps.rolloutTarget(request.planId, request.revision, request.settings),
+      await steps.rolloutTarget(request.planId, request.revision, request.settings, request.reference),
     );
   for (;;) {
     // Here no update is in flight: each step below waits for those it started.
@@ -272,7 +275,7 @@ export async function rolloutWorkflow(
         const [next, rest] = takeNewer(rollout);
         rollout = rest;
         if (!next) continue;
-        const target = await steps.rolloutTarget(next.planId, next.revision, next.settings);
+        const target = await steps.rolloutTarget(next.planId, next.revision, next.settings, next.reference);
         rollout = retargeted(rollout, next, target);
         publish();
         continue;
@@ -298,7 +301,8 @@ export async function rolloutWorkflow(
       rollout.request.planId,
       rollout.progress.revision,
       behindPage,
-      failedInstances(rollout),
+      settledInstances(rollout),
+      rollout.request.reference,
     );
     rollout = withBehind(rollout, behind.total);
     const batch = nextBatch(rollout, behind.first);

@@ -5,6 +5,7 @@
  * a production namespace registers them once (see the README).
  */
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+import type { RolloutRequest } from '../admin/contract.js';
 import type { OperationName } from './messages.js';
 
 export const OsbInstanceId = defineSearchAttributeKey('OsbInstanceId', SearchAttributeType.KEYWORD);
@@ -46,5 +47,22 @@ export function operationSearchAttributes(
     { key: OsbPlanId, value: input.planId },
     { key: OsbOperation, value: type },
     { key: OsbState, value: 'in progress' },
+  ];
+}
+
+/** The `OsbOperation` of a plan's rollout and of the rollout of a referenced object's change. */
+export const ROLLOUT_OPERATIONS = { plan: 'rollout', reference: 'reference-rollout' } as const;
+
+/**
+ * The search attributes a rollout starts with: its plan and what it is (`OsbOperation` `rollout`
+ * or `reference-rollout`); a reference rollout also the cluster of the object whose change it
+ * rolls out, so the Temporal UI lists the rollouts of one plan, of one kind, or of one cluster's
+ * objects.
+ */
+export function rolloutSearchAttributes(request: RolloutRequest): SearchAttributePair[] {
+  return [
+    { key: OsbPlanId, value: request.planId },
+    { key: OsbOperation, value: ROLLOUT_OPERATIONS[request.reference ? 'reference' : 'plan'] },
+    ...(request.reference ? [{ key: OsbClusterId, value: request.reference.clusterId }] : []),
   ];
 }

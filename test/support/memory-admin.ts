@@ -127,6 +127,22 @@ export class MemoryAdmin implements AdminService {
       const next = this.progressAnswers.length > 1 ? this.progressAnswers.shift() : this.progressAnswers[0];
       return next && { ...next, planId };
     },
+    list: async (limit: number) => {
+      this.calls.push({ method: 'rollouts.list', args: [limit] });
+      return [];
+    },
+    progressOf: async (rolloutId: string) => {
+      this.calls.push({ method: 'rollouts.progressOf', args: [rolloutId] });
+      return this.progressAnswers[0];
+    },
+    steer: async (rolloutId: string, command: 'pause' | 'resume' | 'abort') => {
+      this.calls.push({ method: 'rollouts.steer', args: [rolloutId, command] });
+      return progressOf({
+        planId: 'p',
+        requestedBy: 'reference change',
+        state: command === 'pause' ? 'paused' : 'waves',
+      });
+    },
   };
 
   /** What `dryRuns.planChange` answers, one a call; the last one stays. Empty: 404, no such plan. */

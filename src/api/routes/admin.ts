@@ -1,7 +1,7 @@
 /**
  * The admin API's routes, under `/admin`: listings of the records, the update of one instance, the
- * forced removal of a stuck record, the custom actions of an instance's plan, the rollout of a plan
- * and the dry run of a plan change. Each reads its parameters, calls one
+ * forced removal of a stuck record, the custom actions of an instance's plan, the rollout of a plan,
+ * the listing and steering of every rollout (of plans and of referenced objects' changes) and the dry run of a plan change. Each reads its parameters, calls one
  * AdminService method and sets the answer; errors are the OSB API's (`{error, description}`).
  */
 import { MAX_DRY_RUN_LIMIT } from '../../admin/dry-run.js';
@@ -28,7 +28,7 @@ type AdminContext = RouteContext<AdminState>;
 
 function param(
   ctx: AdminContext,
-  name: 'instance_id' | 'binding_id' | 'plan_id' | 'action' | 'run_id' | 'secret',
+  name: 'instance_id' | 'binding_id' | 'plan_id' | 'action' | 'run_id' | 'secret' | 'rollout_id',
 ): string {
   const value = ctx.params[name];
   if (value === undefined) throw new Error(`The route has no :${name} parameter.`);
@@ -88,8 +88,35 @@ export function adminRoutes(router: RouteTable<AdminState>, { admin, maxBodyByte
     });
   }
 
+  /**
+   * GET /admin/rollouts?limit: the rollouts of plans (kind `plan`) and of referenced objects'
+   * changes (kind `reference`), newest first, each with its id and its progress as last shown.
+   */
+  router.get('/rollouts', async (ctx) => {
+    const { limit } = parsePageRequest(ctx.query);
+    ctx.body = { items: await admin.rollouts.list(limit ?? DEFAULT_ROLLOUT_LIST) };
+  });
+
+  /** GET /admin/rollouts/:rollout_id (the id URL-encoded): its progress; 404 when there is none. */
+  router.get('/rollouts/:rollout_id', async (ctx) => {
+    const rolloutId = param(ctx, 'rollout_id');
+    const progress = await admin.rollouts.progressOf(rolloutId);
+    if (!progress) throw notFound(`There is no rollout ${rolloutId}.`);
+    ctx.body = progress;
+  });
+
+  for (const action of ['pause', 'resume', 'abort'] as const) {
+    /** POST /admin/rollouts/:rollout_id/{pause,resume,abort}: as the plan's rollout's, for any rollout. */
+    router.post(`/rollouts/:rollout_id/${action}`, async (ctx) => {
+      ctx.body = await admin.rollouts.steer(param(ctx, 'rollout_id'), action);
+    });
+  }
+
   dryRunRoutes(router, { admin, maxBodyBytes });
 }
+
+/** Rollouts listed when the request names no limit. */
+const DEFAULT_ROLLOUT_LIST = 50;
 
 /**
  * POST /admin/plans/:plan_id/dry-run?limit&continue with `{"spec": <the plan's new spec>}`: what

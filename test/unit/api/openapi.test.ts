@@ -63,6 +63,8 @@ test('GIVEN the admin routes and openapi.yaml WHEN their routes are listed THEN 
     'GET /admin/instances',
     'GET /admin/instances/{instance_id}/actions/{action}/{run_id}',
     'GET /admin/plans/{plan_id}/rollout',
+    'GET /admin/rollouts',
+    'GET /admin/rollouts/{rollout_id}',
     'POST /admin/bindings/{binding_id}/force-remove',
     'POST /admin/instances/{instance_id}/actions/{action}',
     'POST /admin/instances/{instance_id}/force-remove',
@@ -73,6 +75,9 @@ test('GIVEN the admin routes and openapi.yaml WHEN their routes are listed THEN 
     'POST /admin/plans/{plan_id}/rollout/abort',
     'POST /admin/plans/{plan_id}/rollout/pause',
     'POST /admin/plans/{plan_id}/rollout/resume',
+    'POST /admin/rollouts/{rollout_id}/abort',
+    'POST /admin/rollouts/{rollout_id}/pause',
+    'POST /admin/rollouts/{rollout_id}/resume',
   ]);
   expect(documentedRoutes('admin')).toEqual(servedRoutes('admin'));
 });

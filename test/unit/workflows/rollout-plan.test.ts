@@ -6,6 +6,7 @@ import {
   counted,
   doneWaiting,
   failedInstances,
+  settledInstances,
   freshProgress,
   heard,
   initialRollout,
@@ -391,6 +392,34 @@ describe('the progress', () => {
     let rollout = withResult(rolloutOf(), 'i1', { state: 'failed', description: 'no' });
     rollout = withResult(rollout, 'i2', { state: 'updated' });
     expect(failedInstances(rollout)).toEqual(['i1']);
+  });
+
+  test.each([
+    ['a plan', undefined, ['i1']],
+    [
+      'a referenced object’s change',
+      { clusterId: 'c', apiVersion: 'v1', kind: 'ConfigMap', namespace: 'n', name: 'm' },
+      ['i1', 'i2'],
+    ],
+  ])(
+    'GIVEN the rollout of %s with failed, updated and waiting instances THEN those not taken again are %j',
+    (_name, reference, settled) => {
+      const request = { ...REQUEST, ...(reference ? { reference } : {}) };
+      let rollout: Rollout = { ...rolloutOf(), request };
+      rollout = withResult(rollout, 'i1', { state: 'failed', description: 'no' });
+      rollout = withResult(rollout, 'i2', { state: 'updated' });
+      rollout = withResult(rollout, 'i3', { state: 'waiting', description: 'busy' });
+      expect(settledInstances(rollout)).toEqual(settled);
+    },
+  );
+
+  test('GIVEN the rollout of a referenced object’s change THEN its progress and refusals name the object', () => {
+    const reference = { clusterId: 'c', apiVersion: 'v1', kind: 'ConfigMap', namespace: 'n', name: 'm' };
+    const rollout = initialRollout({ ...REQUEST, revision: '42', reference });
+    expect(rollout.progress.reference).toEqual(reference);
+    expect(refusal('resume', rollout.progress)).toBe(
+      'The rollout of the change of ConfigMap n/m (version 42) to the instances of plan p1 is not paused (it is canary).',
+    );
   });
 });
 
