@@ -10,6 +10,7 @@ import {
   type AppliedResource,
   type KubeObject,
   type OwnerReference,
+  type SFService,
   type SFServiceBinding,
 } from '../resources/types.js';
 
@@ -60,6 +61,9 @@ export const ownerReferenceTo = (record: KubeObject): OwnerReference => ({
   uid: record.metadata.uid!,
 });
 
+/** The namespace a rendered object goes to: the one it names, else the instance's (`own`). */
+export const namespaceOf = (rendered: KubeObject, own: string): string => rendered.metadata?.namespace || own;
+
 /**
  * The object to apply for one a template rendered: in the instance's namespace unless it names
  * another, labelled with the instance (and the binding, for what the binding alone owns), and
@@ -68,7 +72,7 @@ export const ownerReferenceTo = (record: KubeObject): OwnerReference => ({
  * stays owned by the instance, so deleting the binding never deletes it.
  */
 export function desiredObject(rendered: KubeObject, applying: ApplyingFor): DesiredObject {
-  const namespace = rendered.metadata?.namespace || applying.namespace;
+  const namespace = namespaceOf(rendered, applying.namespace);
   const ref: AppliedResource = {
     apiVersion: rendered.apiVersion,
     kind: rendered.kind,
@@ -103,17 +107,48 @@ export function desiredObject(rendered: KubeObject, applying: ApplyingFor): Desi
 }
 
 /**
- * Why an instance's template may not name `namespace` (for an object to apply or a source to
- * read), if it may not: another instance's namespace (a tenant's objects, which no template, nor a
- * parameter a template reads, may reach), or the registry's (the clusters' credentials, the
- * catalog). Other namespaces a plan names (one shared by its instances) are its author's choice.
+ * Which namespaces an instance's templates may name, for an object to apply, a source or a
+ * reference to read: its own, and those its service's owner listed. The list comes from the
+ * SFService alone, so a platform's parameters, which a template may put in a namespace, can pick
+ * among them but never add one.
  */
-export function forbiddenNamespace(namespace: string, own: string, registry: string): string | undefined {
-  if (namespace === own) return undefined;
-  if (namespace === registry) return `the registry's namespace ${namespace}`;
+export interface NamespaceReach {
+  /** The instance's namespace (the one all instances share, with INTEROP_INSTANCE_NAMESPACE). */
+  readonly own: string;
+  /** The registry's namespace: the clusters' credentials and the catalog. */
+  readonly registry: string;
+  /** The service of the instance's plan: its SFService's name and `spec.allowedNamespaces`. */
+  readonly service: { readonly name: string; readonly allowedNamespaces?: readonly string[] };
+}
+
+/** The reach of an instance of `service`, in namespace `own`, beside the registry's. */
+export const namespaceReach = (
+  own: string,
+  registry: string,
+  service: Pick<SFService, 'metadata' | 'spec'>,
+): NamespaceReach => ({
+  own,
+  registry,
+  service: {
+    name: service.metadata.name,
+    ...(service.spec.allowedNamespaces ? { allowedNamespaces: service.spec.allowedNamespaces } : {}),
+  },
+});
+
+/**
+ * Why an instance's template may not name `namespace`, if it may not: as "… in <this>". Its own
+ * namespace it may; the registry's and another instance's (`sf-…`) never, even when its service
+ * lists them (a tenant's objects and the clusters' credentials); any other only when its service
+ * lists it.
+ */
+export function namespaceRefusal(namespace: string, reach: NamespaceReach): string | undefined {
+  if (namespace === reach.own) return undefined;
+  if (namespace === reach.registry)
+    return `the registry's namespace ${namespace}, which no template may reach, listed or not`;
   if (namespace.startsWith(INSTANCE_NAMESPACE_PREFIX))
-    return `${namespace}, the namespace of another instance`;
-  return undefined;
+    return `${namespace}, the namespace of another instance, which no template may reach, listed or not`;
+  if (reach.service.allowedNamespaces?.includes(namespace)) return undefined;
+  return `namespace ${namespace}, which is not the instance's own: a service's owner allows a namespace by listing it in spec.allowedNamespaces of SFService ${reach.service.name}`;
 }
 
 /** The objects an instance applied before that its template no longer renders: to be deleted. */

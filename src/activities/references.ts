@@ -32,16 +32,16 @@ import {
 } from '../references/index.js';
 import type { KubeObject, ReferencedObject, TemplateAction } from '../resources/types.js';
 import { waitingForReference } from '../workflows/messages.js';
-import { forbiddenNamespace, type DesiredObject } from './desired-objects.js';
+import { namespaceRefusal, type DesiredObject, type NamespaceReach } from './desired-objects.js';
 import { FAILURE_TYPES, retryable, terminal } from './failures.js';
 
 /** Where the objects go and for what, and how a Kubernetes call there is made. */
 export interface ResolvingFor {
   readonly cluster: ClusterClient;
-  /** The instance's namespace: where a reference without one looks, and what it may read. */
+  /** The instance's namespace: where a reference without one looks. */
   readonly namespace: string;
-  /** The registry's namespace, which no reference may read. */
-  readonly registryNamespace: string;
+  /** The namespaces a reference may read: the instance's and those its service allows. */
+  readonly reach: NamespaceReach;
   readonly planName: string;
   readonly action: TemplateAction;
   /** Runs a Kubernetes call; a failure says what it was doing and whether to retry. */
@@ -120,10 +120,10 @@ export async function resolveReferences(
   for (const [i, found] of references.entries()) {
     for (const f of found) {
       const where = f.reference.namespace ?? namespace;
-      const refused = forbiddenNamespace(where, namespace, resolving.registryNamespace);
+      const refused = namespaceRefusal(where, resolving.reach);
       if (refused)
         throw terminal(
-          `${template} renders ${objectName(desired[i]!)} with a reference to ${f.reference.kind} in ${refused}: an instance reads only its own namespace`,
+          `${template} renders ${objectName(desired[i]!)} with a reference to ${f.reference.kind} in ${refused}`,
           FAILURE_TYPES.template,
         );
     }

@@ -46,8 +46,10 @@ import type { ActionRun, OperationName, StatusReport, Target } from '../workflow
 import type { ActivityDeps, RenderContext } from './deps.js';
 import {
   desiredObject,
-  forbiddenNamespace,
   instanceResourcesOf,
+  namespaceOf,
+  namespaceReach,
+  namespaceRefusal,
   type DesiredObject,
   ownResourcesOf,
   recordedResources,
@@ -224,18 +226,12 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
     );
     const data: Record<string, unknown> = { ...base };
     const references = sourceReferences(sources, loaded.instance.metadata.namespace!);
-    for (const [, source] of references) {
-      const refused = forbiddenNamespace(
+    for (const [, source] of references)
+      checkNamespace(
+        loaded,
         source.namespace!,
-        loaded.instance.metadata.namespace!,
-        clusters.namespace,
+        `the sources template of plan ${loaded.plan.spec.name} names ${source.kind} ${source.name}`,
       );
-      if (refused)
-        throw terminal(
-          `the sources template of plan ${loaded.plan.spec.name} names ${source.kind} ${source.name} in ${refused}: an instance reads only its own namespace`,
-          FAILURE_TYPES.template,
-        );
-    }
     await beforeRead?.(references.map(([, source]) => source));
     for (const [key, source] of references) {
       const obj = await kubeCall(
@@ -287,6 +283,13 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
         renderer.renderObjects(template, action, named, context),
       );
     }
+    // Every object is checked before any is applied (or a copy made): a refused one leaves nothing done.
+    for (const rendered of objects)
+      checkNamespace(
+        loaded,
+        namespaceOf(rendered, loaded.instance.metadata.namespace!),
+        `the ${action} template of plan ${loaded.plan.spec.name} renders ${rendered.kind} ${rendered.metadata?.name}`,
+      );
     const copy = await copyOf();
     const { instance, binding, cluster } = loaded;
     const record = binding ?? instance;
@@ -308,26 +311,20 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
           : {}),
       }),
     );
-    // Every object is checked before any is applied: a refused one leaves nothing half done.
-    for (const { ref } of desired) checkNamespace(loaded, action, ref);
     return desired;
   }
 
+  /** Which namespaces the target's templates may name (desired-objects.ts). */
+  const reachOf = (loaded: Loaded) =>
+    namespaceReach(loaded.instance.metadata.namespace!, clusters.namespace, loaded.service);
+
   /**
-   * Refuses an object rendered into a namespace that is not the instance's (another tenant's, or
-   * the registry's).
+   * Refuses what a template names (`what`: "the provision template of plan p renders ConfigMap c")
+   * in a namespace the instance may not reach, saying how the service's owner allows one.
    */
-  function checkNamespace(loaded: Loaded, action: TemplateAction, ref: AppliedResource): void {
-    const refused = forbiddenNamespace(
-      ref.namespace!,
-      loaded.instance.metadata.namespace!,
-      clusters.namespace,
-    );
-    if (refused)
-      throw terminal(
-        `the ${action} template of plan ${loaded.plan.spec.name} renders ${ref.kind} ${ref.name} in ${refused}: an instance's objects stay in its own namespace`,
-        FAILURE_TYPES.template,
-      );
+  function checkNamespace(loaded: Loaded, namespace: string, what: string): void {
+    const refused = namespaceRefusal(namespace, reachOf(loaded));
+    if (refused) throw terminal(`${what} in ${refused}`, FAILURE_TYPES.template);
   }
 
   /** Where the instance's generated Secrets are: its namespace on its cluster. */
@@ -343,7 +340,7 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
   const resolvingFor = (loaded: Loaded, action: TemplateAction): ResolvingFor => ({
     cluster: loaded.cluster,
     namespace: loaded.instance.metadata.namespace!,
-    registryNamespace: clusters.namespace,
+    reach: reachOf(loaded),
     planName: loaded.plan.spec.name,
     action,
     call: (what, run) => kubeCall(what, run, sisterId(loaded.cluster)),
@@ -453,6 +450,12 @@ export function resourceActivities(deps: ActivityDeps) {
         `the ${action} template of plan ${loaded.plan.spec.name} renders SFSecret ${generated.metadata?.name}: generated secrets belong in the provision template`,
         FAILURE_TYPES.template,
       );
+    for (const rendered of objects)
+      checkNamespace(
+        loaded,
+        namespaceOf(rendered, instance.metadata.namespace!),
+        `the ${action} template of plan ${loaded.plan.spec.name} renders ${rendered.kind} ${rendered.metadata?.name}`,
+      );
     const copy = await copyOnCluster(loaded);
     const desired = objects.map((rendered) =>
       desiredObject(rendered, {
@@ -464,7 +467,6 @@ export function resourceActivities(deps: ActivityDeps) {
         ...(copy ? { copy } : {}),
       }),
     );
-    for (const { ref } of desired) checkNamespace(loaded, action, ref);
     const resolved = await resolveReferences(resolvingFor(loaded, action), desired);
     for (const { object, ref } of resolved.desired) {
       await resolved.applying(() =>

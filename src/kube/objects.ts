@@ -123,15 +123,18 @@ export async function releaseFields(
 }
 
 /**
- * Creates a namespace, or finds it: `terminating` when it exists but is being deleted (objects
- * cannot be made in it until it is gone).
+ * Creates a namespace, with `labels`, or finds it (as it is): `terminating` when it exists but is
+ * being deleted (objects cannot be made in it until it is gone).
  */
 export async function ensureNamespace(
   cluster: ClusterClient,
   namespace: string,
+  labels?: Readonly<Record<string, string>>,
 ): Promise<'ready' | 'terminating'> {
   try {
-    await cluster.core.createNamespace({ body: { metadata: { name: namespace } } });
+    await cluster.core.createNamespace({
+      body: { metadata: { name: namespace, ...(labels ? { labels: { ...labels } } : {}) } },
+    });
     return 'ready';
   } catch (err) {
     if (!isAlreadyExists(err)) throw err;

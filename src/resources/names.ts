@@ -73,6 +73,11 @@ export const LABELS = {
   generatedSecret: 'interoperator.servicefabrik.io/generated-secret',
   /** On every generated Secret: its version. */
   generatedVersion: 'interoperator.servicefabrik.io/generated-version',
+  /**
+   * On the namespaces the inter-operator makes for instances (`true`): where the chart's admission
+   * policy lets its service account write.
+   */
+  instanceNamespace: 'interoperator.servicefabrik.io/instance-namespace',
 } as const;
 
 /** The length of a plan revision: a prefix of the sha256 of its spec, short enough for a label. */

@@ -163,6 +163,13 @@ export interface SFServiceSpec {
   dashboardClient?: DashboardClient;
   planUpdatable?: boolean;
   context?: Record<string, unknown>;
+  /**
+   * Namespaces besides each instance's own that the templates of the service's plans may apply
+   * objects in and read sources and references from (one the service's instances share, an
+   * operator's). The registry's namespace and another instance's are refused even when listed.
+   * @default none: an instance's templates reach its own namespace only
+   */
+  allowedNamespaces?: string[];
 }
 
 export interface SFService extends KubeObject {

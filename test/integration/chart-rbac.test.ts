@@ -4,16 +4,22 @@
  * bind, unbind and deprovision the PostgreSQL example plan on the real servers, generate and rotate
  * the secrets of the generated-secrets example (the rotation schedule's look over the instances
  * included), while that identity may not list Secrets nor touch resources of API groups the values
- * do not name.
+ * do not name. The chart's admission policy is installed too: the same identity's writes outside
+ * the instances' namespaces and the registry's are refused by the apiserver, though RBAC grants them.
  */
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { KubeConfig, RbacAuthorizationV1Api, type V1ClusterRole } from '@kubernetes/client-node';
+import {
+  AuthorizationV1Api,
+  KubeConfig,
+  RbacAuthorizationV1Api,
+  type V1ClusterRole,
+} from '@kubernetes/client-node';
 import { clusterClientFromFile, type ClusterClient } from '../../src/kube/clients.js';
 import { getRecord, patchRecord } from '../../src/kube/custom-objects.js';
 import { isNotFound } from '../../src/kube/errors.js';
-import { applyObject } from '../../src/kube/objects.js';
+import { applyObject, deleteObject, ensureNamespace } from '../../src/kube/objects.js';
 import {
   SFPLAN,
   SFSERVICEINSTANCE,
@@ -44,6 +50,10 @@ const release = unique('rbac');
 const account = `${release}-interoperator`;
 
 let role: V1ClusterRole;
+/** The chart's ValidatingAdmissionPolicy and its binding, as rendered. */
+let admission: KubeObject[];
+/** A namespace the inter-operator did not make for an instance, nor is told of. */
+const outside = unique('outside');
 let chartIdentity: ClusterClient;
 let system: SystemProcess;
 let operator: { stop(): Promise<void> };
@@ -78,6 +88,15 @@ beforeAll(async () => {
     body: { metadata: { name: account } },
   });
   await rbac.createClusterRole({ body: role });
+  admission = manifests.filter((m) =>
+    m.kind.startsWith('ValidatingAdmissionPolicy'),
+  ) as unknown as KubeObject[];
+  expect(admission.map((m) => m.kind).sort()).toEqual([
+    'ValidatingAdmissionPolicy',
+    'ValidatingAdmissionPolicyBinding',
+  ]);
+  for (const m of admission) await applyObject(master, m);
+  await ensureNamespace(master, outside);
   await rbac.createClusterRoleBinding({
     body: {
       metadata: { name: account },
@@ -108,7 +127,14 @@ beforeAll(async () => {
 afterAll(async () => {
   await system?.stop();
   await operator?.stop();
+  for (const m of [...(admission ?? [])].reverse())
+    await deleteObject(master, {
+      apiVersion: m.apiVersion,
+      kind: m.kind,
+      name: m.metadata.name,
+    });
   for (const remove of [
+    () => master.core.deleteNamespace({ name: outside }),
     () => rbac.deleteClusterRoleBinding({ name: account }),
     () => rbac.deleteClusterRole({ name: account }),
     () => master.core.deleteNamespacedServiceAccount({ name: account, namespace: env.namespace }),
@@ -246,5 +272,49 @@ describe("the chart's RBAC", () => {
       namespace: env.namespace,
     });
     expect(secret.data?.kubeconfig).toBeDefined();
+  });
+
+  test("GIVEN the admission policy THEN the same identity may not write a Secret, nor any object, outside the instances' namespaces, nor delete a namespace it did not make", async () => {
+    const secret = { metadata: { name: 'planted', namespace: outside }, stringData: { a: 'b' } };
+    // The policy takes a moment to reach the apiserver's admission.
+    const refused = await eventually('the policy in force', async () => {
+      try {
+        await chartIdentity.core.createNamespacedSecret({ namespace: outside, body: secret });
+      } catch (err) {
+        if ((err as { code?: number }).code === 403) return err as { body?: unknown };
+        throw err;
+      }
+      await master.core.deleteNamespacedSecret({ name: 'planted', namespace: outside });
+      return undefined;
+    });
+    expect(String(refused.body)).toContain(
+      `the inter-operator writes only in the namespaces of instances (labelled interoperator.servicefabrik.io/instance-namespace=true), the registry namespace and rbac.allowedNamespaces, not in namespace ${outside}`,
+    );
+    // The refusal is the policy's: RBAC grants the write.
+    const review = await master.kubeConfig.makeApiClient(AuthorizationV1Api).createSubjectAccessReview({
+      body: {
+        spec: {
+          user: `system:serviceaccount:${env.namespace}:${account}`,
+          resourceAttributes: { namespace: outside, verb: 'create', resource: 'secrets' },
+        },
+      },
+    });
+    expect(review.status?.allowed).toBe(true);
+    await expect(
+      applyObject(chartIdentity, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'planted', namespace: outside },
+      } as KubeObject),
+    ).rejects.toMatchObject({ code: 403 });
+    await expect(chartIdentity.core.deleteNamespace({ name: outside })).rejects.toMatchObject({ code: 403 });
+    expect(await master.core.readNamespace({ name: outside })).toBeDefined();
+    // ...while the registry's namespace stays writable (the schedulers' state), and the instances' are
+    // shown writable by the lifecycle above.
+    const written = await chartIdentity.core.createNamespacedConfigMap({
+      namespace: env.namespace,
+      body: { metadata: { name: unique('allowed') } },
+    });
+    await master.core.deleteNamespacedConfigMap({ name: written.metadata!.name!, namespace: env.namespace });
   });
 });

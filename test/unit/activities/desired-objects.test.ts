@@ -1,7 +1,8 @@
 /** What an operation applies, prunes and deletes, decided from what it read. Pure and table-driven. */
 import {
   desiredObject,
-  forbiddenNamespace,
+  namespaceReach,
+  namespaceRefusal,
   instanceResourcesOf,
   ownResourcesOf,
   recordedResources,
@@ -298,17 +299,45 @@ describe('the Secret of a binding’s response', () => {
 });
 
 describe('the namespaces an instance’s templates may name', () => {
-  test.each<[string, string, string | undefined]>([
-    ['its own', 'sf-i-1', undefined],
-    ['one its plan shares among instances', 'shared', undefined],
-    ['another instance’s', 'sf-i-2', 'sf-i-2, the namespace of another instance'],
-    ['another instance’s, by a hashed name', 'sf-0f3a', 'sf-0f3a, the namespace of another instance'],
-    ['the registry’s (the clusters’ credentials)', 'interoperator', "the registry's namespace interoperator"],
-  ])('%s', (_name, namespace, refusal) => {
-    expect(forbiddenNamespace(namespace, 'sf-i-1', 'interoperator')).toBe(refusal);
+  const reach = (allowedNamespaces?: string[], own = 'sf-i-1') =>
+    namespaceReach(own, 'interoperator', {
+      metadata: { name: 'postgresql' },
+      spec: {
+        id: 'svc-1',
+        name: 'pg',
+        description: '',
+        bindable: true,
+        ...(allowedNamespaces ? { allowedNamespaces } : {}),
+      },
+    });
+  const UNLISTED = (ns: string) =>
+    `namespace ${ns}, which is not the instance's own: a service's owner allows a namespace by listing it in spec.allowedNamespaces of SFService postgresql`;
+  const REGISTRY = "the registry's namespace interoperator, which no template may reach, listed or not";
+  const OTHER = (ns: string) =>
+    `${ns}, the namespace of another instance, which no template may reach, listed or not`;
+
+  test.each<[string, string, string[] | undefined, string | undefined]>([
+    ['its own', 'sf-i-1', undefined, undefined],
+    ['its own, whatever the list', 'sf-i-1', ['shared'], undefined],
+    ['one the service does not list (no list)', 'kube-system', undefined, UNLISTED('kube-system')],
+    ['one the service does not list', 'kube-system', ['shared'], UNLISTED('kube-system')],
+    ['one the service lists', 'shared', ['shared', 'monitoring'], undefined],
+    ['a name that only starts like a listed one', 'shared-2', ['shared'], UNLISTED('shared-2')],
+    ['another instance’s', 'sf-i-2', undefined, OTHER('sf-i-2')],
+    ['another instance’s, listed', 'sf-i-2', ['sf-i-2'], OTHER('sf-i-2')],
+    ['another instance’s, by a hashed name', 'sf-0f3a', undefined, OTHER('sf-0f3a')],
+    ['the registry’s (the clusters’ credentials)', 'interoperator', undefined, REGISTRY],
+    ['the registry’s, listed', 'interoperator', ['interoperator'], REGISTRY],
+  ])('%s', (_name, namespace, allowed, refusal) => {
+    expect(namespaceRefusal(namespace, reach(allowed))).toBe(refusal);
   });
 
   test('GIVEN all instances in one namespace THEN that one is every instance’s own', () => {
-    expect(forbiddenNamespace('sf-shared', 'sf-shared', 'interoperator')).toBeUndefined();
+    expect(namespaceRefusal('sf-shared', reach(undefined, 'sf-shared'))).toBeUndefined();
+    expect(namespaceRefusal('instances', reach(undefined, 'instances'))).toBeUndefined();
+  });
+
+  test('GIVEN a service without a list THEN its reach carries none', () => {
+    expect(reach()).toEqual({ own: 'sf-i-1', registry: 'interoperator', service: { name: 'postgresql' } });
   });
 });

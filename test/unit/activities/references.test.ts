@@ -82,7 +82,11 @@ function resolving(cluster: ClusterClient): ResolvingFor {
   return {
     cluster,
     namespace: NS,
-    registryNamespace: 'interoperator',
+    reach: {
+      own: NS,
+      registry: 'interoperator',
+      service: { name: 'postgresql', allowedNamespaces: ['shared'] },
+    },
     planName: 'small',
     action: 'provision',
     call: (_what, run) => run(),
@@ -251,7 +255,12 @@ describe('resolving references before applying', () => {
     [
       'a reference into the registry',
       { kind: 'Secret', name: 'kubeconfig', namespace: 'interoperator', path: '.data' },
-      /reference to Secret in the registry's namespace interoperator: an instance reads only its own namespace/,
+      /reference to Secret in the registry's namespace interoperator, which no template may reach/,
+    ],
+    [
+      'a reference into a namespace its service does not list',
+      { kind: 'ConfigMap', name: 'settings', namespace: 'kube-system', path: '.data' },
+      /renders ConfigMap out with a reference to ConfigMap in namespace kube-system, which is not the instance's own: a service's owner allows a namespace by listing it in spec\.allowedNamespaces of SFService postgresql/,
     ],
     [
       'a reference into another instance',

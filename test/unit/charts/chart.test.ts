@@ -415,6 +415,8 @@ withHelm('the chart rendered by helm', () => {
         'Secret/r-interoperator',
         'Service/r-interoperator-broker',
         'ServiceAccount/r-interoperator',
+        'ValidatingAdmissionPolicy/r-interoperator-namespaces',
+        'ValidatingAdmissionPolicyBinding/r-interoperator-namespaces',
       ].sort(),
     );
   });
@@ -738,6 +740,50 @@ withHelm('the chart rendered by helm', () => {
     expect(verbsOn(one.find((m) => m.kind === 'Role')!.rules as Rule[], '', 'secrets')).toContain('create');
 
     expect(() => render('rbac.clusterWide=false')).toThrow(/needs settings.instanceNamespace/);
+  });
+
+  test("GIVEN the cluster-wide ClusterRole THEN an admission policy keeps the service account's writes to the instances' namespaces, the registry's and the listed ones", () => {
+    const manifests = render('rbac.allowedNamespaces={monitoring,shared}', 'settings.instanceNamespace=');
+    const policy = find(manifests, 'ValidatingAdmissionPolicy', 'r-interoperator-namespaces');
+    const spec = policy.spec as {
+      failurePolicy: string;
+      matchConstraints: { resourceRules: { operations: string[]; resources: string[]; scope: string }[] };
+      matchConditions: { expression: string }[];
+      validations: { expression: string }[];
+    };
+    expect(spec.failurePolicy).toBe('Fail');
+    expect(spec.matchConstraints.resourceRules[0]).toMatchObject({
+      operations: ['CREATE', 'UPDATE', 'DELETE'],
+      resources: ['*/*'],
+      scope: 'Namespaced',
+    });
+    // The chart's service account alone.
+    expect(spec.matchConditions[0]!.expression).toBe(
+      'request.userInfo.username == "system:serviceaccount:interop:r-interoperator"',
+    );
+    expect(spec.validations[0]!.expression).toContain(
+      'request.namespace in ["interop","monitoring","shared"]',
+    );
+    expect(spec.validations[0]!.expression).toContain(
+      "namespaceObject.metadata.labels['interoperator.servicefabrik.io/instance-namespace'] == 'true'",
+    );
+    expect(find(manifests, 'ValidatingAdmissionPolicyBinding', 'r-interoperator-namespaces').spec).toEqual({
+      policyName: 'r-interoperator-namespaces',
+      validationActions: ['Deny'],
+    });
+    // The shared instance namespace counts as the instances'.
+    const shared = find(
+      render('settings.instanceNamespace=instances'),
+      'ValidatingAdmissionPolicy',
+      'r-interoperator-namespaces',
+    );
+    expect(JSON.stringify(shared.spec)).toContain('request.namespace in [\\"interop\\",\\"instances\\"]');
+    // Namespaced Roles need none, and it can be left out (an apiserver before 1.30).
+    const namespaced = render('rbac.clusterWide=false', 'settings.instanceNamespace=instances');
+    expect(namespaced.some((m) => m.kind.startsWith('ValidatingAdmissionPolicy'))).toBe(false);
+    expect(
+      render('rbac.namespacePolicy=false').some((m) => m.kind.startsWith('ValidatingAdmissionPolicy')),
+    ).toBe(false);
   });
 
   test('GIVEN an operator entry without its API groups THEN a clear failure', () => {
