@@ -92,6 +92,8 @@ describe('the rollout of a change of a referenced object', () => {
         description: 'a service whose instances read one shared object',
         bindable: false,
         planUpdatable: false,
+        // The shared settings' namespace, which the instances' references read.
+        allowedNamespaces: [SHARED],
       },
     });
     await applyObject(master!, {
