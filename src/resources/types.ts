@@ -250,6 +250,12 @@ export interface PlanQuota {
 export interface SFPlanStatus {
   /** The plan's revision: a digest of its spec, written by the workers when the spec changes. */
   specHash?: string;
+  /**
+   * The last revision whose rollout was started (with `autoUpdateInstances`), written by the
+   * workers only once its rollout workflow runs or was told of it; its first revision, which has
+   * nothing to roll out. A `specHash` ahead of it is a rollout still to start.
+   */
+  rolledOutRevision?: string;
 }
 
 export interface SFPlan extends KubeObject {

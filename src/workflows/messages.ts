@@ -197,6 +197,14 @@ export const rolloutPauseUpdate = defineUpdate<RolloutProgress>(ROLLOUT_MESSAGES
 export const rolloutResumeUpdate = defineUpdate<RolloutProgress>(ROLLOUT_MESSAGES.resume);
 export const rolloutAbortUpdate = defineUpdate<RolloutProgress>(ROLLOUT_MESSAGES.abort);
 
+/**
+ * The memo key of a rollout's progress (without the per-instance results), for the Temporal UI
+ * and for the workers, which read the revision of a plan's latest rollout from it: written as its
+ * state, wave or revision changes (each write is an event and a visibility update), so its counts
+ * may be a wave old; the query answers with the live ones.
+ */
+export const ROLLOUT_MEMO_KEY = 'rollout';
+
 /** The failure type of a rollout command its validator refused. */
 export const ROLLOUT_REFUSED = 'RolloutCommandRefused';
 

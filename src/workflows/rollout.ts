@@ -35,6 +35,7 @@ import type { RolloutInstanceResult, RolloutProgress, RolloutRequest } from '../
 import type { RolloutActivities } from '../activities/index.js';
 import type { RolloutUpdate } from '../activities/rollouts.js';
 import {
+  ROLLOUT_MEMO_KEY,
   ROLLOUT_REFUSED,
   WORKFLOW_TYPES,
   rolloutAbortUpdate,
@@ -78,13 +79,6 @@ import {
 import { operationStartOptions } from './operation-start.js';
 
 export type { RolloutCarried } from './rollout-plan.js';
-
-/**
- * The memo key of a rollout's progress (without the per-instance results), for the Temporal UI:
- * written as its state, wave or revision changes (each write is an event and a visibility update),
- * so its counts may be a wave old; the query answers with the live ones.
- */
-export const ROLLOUT_MEMO_KEY = 'rollout';
 
 const DEFAULT_LIMITS: Required<RolloutLimits> = {
   maxHistoryEvents: 8_000,
