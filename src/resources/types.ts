@@ -324,7 +324,14 @@ export interface SFServiceInstanceStatus {
   /** Namespace, in the instance's cluster, where its resources live. */
   namespace?: string;
   appliedSpec?: SFServiceInstanceSpec;
+  /** Every object applied for it that may exist: those its template renders now, then the stale ones. */
   resources?: AppliedResource[];
+  /**
+   * The objects listed in `resources` that its template no longer rendered when last applied:
+   * deleted once an update reports success; a failed update leaves them (its rollback applies
+   * them again), and a deprovision deletes them with the rest.
+   */
+  staleResources?: AppliedResource[];
   /** The objects its references read when its resources were last applied (followed by the worker). */
   references?: ReferencedObject[];
   observedGeneration?: number;
