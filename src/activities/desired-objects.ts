@@ -1,6 +1,6 @@
 /**
  * What an operation wants in a cluster, decided from what it read: the object to apply for each
- * one a template rendered (namespace, labels, owner), which recorded objects to prune, which a
+ * one a template rendered (namespace, labels, owner), which recorded objects an update prunes, which a
  * binding owns, and the Secret that holds a binding's response.
  *
  * Pure: plain objects in, plain objects out. The resource activities do the reads and writes.
@@ -151,22 +151,36 @@ export function namespaceRefusal(namespace: string, reach: NamespaceReach): stri
   return `namespace ${namespace}, which is not the instance's own: a service's owner allows a namespace by listing it in spec.allowedNamespaces of SFService ${reach.service.name}`;
 }
 
-/** The objects an instance applied before that its template no longer renders: to be deleted. */
+/**
+ * The objects an instance applied before that its template no longer renders: deleted once an
+ * update reports success, never before (a failed update rolls back onto them).
+ */
 export const staleResources = (
   previous: readonly AppliedResource[],
   applied: readonly AppliedResource[],
 ): AppliedResource[] => previous.filter((ref) => !isIn(applied)(ref));
 
 /**
- * What a record lists in `status.resources` once its template is applied: an instance what it
- * applied now (the rest is pruned); a binding what it applied before and now, since its bind and
- * unbind templates each apply their own objects and the unbind deletes all of them.
+ * What a record lists in `status.resources` once its template is applied: every object it applied,
+ * now and before, since applying a template deletes nothing. A binding's bind and unbind templates
+ * each apply their own objects and the unbind deletes all of them; an instance lists what it
+ * applied now first, then the {@link staleResources}, which it also lists apart
+ * (`status.staleResources`) until an update that the operator reported done prunes them.
  */
 export const recordedResources = (
   previous: readonly AppliedResource[],
   applied: readonly AppliedResource[],
   forBinding: boolean,
-): AppliedResource[] => (forBinding ? [...staleResources(previous, applied), ...applied] : [...applied]);
+): AppliedResource[] =>
+  forBinding
+    ? [...staleResources(previous, applied), ...applied]
+    : [...applied, ...staleResources(previous, applied)];
+
+/** What an instance lists once `pruned` are deleted. */
+export const afterPruning = (
+  listed: readonly AppliedResource[],
+  pruned: readonly AppliedResource[],
+): AppliedResource[] => listed.filter((ref) => !isIn(pruned)(ref));
 
 /** The objects a binding recorded that are its instance's: the binding owns only fields in them. */
 export const instanceResourcesOf = (

@@ -1,8 +1,8 @@
 /**
  * The operator's resources of an instance or binding: fetch the plan's `sources`, render the
  * action's template over them and apply what it describes (server-side apply with our field
- * manager, owned by the record, every object recorded in its status, objects no longer rendered
- * pruned), read the `status` template, and delete what was applied. What to apply, prune and
+ * manager, owned by the record, every object recorded in its status), prune the objects no longer
+ * rendered once an update succeeded, read the `status` template, and delete what was applied. What to apply, prune and
  * delete is decided by desired-objects.ts, what the templates' values say by template-values.ts;
  * these activities do the reads and writes.
  */
@@ -52,6 +52,7 @@ import {
   namespaceRefusal,
   type DesiredObject,
   ownResourcesOf,
+  afterPruning,
   recordedResources,
   responseSecret,
   staleResources,
@@ -541,16 +542,31 @@ export function resourceActivities(deps: ActivityDeps) {
     return applied;
   }
 
-  /** Deletes the objects the instance's record lists that its template no longer renders. */
-  async function pruneStale(loaded: Loaded, applied: readonly AppliedResource[]): Promise<void> {
-    const { cluster } = loaded;
-    for (const stale of staleResources(loaded.instance.status?.resources ?? [], applied)) {
+  /**
+   * Deletes the objects the instance's record lists as stale (its template no longer rendered them
+   * when last applied), then lists them no more (pruneResources). Safe to run again: an object
+   * already gone is done, and a record without stale objects has nothing to do.
+   */
+  async function pruneStale(target: Target): Promise<number> {
+    const { instance, cluster } = await load(target);
+    const stale = instance.status?.staleResources ?? [];
+    if (stale.length === 0) return 0;
+    for (const ref of stale) {
       await kubeCall(
-        `pruning ${describe(stale, cluster.id)}`,
-        () => deleteObject(cluster, stale),
+        `pruning ${describe(ref, cluster.id)}`,
+        () => deleteObject(cluster, ref),
         sisterId(cluster),
       );
     }
+    await patchRecordStatus(
+      clusters.master,
+      SFSERVICEINSTANCE,
+      instance.metadata.namespace!,
+      instance.metadata.name,
+      { resources: afterPruning(instance.status?.resources ?? [], stale), staleResources: [] },
+      instance.metadata.resourceVersion,
+    );
+    return stale.length;
   }
 
   /**
@@ -583,6 +599,7 @@ export function resourceActivities(deps: ActivityDeps) {
       record.metadata.name,
       {
         resources: recordedResources(previous, applied, binding !== undefined),
+        ...(binding ? {} : { staleResources: staleResources(previous, applied) }),
         ...(binding ? {} : { references: referenced }),
         ...(revision ? { planRevision: revision } : {}),
         ...(versions.length > 0 ? { generatedSecrets: versions } : {}),
@@ -620,7 +637,6 @@ export function resourceActivities(deps: ActivityDeps) {
     // Every reference of every object resolved before any is applied: all or nothing.
     const resolved = await resolveReferences(resolvingFor(loaded, action), desired);
     const applied = await applyResolved(loaded, resolved);
-    if (!loaded.binding) await pruneStale(loaded, applied);
     const referenced = await recordApplied(loaded, action, applied, resolved.referenced);
     if (!loaded.binding) {
       deps.followedReferences?.follow(
@@ -715,8 +731,9 @@ export function resourceActivities(deps: ActivityDeps) {
   return {
     /**
      * Renders the action's template (provision, bind, unbind) and applies every object it
-     * describes; records them in the record's status and, for the instance, prunes objects the
-     * template no longer renders. Returns how many objects were applied.
+     * describes; records them in the record's status. It deletes nothing: the objects an instance's
+     * template no longer renders stay listed, and apart as stale, for {@link pruneResources} once
+     * the operator reported the update done. Returns how many objects were applied.
      *
      * A custom action's template (`run` says which run) is applied the same way, on the instance's
      * cluster and owned by its record, with a field manager of the action's own, so that it
@@ -763,6 +780,16 @@ export function resourceActivities(deps: ActivityDeps) {
       };
       if (operation !== 'deprovision' && operation !== 'unbind') return check();
       return unlessDeleted(target, operation, check, { state: 'succeeded' });
+    },
+
+    /**
+     * Deletes the objects the instance's template no longer rendered when last applied (its
+     * record's `status.staleResources`), and lists them no more: an update's last step, once the
+     * operator reported success, so an update that fails rolls back onto objects that are still
+     * there. Returns how many were pruned.
+     */
+    async pruneResources(target: Target): Promise<number> {
+      return pruneStale(target);
     },
 
     /**

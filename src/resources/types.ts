@@ -257,6 +257,12 @@ export interface PlanQuota {
 export interface SFPlanStatus {
   /** The plan's revision: a digest of its spec, written by the workers when the spec changes. */
   specHash?: string;
+  /**
+   * The last revision whose rollout was started (with `autoUpdateInstances`), written by the
+   * workers only once its rollout workflow runs or was told of it; its first revision, which has
+   * nothing to roll out. A `specHash` ahead of it is a rollout still to start.
+   */
+  rolledOutRevision?: string;
 }
 
 export interface SFPlan extends KubeObject {
@@ -325,7 +331,14 @@ export interface SFServiceInstanceStatus {
   /** Namespace, in the instance's cluster, where its resources live. */
   namespace?: string;
   appliedSpec?: SFServiceInstanceSpec;
+  /** Every object applied for it that may exist: those its template renders now, then the stale ones. */
   resources?: AppliedResource[];
+  /**
+   * The objects listed in `resources` that its template no longer rendered when last applied:
+   * deleted once an update reports success; a failed update leaves them (its rollback applies
+   * them again), and a deprovision deletes them with the rest.
+   */
+  staleResources?: AppliedResource[];
   /** The objects its references read when its resources were last applied (followed by the worker). */
   references?: ReferencedObject[];
   observedGeneration?: number;

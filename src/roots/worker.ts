@@ -19,12 +19,15 @@ import {
   type FollowedReferences,
 } from '../controllers/followed-references.js';
 import { statusWakeups } from '../controllers/status-wakeups.js';
-import { recordPlanRevision, startRollout } from '../broker/plan-revisions.js';
+import { PLAN_CHANGE, startRollout } from '../broker/plan-revisions.js';
+import { planRollouts } from '../controllers/plan-rollouts.js';
+import { rolloutWorkflowId } from '../admin/contract.js';
 import type { ActivityDeps } from '../activities/deps.js';
 import type { Config } from '../config.js';
 import { clusterClientFromFile, type ClusterClient } from '../kube/clients.js';
-import { getRecord } from '../kube/custom-objects.js';
-import { SFCLUSTER, type SFCluster } from '../resources/types.js';
+import { getRecord, patchRecordStatus } from '../kube/custom-objects.js';
+import { isNotFound } from '../kube/errors.js';
+import { SFCLUSTER, SFPLAN, type SFCluster } from '../resources/types.js';
 import { startCatalogCache } from '../kube/catalog-cache.js';
 import { clusterDirectory } from '../kube/cluster-directory.js';
 import type { Logger } from '../log.js';
@@ -41,6 +44,7 @@ import {
   CLUSTER_HEALTH_SETTINGS_SIGNAL,
   MEMO_KEY,
   OPERATOR_CHANGED_SIGNAL,
+  ROLLOUT_MEMO_KEY,
   ROTATION_SCHEDULE_SETTINGS_SIGNAL,
   clusterHealthWorkflowId,
   rotationScheduleWorkflowId,
@@ -80,29 +84,44 @@ export async function startWorker(
   const connection = await NativeConnection.connect(connectionOptions(config.temporal));
   // The workers keep the plans' revisions and start the rollouts of the plans that change.
   const temporal = await connectClient(config.temporal);
-  const revisions = {
-    master,
-    client: temporal.client,
-    namespace: config.namespace,
-    taskQueue: config.temporal.taskQueue,
-  };
+  const revisions = planRollouts({
+    writeStatus: async (plan, status) => {
+      try {
+        await patchRecordStatus(master, SFPLAN, plan.metadata.namespace!, plan.metadata.name, status);
+        return true;
+      } catch (err) {
+        if (isNotFound(err)) return false;
+        throw err;
+      }
+    },
+    startRollout: (plan, revision) =>
+      startRollout(
+        temporal.client,
+        { namespace: config.namespace, taskQueue: config.temporal.taskQueue },
+        { planId: plan.spec.id, revision, requestedBy: PLAN_CHANGE },
+      ),
+    latestRollout: async (plan) => {
+      const run = await latestRun(
+        temporal.client,
+        rolloutWorkflowId(config.namespace, plan.spec.id),
+        ROLLOUT_MEMO_KEY,
+      );
+      return (run?.memo as { revision?: string } | undefined)?.revision;
+    },
+    onDone: (plan, work, started) =>
+      log.info(started ? 'plan rollout started' : 'plan revision recorded', {
+        planId: plan.spec.id,
+        revision: work.rollout ?? work.record?.specHash,
+        previous: plan.status?.specHash,
+        autoUpdateInstances: plan.spec.autoUpdateInstances ?? false,
+      }),
+    onError: (err, what) => log.warn(`plan revisions: ${what} failed`, { error: String(err) }),
+  });
   const catalog = await startCatalogCache(
     master,
     config.namespace,
     (err) => log.warn('catalog watch failed; restarting', { error: String(err) }),
-    (plan) =>
-      void recordPlanRevision(revisions, plan).then(
-        (revision) =>
-          revision &&
-          log.info('plan revision recorded', {
-            planId: plan.spec.id,
-            revision,
-            previous: plan.status?.specHash,
-            autoUpdateInstances: plan.spec.autoUpdateInstances ?? false,
-          }),
-        (err: unknown) =>
-          log.warn('recording a plan revision failed', { planId: plan.spec?.id, error: String(err) }),
-      ),
+    (plan) => revisions.heard(plan),
   );
   const clusters = clusterDirectory(master, config.namespace, {
     masterId: config.masterClusterId,
@@ -191,6 +210,7 @@ export async function startWorker(
   const done = worker.run().finally(async () => {
     wakeups.stop();
     followed?.stop();
+    revisions.stop();
     await catalog.stop();
     await temporal.close();
     await closeRenderer();

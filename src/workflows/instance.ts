@@ -132,7 +132,7 @@ async function cancelUpdate(
 export async function updateWorkflow(request: InstanceRequest): Promise<OperationStatus> {
   let req = request;
   const op = new Operation(startingStatus('update', req), req.deadlineSeconds, req.firstPollMs);
-  const { recordedInstanceRequest, applyTemplate, checkStatus } = op.steps;
+  const { recordedInstanceRequest, applyTemplate, checkStatus, pruneResources } = op.steps;
   let previous: InstanceRequest | undefined;
   let target: Target | undefined;
   let report = await op.run(async (compensations) => {
@@ -145,7 +145,13 @@ export async function updateWorkflow(request: InstanceRequest): Promise<Operatio
     target = placed;
     op.update({ description: 'Updating the operator’s resources' });
     await applyTemplate(placed, 'provision');
-    return waitForOperator(op, () => checkStatus(placed, 'update'));
+    const settled = await waitForOperator(op, () => checkStatus(placed, 'update'));
+    // Only an update the operator reported done deletes the objects its plan no longer renders:
+    // one that fails rolls back onto them, as they were.
+    if (settled.state !== 'succeeded') return settled;
+    op.update({ description: 'Deleting the objects the plan no longer renders' });
+    await pruneResources(placed);
+    return settled;
   });
   let instance = target?.instance;
   let instanceUsable = true;

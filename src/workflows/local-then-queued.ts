@@ -82,6 +82,7 @@ export const STEP_POLICIES = {
   replicateInstance: WORK_ON_THE_CLUSTER,
   applyTemplate: WORK_ON_THE_CLUSTER,
   checkStatus: WORK_ON_THE_CLUSTER,
+  pruneResources: WORK_ON_THE_CLUSTER,
   deleteResources: WORK_ON_THE_CLUSTER,
   removeInstanceRecord: WORK_ON_THE_CLUSTER,
   recordBinding: WORK,

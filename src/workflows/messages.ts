@@ -200,9 +200,10 @@ export const rolloutResumeUpdate = defineUpdate<RolloutProgress>(ROLLOUT_MESSAGE
 export const rolloutAbortUpdate = defineUpdate<RolloutProgress>(ROLLOUT_MESSAGES.abort);
 
 /**
- * The memo key of a rollout's progress (without the per-instance results), for the Temporal UI:
- * written as its state, wave or revision changes (each write is an event and a visibility update),
- * so its counts may be a wave old; the query answers with the live ones.
+ * The memo key of a rollout's progress (without the per-instance results), for the Temporal UI
+ * and for the workers, which read the revision of a plan's latest rollout from it: written as its
+ * state, wave or revision changes (each write is an event and a visibility update), so its counts
+ * may be a wave old; the query answers with the live ones.
  */
 export const ROLLOUT_MEMO_KEY = 'rollout';
 

@@ -83,8 +83,6 @@ import { operationStartOptions } from './operation-start.js';
 
 export type { RolloutCarried } from './rollout-plan.js';
 
-export { ROLLOUT_MEMO_KEY } from './messages.js';
-
 const DEFAULT_LIMITS: Required<RolloutLimits> = {
   maxHistoryEvents: 8_000,
   busyRetryMs: 5_000,

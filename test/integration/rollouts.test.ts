@@ -18,7 +18,7 @@ import { rolloutRequest } from '../../src/activities/rollouts.js';
 import { ANNOTATIONS, LABELS, instanceWorkflowId, resourceName } from '../../src/resources/names.js';
 import { parseClaims } from '../../src/resources/operation-claims.js';
 import { MEMO_KEY, ROLLOUT_MESSAGES, WORKFLOW_TYPES, startingStatus } from '../../src/workflows/messages.js';
-import { SFSERVICEBINDING, type SFPlan } from '../../src/resources/types.js';
+import { SFPLAN, SFSERVICEBINDING, type SFPlan } from '../../src/resources/types.js';
 import { clusters, environment, eventually, unique } from '../support/env.js';
 import { payloadCodec } from '../../src/temporal/connection.js';
 import { parsePayloadKeys } from '../../src/temporal/codec.js';
@@ -458,4 +458,28 @@ describe('plan changes reach running instances', () => {
       platforms.metadata.annotations?.[ANNOTATIONS.requestHash],
     );
   }, 180_000);
+
+  test('a revision recorded whose rollout never started (the workers stopped between) is rolled out by the next worker to start', async () => {
+    // GIVEN instances of a plan that updates them, and no worker running
+    const { planId, instances } = await instancesOfNewPlan('crash-window', 2);
+    await landscape.stop();
+    // AND a change of the plan whose revision was recorded, as a worker records it before it
+    // starts the rollout, and then nothing more: the worker stopped in between
+    const revision = await changeMaxConnections(planId, 160);
+    await patchRecordStatus(master!, SFPLAN, registry, planId, { specHash: revision });
+    // WHEN a worker starts
+    landscape = await startProcess('all', settings);
+    osb = osbClient(landscape.url);
+    // THEN the rollout of that revision starts and brings every instance to it
+    const done = await untilRollout(planId, revision, ['done'], 90_000);
+    expect(done).toMatchObject({ total: 2, done: 2, failed: 0, requestedBy: 'plan change' });
+    for (const id of instances) {
+      expect((await recordOf(id))?.metadata.labels?.[LABELS.planRevision]).toBe(revision);
+      expect(await maxConnectionsOf(id)).toBe('160');
+    }
+    // AND the plan says it was rolled out, so the next worker to start leaves it
+    await eventually('the revision written as rolled out', async () =>
+      (await readPlan(planId))?.status?.rolledOutRevision === revision ? true : undefined,
+    );
+  }, 300_000);
 });

@@ -5,6 +5,7 @@ import {
   namespaceRefusal,
   instanceResourcesOf,
   ownResourcesOf,
+  afterPruning,
   recordedResources,
   responseSecret,
   sameResource,
@@ -234,17 +235,17 @@ describe('the objects recorded, pruned and deleted', () => {
     ['the template renders the same', [ref('a', 'n')], [ref('a', 'n')], []],
     ['the template no longer renders one', [ref('a', 'n'), ref('b', 'n')], [ref('a', 'n')], [ref('b', 'n')]],
     ['the template renders nothing', [ref('a', 'n')], [], [ref('a', 'n')]],
-  ])('GIVEN %s WHEN an instance applies THEN it prunes the stale ones', (_name, previous, applied, stale) => {
+  ])('GIVEN %s WHEN an instance applies THEN these are stale', (_name, previous, applied, stale) => {
     expect(staleResources(previous, applied)).toEqual(stale);
   });
 
   test.each<[string, AppliedResource[], AppliedResource[], boolean, AppliedResource[]]>([
     [
-      'an instance lists what it applied now',
+      'an instance lists what it applied now, then what it no longer renders (pruned only once an update succeeded)',
       [ref('a'), ref('b')],
       [ref('c'), ref('a')],
       false,
-      [ref('c'), ref('a')],
+      [ref('c'), ref('a'), ref('b')],
     ],
     [
       'a binding lists what it applied before and now, without repeats',
@@ -256,6 +257,14 @@ describe('the objects recorded, pruned and deleted', () => {
     ['a binding that applied nothing keeps its list', [ref('a')], [], true, [ref('a')]],
   ])('%s', (_name, previous, applied, forBinding, recorded) => {
     expect(recordedResources(previous, applied, forBinding)).toEqual(recorded);
+  });
+
+  test.each<[string, AppliedResource[], AppliedResource[], AppliedResource[]]>([
+    ['nothing stale', [ref('a'), ref('b')], [], [ref('a'), ref('b')]],
+    ['the stale ones pruned', [ref('c'), ref('a'), ref('b')], [ref('b')], [ref('c'), ref('a')]],
+    ['a stale one listed no more', [ref('a')], [ref('b')], [ref('a')]],
+  ])('GIVEN %s WHEN an update prunes THEN the instance lists the rest', (_name, listed, pruned, rest) => {
+    expect(afterPruning(listed, pruned)).toEqual(rest);
   });
 
   test.each<[string, AppliedResource[], AppliedResource[], AppliedResource[], AppliedResource[]]>([

@@ -34,6 +34,7 @@ describe('the task queue of a cluster’s own worker', () => {
       'applyTemplate',
       'checkStatus',
       'deleteResources',
+      'pruneResources',
       'removeBindingRecord',
       'removeInstanceRecord',
       'removeUnusedSecretVersions',
