@@ -10,8 +10,8 @@
  *                 apart (jest.config.js says which and why), two at a time among themselves
  *   temporal-server  the production Temporal server on PostgreSQL beside the integration stage's
  *                 clusters, its files two at a time
- *   faults        the fault-injection files, each with servers of its own that it kills, two at a
- *                 time
+ *   faults        the fault-injection files and the landscape soak, each with servers of its own
+ *                 that it kills, two at a time
  *
  * Every stage runs even when an earlier one failed (but nothing runs without a build), and the
  * last line sums them up: `tests: N passed, N failed, N skipped`. Exits non-zero when anything
@@ -130,7 +130,7 @@ const STAGES = {
     return code === 0;
   },
   async faults() {
-    const code = await jest('faults', ['faults'], 2);
+    const code = await jest('faults', ['faults', 'soak'], 2);
     count('faults');
     return code === 0;
   },

@@ -9,7 +9,8 @@
  * the payload keys are rotated (a new key added everywhere, then made the first) and so are the
  * OSB credentials (new ones in the brokers' files, the platforms switching a moment later), every
  * worker and broker is SIGKILLed and started again, Temporal is killed and started again, and the
- * sister's apiserver is stopped for a while. A hostile plan that takes a namespace from the
+ * sister's apiserver is stopped for a while, an admin rotates generated passwords, and the settings
+ * every instance reads (a ConfigMap its references name) change. A hostile plan that takes a namespace from the
  * platform's parameters is in the catalog, and a tenant points it at kube-system.
  *
  * The verdict line:
@@ -26,10 +27,11 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { ClusterClient } from '../../src/kube/clients.js';
 import { listRecords, patchRecord } from '../../src/kube/custom-objects.js';
-import { applyObject } from '../../src/kube/objects.js';
+import { applyObject, ensureNamespace } from '../../src/kube/objects.js';
 import { LABELS, instanceNamespace, labelValue } from '../../src/resources/names.js';
 import {
   SFCLUSTER,
+  SFSERVICE,
   SFPLAN,
   type KubeObject,
   type SFCluster,
@@ -40,10 +42,12 @@ import { freePort } from '../../dev/local/processes.js';
 import { auditUntilSettled } from '../support/audit.js';
 import { clusters, environment, eventually, temporalClient } from '../support/env.js';
 import { faultLandscape, sweepLandscape } from '../support/fault-environment.js';
-import { installFaultPlans, PLAN_ID, PLAN_KINDS } from '../support/fault-run.js';
+import { installFaultPlans, PLAN_ID, PLAN_KINDS, SERVICE_ID, type Platform } from '../support/fault-run.js';
 import { osbClient } from '../support/osb.js';
 import type { Credential } from '../support/secrets-sweep.js';
 import { CREDENTIALS, type SystemProcess } from '../support/system.js';
+import { ADMIN, callAdmin } from '../support/admin.js';
+import { ROTATE_SECRET_ACTION } from '../../src/workflows/messages.js';
 
 const SECONDS = Number(process.env.INTEROP_SOAK_SECONDS ?? 60);
 const TENANTS = Number(process.env.INTEROP_SOAK_TENANTS ?? 3);
@@ -75,6 +79,8 @@ describe('soak: a day in the life of a landscape', () => {
       writeFileSync(passwordFile, CREDENTIALS.password);
       const brokerEnv = {
         ...settings.extraEnv,
+        INTEROP_ADMIN_USERNAME: ADMIN.username,
+        INTEROP_ADMIN_PASSWORD: ADMIN.password,
         INTEROP_BROKER_USERNAME: '',
         INTEROP_BROKER_PASSWORD: '',
         INTEROP_BROKER_USERNAME_FILE: usernameFile,
@@ -92,11 +98,13 @@ describe('soak: a day in the life of a landscape', () => {
       for (const port of brokerPorts) brokers.push(await start('broker', port));
       const workers = [await start('worker'), await start('worker')];
       await installFaultPlans(brokers[0]!.url);
+      await shareSettings(env.clusters, 'low');
+      await preparePlan(master!);
       await installHostilePlan(brokers[0]!.url);
       let turn = 0;
       const broker = () => brokers[turn++ % brokers.length]!.url;
       const tenants = Array.from({ length: TENANTS }, () =>
-        landscape.platform(broker, { repeatShare: REPEAT_SHARE }),
+        landscape.platform(broker, { repeatShare: REPEAT_SHARE, retryWhileBusy: true }),
       );
 
       // WHEN the tenants run lives side by side until the time is up
@@ -138,6 +146,7 @@ describe('soak: a day in the life of a landscape', () => {
       const newKey = generatePayloadKey('k2');
       const newPassword = `rotated-${randomBytes(12).toString('hex')}`;
       rotated.credentials.push(['the rotated broker password', newPassword]);
+      let rotations = 0;
       const changes = (async () => {
         await at(0.1, 'plan changed', () => changePlan(master!, '101'));
         await at(0.2, 'worker 1 killed; started again holding a new payload key', async () => {
@@ -171,6 +180,10 @@ describe('soak: a day in the life of a landscape', () => {
           await sleep(5000);
           await env.startSister();
         });
+        await at(0.7, 'generated passwords rotated', async () => {
+          rotations += await rotatePasswords(brokers[0]!.url, tenants);
+        });
+        await at(0.5, 'the settings every instance reads changed', () => shareSettings(env.clusters, 'high'));
         await at(0.75, 'plan changed again', () => changePlan(master!, '102'));
       })();
 
@@ -190,7 +203,10 @@ describe('soak: a day in the life of a landscape', () => {
               operations: tenants.flatMap((p) => p.operations),
               instances: tenants.flatMap((p) => p.expected()),
               kinds: PLAN_KINDS,
-              startedByBroker: (memo) => memo?.requestHash.startsWith('rollout/') ?? false,
+              // A rollout's updates, and the rotations the admin started
+              startedByBroker: (memo) =>
+                (memo?.requestHash.startsWith('rollout/') ?? false) ||
+                memo?.operation === ROTATE_SECRET_ACTION,
             },
             'soak',
             120_000,
@@ -214,6 +230,14 @@ describe('soak: a day in the life of a landscape', () => {
       const repeatSurprises = tenants.flatMap((p) => p.repeatSurprises);
       const stuck = tenants.flatMap((p) => p.stuck);
       const surprises = tenants.flatMap((p) => p.surprises);
+      // (the rollouts, as an admin lists them: of the plan's two revisions, and of the settings' change on each cluster)
+      const listed = await callAdmin(brokers[0]!.url, 'GET', '/admin/rollouts?limit=100');
+      const rollouts = ((listed.body.items ?? []) as { kind: string; progress?: { state?: string } }[]).map(
+        (r) => `${r.kind} ${r.progress?.state ?? '?'}`,
+      );
+      console.log(`[soak] rollouts: ${rollouts.join(', ')}`);
+      expect(rollouts.some((r) => r.startsWith('plan'))).toBe(true);
+      expect(rollouts.some((r) => r.startsWith('reference'))).toBe(true);
       // (the secrets sweep reads the processes' whole logs: it stops them first)
       const { result: sweep } = await sweepLandscape(landscape, rotated);
       const planted = sweep.hits.filter((h) => h.startsWith('a credential planted'));
@@ -225,7 +249,7 @@ describe('soak: a day in the life of a landscape', () => {
         `${verdict.orphaned} orphans, ${secretHits.length} secret hits`;
       console.log(
         [
-          `[soak] ${line}; beside them ${verdict.brokerRuns} updates of the broker's rollouts`,
+          `[soak] ${line}; beside them ${verdict.brokerRuns} runs of the broker's rollouts and of ${rotations} rotations; ${tenants.reduce((n, p) => n + p.busyRetries, 0)} requests sent again after 422`,
           ...[...repeatSurprises, ...stuck, ...capacity, ...outside, ...secretHits, ...surprises].slice(
             0,
             40,
@@ -234,7 +258,8 @@ describe('soak: a day in the life of a landscape', () => {
       );
       expect(planted).toHaveLength(1);
       expect(verdict.operations).toBeGreaterThan(0);
-      expect(verdict.brokerRuns).toBeGreaterThan(0);
+      expect(rotations).toBeGreaterThan(0);
+      expect(verdict.brokerRuns).toBeGreaterThan(rotations);
       expect(repeats).toBeGreaterThan(0);
       expect({ repeatSurprises, stuck, capacity, outside, secretHits, surprises }).toEqual({
         repeatSurprises: [],
@@ -258,6 +283,75 @@ async function changePlan(master: ClusterClient, maxConnections: string): Promis
   await patchRecord<SFPlan>(master, SFPLAN, environment().namespace, PLAN_ID, {
     spec: { autoUpdateInstances: true, context: { maxConnections } },
   });
+}
+
+/** The namespace of the settings every instance reads, on every cluster. */
+const SHARED = 'soak-shared';
+
+/** Writes the settings every instance reads (a ConfigMap in {@link SHARED}) on every cluster. */
+async function shareSettings(clusters: readonly ClusterClient[], level: string): Promise<void> {
+  for (const cluster of clusters) {
+    await ensureNamespace(cluster, SHARED);
+    await applyObject(cluster, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'soak-settings', namespace: SHARED },
+      data: { level },
+    });
+  }
+}
+
+/**
+ * Before any instance exists: the fault plan's provision gets a generated password (an SFSecret)
+ * and an annotation read from the shared settings, whose namespace its service allows.
+ */
+async function preparePlan(master: ClusterClient): Promise<void> {
+  await patchRecord(master, SFSERVICE, environment().namespace, SERVICE_ID, {
+    spec: { allowedNamespaces: [SHARED] },
+  });
+  const plans = await listRecords<SFPlan>(master, SFPLAN, environment().namespace);
+  const faults = plans.find((p) => p.spec.id === PLAN_ID)!;
+  const reference =
+    '  annotations:\n    soak/level:\n      getValueFrom: ' +
+    `{kind: ConfigMap, name: soak-settings, namespace: ${SHARED}, path: '{.data.level}'}\n`;
+  await patchRecord<SFPlan>(master, SFPLAN, environment().namespace, faults.metadata.name, {
+    spec: {
+      templates: faults.spec.templates.map((t) =>
+        t.action === 'provision'
+          ? {
+              ...t,
+              content:
+                `${(t.content ?? '').replace('  annotations:\n', reference)}\n---\napiVersion: osb.servicefabrik.io/v1alpha1\nkind: SFSecret\n` +
+                'metadata:\n  name: password\nspec:\n  type: password\n' +
+                '  secretName: soak-{{instance.metadata.name}}-admin\n  length: 32\n',
+            }
+          : t,
+      ),
+    },
+  });
+}
+
+/**
+ * Rotates the generated password of live instances through the admin API, as an operator does: an
+ * instance busy with an operation of its own or of a binding refuses (409, 422) and another is
+ * tried. Returns how many rotations started.
+ */
+async function rotatePasswords(url: string, tenants: readonly Platform[]): Promise<number> {
+  const live = tenants.flatMap((p) =>
+    p
+      .expected()
+      .filter((i) => i.live)
+      .map((i) => i.id),
+  );
+  let started = 0;
+  for (const id of live) {
+    if (started >= 3) break;
+    const res = await callAdmin(url, 'POST', `/admin/instances/${id}/secrets/password/rotate`);
+    if (res.status === 202) started += 1;
+    else if (![404, 409, 422].includes(res.status))
+      throw new Error(`rotating the password of ${id}: ${res.status} ${JSON.stringify(res.body)}`);
+  }
+  return started;
 }
 
 /**

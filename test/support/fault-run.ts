@@ -121,6 +121,11 @@ export interface PlatformOptions {
   readonly recordGone?: (what: Operation) => Promise<boolean>;
   /** The share of provisions and binds sent again identically, once while they run and once after. @default 0 */
   readonly repeatShare?: number;
+  /**
+   * Sends a request answered 422 `ConcurrencyError` again a moment later, as a platform's user does
+   * while the broker's own operations (rollouts) run on the instance. @default false
+   */
+  readonly retryWhileBusy?: boolean;
 }
 
 /** An operation on an instance, or on one of its bindings. */
@@ -144,6 +149,8 @@ export class Platform {
   inFlight = 0;
   /** Requests without an answer, retried. */
   retries = 0;
+  /** Requests answered 422 `ConcurrencyError`, sent again (with `retryWhileBusy`). */
+  busyRetries = 0;
   /** The credentials the bindings handed out, for the secrets sweep. */
   readonly credentials: Credential[] = [];
   /**
@@ -193,6 +200,13 @@ export class Platform {
       const res = await this.osb(method, path, body).catch((err: unknown) => ({ error: err }));
       if ('status' in res && typeof res.body?.description === 'string')
         this.descriptions.push(`${method} ${path}: ${res.status} ${res.body.description}`);
+      const busy = 'status' in res && res.status === 422 && res.body?.error === 'ConcurrencyError';
+      if (busy && this.options.retryWhileBusy && attempt <= 120) {
+        // Another operation of the instance runs (a rollout's update): a platform tries again later.
+        this.busyRetries += 1;
+        await sleep(1000);
+        continue;
+      }
       if ('status' in res && res.status < 500) return res;
       if ('status' in res && res.status !== 503)
         this.surprises.push(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
