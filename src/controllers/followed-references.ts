@@ -295,19 +295,22 @@ export function followedReferences(options: FollowOptions): FollowedReferences {
 }
 
 /**
- * Follows the references every instance record holds, read a page at a time (in `shared`, the one
- * namespace of all instances, or in all namespaces). An instance without a `spec.clusterId` is on
- * the master, `masterId`.
+ * Follows the references every instance record of the landscape holds (those of the plans its
+ * catalog holds, `ours`: another landscape's instances on the same cluster are its own workers'),
+ * read a page at a time (in `shared`, the one namespace of all instances, or in all namespaces). An
+ * instance without a `spec.clusterId` is on the master, `masterId`.
  */
 export async function followRecorded(
   master: ClusterClient,
   shared: string | undefined,
   masterId: string,
   followed: Pick<FollowedReferences, 'follow'>,
+  ours: (planId: string) => boolean,
 ): Promise<void> {
   await forEachRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, shared, '', (record) => {
     const references = record.status?.references;
     if (!references?.length || record.metadata.deletionTimestamp || !record.spec.instanceId) return;
+    if (!ours(record.spec.planId)) return;
     followed.follow(
       record.spec.instanceId,
       record.spec.planId,

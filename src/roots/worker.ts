@@ -175,8 +175,9 @@ export async function startWorker(
       onError: (err, what) => log.warn(`followed references: ${what} failed`, { error: String(err) }),
     });
     // Learnt in the background: the worker polls meanwhile, and each apply tells of its own.
-    void followRecorded(master, config.instanceNamespace, clusters.masterId, followed).catch((err: unknown) =>
-      log.warn('followed references: reading the instances failed', { error: String(err) }),
+    const ours = (planId: string) => catalog.plan(planId) !== undefined;
+    void followRecorded(master, config.instanceNamespace, clusters.masterId, followed, ours).catch(
+      (err: unknown) => log.warn('followed references: reading the instances failed', { error: String(err) }),
     );
   }
   const activities = {

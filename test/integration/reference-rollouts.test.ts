@@ -12,7 +12,7 @@ import { getRecord } from '../../src/kube/custom-objects.js';
 import { applyObject, ensureNamespace, readObject } from '../../src/kube/objects.js';
 import { ANNOTATIONS, instanceNamespace, resourceName } from '../../src/resources/names.js';
 import { SFSERVICEINSTANCE, type KubeObject, type SFServiceInstance } from '../../src/resources/types.js';
-import { clusters, environment, eventually, temporalClient, unique } from '../support/env.js';
+import { clusters, eventually, temporalClient, unique } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import { ADMIN, callAdmin } from '../support/admin.js';
 import { startProcess, systemSettings, type SystemProcess, type SystemSettings } from '../support/system.js';
@@ -23,6 +23,7 @@ const INSTANCES = 5;
 const SETTINGS = { canary: 1, maxConcurrency: 2, soakSeconds: 3, maxFailures: 0 };
 /** The namespace of the object every instance reads. */
 const SHARED = unique('ref-shared');
+const REGISTRY = unique('ref-registry');
 
 const PROVISION = `
 apiVersion: v1
@@ -79,7 +80,10 @@ describe('the rollout of a change of a referenced object', () => {
     );
 
   beforeAll(async () => {
-    const namespace = environment().namespace;
+    // The file's own registry: its worker follows the references of its catalog's instances, and no
+    // other test's worker (which follows none) acts on them.
+    const namespace = REGISTRY;
+    await ensureNamespace(master!, namespace);
     await ensureNamespace(master!, SHARED);
     await sharedSettings('db-0');
     await applyObject(master!, {
@@ -120,6 +124,8 @@ describe('the rollout of a change of a referenced object', () => {
     settings = await systemSettings({
       INTEROP_ADMIN_USERNAME: ADMIN.username,
       INTEROP_ADMIN_PASSWORD: ADMIN.password,
+      INTEROP_NAMESPACE: REGISTRY,
+      INTEROP_FOLLOW_REFERENCES: 'true',
     });
     system = await startProcess('all', settings);
     osb = osbClient(system.url);

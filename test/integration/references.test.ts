@@ -20,7 +20,7 @@ import { instanceNamespace, LABELS, labelValue, resourceName } from '../../src/r
 import { SFSERVICEINSTANCE, type KubeObject, type SFServiceInstance } from '../../src/resources/types.js';
 import { payloadCodec } from '../../src/temporal/connection.js';
 import { parsePayloadKeys } from '../../src/temporal/codec.js';
-import { clusters, environment, eventually } from '../support/env.js';
+import { clusters, environment, eventually, unique } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import { ADMIN, callAdmin } from '../support/admin.js';
 import { sweepForSecrets } from '../support/secrets-sweep.js';
@@ -119,10 +119,16 @@ deprovision:
   state: succeeded
 `;
 
+/**
+ * The file's own registry: its worker follows the references of its catalog's instances, and no
+ * other test's worker (which follows none) acts on them.
+ */
+const REGISTRY = unique('references');
+
 const plan = (id: string, name: string, provision: string): KubeObject => ({
   apiVersion: 'osb.servicefabrik.io/v1alpha1',
   kind: 'SFPlan',
-  metadata: { name: id, namespace: environment().namespace },
+  metadata: { name: id, namespace: REGISTRY },
   spec: {
     id,
     name,
@@ -165,10 +171,11 @@ describe('references to other objects in a plan’s templates', () => {
   };
 
   beforeAll(async () => {
+    await ensureNamespace(master!, REGISTRY);
     await applyObject(master!, {
       apiVersion: 'osb.servicefabrik.io/v1alpha1',
       kind: 'SFService',
-      metadata: { name: SERVICE_ID, namespace: environment().namespace },
+      metadata: { name: SERVICE_ID, namespace: REGISTRY },
       spec: {
         id: SERVICE_ID,
         name: `references-${SERVICE_ID.slice(0, 8)}`,
@@ -182,6 +189,8 @@ describe('references to other objects in a plan’s templates', () => {
     settings = await systemSettings({
       INTEROP_ADMIN_USERNAME: ADMIN.username,
       INTEROP_ADMIN_PASSWORD: ADMIN.password,
+      INTEROP_NAMESPACE: REGISTRY,
+      INTEROP_FOLLOW_REFERENCES: 'true',
     });
     system = await startProcess('all', settings);
     osb = osbClient(system.url);

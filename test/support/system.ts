@@ -57,6 +57,27 @@ export async function startProcess(
   role: 'all' | 'broker' | 'worker',
   settings: SystemSettings,
 ): Promise<SystemProcess> {
+  // A port chosen free a while ago may have been taken since by a process of another test file
+  // (each chooses its own ports): the process is started again on fresh ones.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startProcessOnce(role, settings);
+    } catch (err) {
+      if (attempt >= 3 || !(err instanceof PortTaken)) throw err;
+      const extraEnv = { ...settings.extraEnv };
+      delete extraEnv.INTEROP_METRICS_PORT;
+      settings = { ...settings, port: await freePort(), extraEnv };
+    }
+  }
+}
+
+/** A process that could not listen: one of its ports was taken meanwhile. */
+class PortTaken extends Error {}
+
+async function startProcessOnce(
+  role: 'all' | 'broker' | 'worker',
+  settings: SystemSettings,
+): Promise<SystemProcess> {
   const env = environment();
   const logFile = path.join(env.workDir, `${role}-${settings.taskQueue}-${Date.now()}.log`);
   const log = createWriteStream(logFile);
@@ -88,6 +109,10 @@ export async function startProcess(
         INTEROP_CLUSTER_PROBE_SECONDS: '0',
         // Nor is it looked through for secrets due for rotation, for the same reason.
         INTEROP_SECRET_ROTATION_CHECK_SECONDS: '0',
+        // Nor are the references of its instances followed (a change would be rolled out by any test's
+        // worker, on its own task queue with its own keys): a test of references turns it on for a
+        // registry of its own.
+        INTEROP_FOLLOW_REFERENCES: 'false',
         INTEROP_METRICS_PORT: metricsPort,
         ...settings.extraEnv,
       },
@@ -105,7 +130,8 @@ export async function startProcess(
     if (ready.test(text)) break;
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`${role} did not start (log ${logFile}):\n${text.slice(-3000)}`);
+      const message = `${role} did not start (log ${logFile}):\n${text.slice(-3000)}`;
+      throw text.includes('EADDRINUSE') ? new PortTaken(message) : new Error(message);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
