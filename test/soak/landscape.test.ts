@@ -3,8 +3,9 @@
  * promises a platform relies on (docs/reliability.md) checked at the end of it.
  *
  * Several platforms (tenants) run instances through their lives at once (provision, bind, update,
- * unbind, then a second binding or the deprovision), two brokers and two workers serving them, and
- * send a share of their provisions and binds again identically, as platforms retry. Meanwhile the
+ * unbind, then the deprovision, or a second binding that is rotated and its predecessor unbound),
+ * two brokers and two workers serving them, and send a share of their provisions and binds again
+ * identically, as platforms retry. Meanwhile the
  * landscape changes under them: the plan changes twice (each change rolled out to its instances),
  * the payload keys are rotated (a new key added everywhere, then made the first) and so are the
  * OSB credentials (new ones in the brokers' files, the platforms switching a moment later), every
@@ -18,7 +19,7 @@
  *   soak: N operations, E ended once, R repeats (X non-2xx), L lost, S stuck, C capacity
  *   violations, O objects outside their namespace, Q orphans, K secret hits
  *
- * Size: INTEROP_SOAK_SECONDS (how long the tenants start new lives, default 60), INTEROP_SOAK_TENANTS
+ * Size: INTEROP_SOAK_SECONDS (how long the tenants start new lives, default 45), INTEROP_SOAK_TENANTS
  * (default 3) and INTEROP_SOAK_LIVES (lives each tenant runs at once, default 2). The long run
  * (`node dist/bench/soak.js`) is 30 minutes.
  */
@@ -49,7 +50,7 @@ import { CREDENTIALS, type SystemProcess } from '../support/system.js';
 import { ADMIN, callAdmin } from '../support/admin.js';
 import { ROTATE_SECRET_ACTION } from '../../src/workflows/messages.js';
 
-const SECONDS = Number(process.env.INTEROP_SOAK_SECONDS ?? 60);
+const SECONDS = Number(process.env.INTEROP_SOAK_SECONDS ?? 45);
 const TENANTS = Number(process.env.INTEROP_SOAK_TENANTS ?? 3);
 const LIVES = Number(process.env.INTEROP_SOAK_LIVES ?? 2);
 /** The share of provisions and binds a platform sends again identically. */
@@ -90,7 +91,10 @@ describe('soak: a day in the life of a landscape', () => {
       const start = async (role: 'broker' | 'worker', port?: number) =>
         role === 'broker'
           ? landscape.start('broker', { payloadKeys, extraEnv: brokerEnv, port: port! })
-          : landscape.start('worker', { payloadKeys });
+          : landscape.start('worker', {
+              payloadKeys,
+              extraEnv: { ...settings.extraEnv, INTEROP_FOLLOW_REFERENCES: 'true' },
+            });
 
       // GIVEN two brokers and two workers, the fault plans and a hostile plan in the catalog
       const brokerPorts = [settings.port, await freePort()];
@@ -104,7 +108,7 @@ describe('soak: a day in the life of a landscape', () => {
       let turn = 0;
       const broker = () => brokers[turn++ % brokers.length]!.url;
       const tenants = Array.from({ length: TENANTS }, () =>
-        landscape.platform(broker, { repeatShare: REPEAT_SHARE, retryWhileBusy: true }),
+        landscape.platform(broker, { repeatShare: REPEAT_SHARE, retryWhileBusy: true, rotateBindings: true }),
       );
 
       // WHEN the tenants run lives side by side until the time is up
@@ -303,7 +307,8 @@ async function shareSettings(clusters: readonly ClusterClient[], level: string):
 
 /**
  * Before any instance exists: the fault plan's provision gets a generated password (an SFSecret)
- * and an annotation read from the shared settings, whose namespace its service allows.
+ * and an annotation read from the shared settings, whose namespace its service allows, and its
+ * bindings become rotatable.
  */
 async function preparePlan(master: ClusterClient): Promise<void> {
   await patchRecord(master, SFSERVICE, environment().namespace, SERVICE_ID, {
@@ -316,6 +321,7 @@ async function preparePlan(master: ClusterClient): Promise<void> {
     `{kind: ConfigMap, name: soak-settings, namespace: ${SHARED}, path: '{.data.level}'}\n`;
   await patchRecord<SFPlan>(master, SFPLAN, environment().namespace, faults.metadata.name, {
     spec: {
+      bindingRotatable: true,
       templates: faults.spec.templates.map((t) =>
         t.action === 'provision'
           ? {

@@ -126,6 +126,11 @@ export interface PlatformOptions {
    * while the broker's own operations (rollouts) run on the instance. @default false
    */
   readonly retryWhileBusy?: boolean;
+  /**
+   * Rotates the binding a life keeps (`predecessor_binding_id`; the plan must be binding_rotatable)
+   * and unbinds the predecessor after. @default false
+   */
+  readonly rotateBindings?: boolean;
 }
 
 /** An operation on an instance, or on one of its bindings. */
@@ -350,13 +355,15 @@ export class Platform {
     });
   }
 
-  async bind(instanceId: string, planId = PLAN_ID) {
+  /** Binds the instance; with `predecessor`, rotates that binding (OSB's `predecessor_binding_id`). */
+  async bind(instanceId: string, planId = PLAN_ID, predecessor?: string) {
     const id = randomUUID();
     const bindings = this.instances.get(instanceId)!.bindings;
     bindings.set(id, true);
     const state = await this.operate({ instanceId, bindingId: id, type: 'bind' }, 'PUT', {
       service_id: SERVICE_ID,
       plan_id: planId,
+      ...(predecessor ? { predecessor_binding_id: predecessor } : {}),
     });
     // A binding that failed leaves nothing behind.
     if (state !== 'succeeded') bindings.set(id, false);
@@ -401,8 +408,15 @@ export class Platform {
     if (first.state !== 'succeeded') return;
     if ((await this.update(id, { generation: 2 }, planId)) !== 'succeeded') return;
     if ((await this.unbind(id, first.id, planId)) !== 'succeeded') return;
-    if (keep) await this.bind(id, planId);
-    else await this.deprovision(id, planId);
+    if (!keep) {
+      await this.deprovision(id, planId);
+      return;
+    }
+    const kept = await this.bind(id, planId);
+    // With `rotateBindings`, the kept binding is rotated, and its predecessor unbound once the successor works.
+    if (!this.options.rotateBindings || kept.state !== 'succeeded') return;
+    const successor = await this.bind(id, planId, kept.id);
+    if (successor.state === 'succeeded') await this.unbind(id, kept.id, planId);
   }
 }
 
