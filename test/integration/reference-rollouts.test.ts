@@ -13,7 +13,7 @@ import { applyObject, ensureNamespace, readObject } from '../../src/kube/objects
 import { ANNOTATIONS, instanceNamespace, resourceName } from '../../src/resources/names.js';
 import { SFSERVICEINSTANCE, type KubeObject, type SFServiceInstance } from '../../src/resources/types.js';
 import { clusters, eventually, temporalClient, unique } from '../support/env.js';
-import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
+import { osbClient, provisionBody, provisionSettled, type OsbClient } from '../support/osb.js';
 import { ADMIN, callAdmin } from '../support/admin.js';
 import { startProcess, systemSettings, type SystemProcess, type SystemSettings } from '../support/system.js';
 
@@ -135,17 +135,7 @@ describe('the rollout of a change of a referenced object', () => {
     });
     for (let i = 0; i < INSTANCES; i += 1) {
       const instanceId = randomUUID();
-      const accepted = await osb(
-        'PUT',
-        `/v2/service_instances/${instanceId}?accepts_incomplete=true`,
-        provisionBody(SERVICE_ID, PLAN_ID),
-      );
-      expect(accepted.status).toBe(202);
-      const done = await untilSettled(
-        osb,
-        `/v2/service_instances/${instanceId}/last_operation?operation=${encodeURIComponent(String(accepted.body.operation))}`,
-        120_000,
-      );
+      const done = await provisionSettled(osb, instanceId, provisionBody(SERVICE_ID, PLAN_ID), 120_000);
       expect(done.body.state).toBe('succeeded');
       instances.push(instanceId);
     }

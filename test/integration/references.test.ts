@@ -21,7 +21,7 @@ import { SFSERVICEINSTANCE, type KubeObject, type SFServiceInstance } from '../.
 import { payloadCodec } from '../../src/temporal/connection.js';
 import { parsePayloadKeys } from '../../src/temporal/codec.js';
 import { clusters, environment, eventually, unique } from '../support/env.js';
-import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
+import { osbClient, provisionBody, provisionSettled, untilSettled, type OsbClient } from '../support/osb.js';
 import { ADMIN, callAdmin } from '../support/admin.js';
 import { sweepForSecrets } from '../support/secrets-sweep.js';
 import { startProcess, systemSettings, type SystemProcess, type SystemSettings } from '../support/system.js';
@@ -297,17 +297,7 @@ describe('references to other objects in a plan’s templates', () => {
       data: { hosts: '[]' },
     } as KubeObject);
 
-    const accepted = await osb(
-      'PUT',
-      `/v2/service_instances/${instanceId}?accepts_incomplete=true`,
-      provisionBody(SERVICE_ID, BROKEN_PLAN_ID),
-    );
-    expect(accepted.status).toBe(202);
-    const done = await untilSettled(
-      osb,
-      `/v2/service_instances/${instanceId}/last_operation?operation=${encodeURIComponent(String(accepted.body.operation))}`,
-      120_000,
-    );
+    const done = await provisionSettled(osb, instanceId, provisionBody(SERVICE_ID, BROKEN_PLAN_ID), 120_000);
     const description = String(done.body.description);
     descriptions.push(description);
     expect(done.body.state).toBe('failed');

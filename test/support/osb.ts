@@ -79,3 +79,22 @@ export function untilSettled(osb: OsbClient, path: string, timeoutMs = 60_000): 
     timeoutMs,
   );
 }
+
+/**
+ * Provisions `instanceId` asynchronously with `body` (the broker must accept it, 202) and waits for
+ * the operation to settle; returns its last_operation answer.
+ */
+export async function provisionSettled(
+  osb: OsbClient,
+  instanceId: string,
+  body: unknown,
+  timeoutMs = 60_000,
+): Promise<OsbResponse> {
+  const accepted = await osb('PUT', `/v2/service_instances/${instanceId}?accepts_incomplete=true`, body);
+  expect(accepted.status).toBe(202);
+  return untilSettled(
+    osb,
+    `/v2/service_instances/${instanceId}/last_operation?operation=${encodeURIComponent(String(accepted.body.operation))}`,
+    timeoutMs,
+  );
+}
