@@ -82,6 +82,12 @@ function startControllers(options: {
   });
 }
 
+/**
+ * The Service IP range of every local cluster: kubeadm's default network with room for 65,534 Services
+ * (a /24 fills at 253, and every instance of the example plans has a Service of its own).
+ */
+export const SERVICE_CLUSTER_IP_RANGE = '10.96.0.0/16';
+
 /** Starts one kube-apiserver on the shared etcd, under its own prefix; resolves once it is ready. */
 async function startApiserver(options: {
   readonly id: string;
@@ -107,7 +113,7 @@ async function startApiserver(options: {
       `--cert-dir=${path.join(dir, 'certs')}`,
       `--token-auth-file=${pki.tokenFile}`,
       '--authorization-mode=RBAC',
-      '--service-cluster-ip-range=10.0.0.0/24',
+      `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
       '--allow-privileged=true',
       '--disable-admission-plugins=ServiceAccount',
       `--service-account-issuer=${server}/`,
@@ -122,6 +128,20 @@ async function startApiserver(options: {
     async () => (await httpGet(`${server}/readyz`, token)) === 200,
     options.timeoutMs,
   );
+  // A cluster first started with a smaller range keeps it as its default ServiceCIDR: the range is
+  // added as a ServiceCIDR of its own (overlapping the default is allowed), so every cluster has it.
+  const added = await httpRequest('POST', `${server}/apis/networking.k8s.io/v1/servicecidrs`, token, {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'ServiceCIDR',
+    metadata: { name: 'local-services' },
+    spec: { cidrs: [SERVICE_CLUSTER_IP_RANGE] },
+  });
+  if (added !== 201 && added !== 409) {
+    await apiserver.stop();
+    throw new Error(
+      `kube-apiserver (cluster ${id}) refused the ServiceCIDR ${SERVICE_CLUSTER_IP_RANGE}: HTTP ${added}`,
+    );
+  }
   return apiserver;
 }
 
@@ -217,12 +237,21 @@ export interface ControlPlaneOptions {
 }
 
 function httpGet(url: string, token?: string): Promise<number> {
+  return httpRequest('GET', url, token);
+}
+
+function httpRequest(method: string, url: string, token?: string, body?: unknown): Promise<number> {
   return new Promise((resolve, reject) => {
-    const get = url.startsWith('https:') ? https.get : http.get;
-    const req = get(
+    const request = url.startsWith('https:') ? https.request : http.request;
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = request(
       url,
       {
-        headers: token ? { Authorization: `Bearer ${token}` } : {},
+        method,
+        headers: {
+          ...(token ? { Authorization: `Bearer ${token}` } : {}),
+          ...(payload ? { 'Content-Type': 'application/json' } : {}),
+        },
         rejectUnauthorized: false,
         timeout: 3000,
       },
@@ -233,6 +262,7 @@ function httpGet(url: string, token?: string): Promise<number> {
     );
     req.on('error', reject);
     req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.end(payload);
   });
 }
 

@@ -5,10 +5,10 @@
  * holds an instance, and keeps the catalog's copies on the running sisters in step. The directory
  * follows a rotated kubeconfig without a restart.
  */
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { NetworkingV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { installCatalog } from '../../dev/catalog.js';
-import type { ExtraCluster } from '../../dev/local/kube-control-plane.js';
+import { SERVICE_CLUSTER_IP_RANGE, type ExtraCluster } from '../../dev/local/kube-control-plane.js';
 import { clusterActivities } from '../../src/activities/clusters.js';
 import { clusterClientFromKubeconfig, type ClusterClient } from '../../src/kube/clients.js';
 import { clusterDirectory } from '../../src/kube/cluster-directory.js';
@@ -405,6 +405,23 @@ describe('the worker', () => {
       for (const worker of workers) await worker.stop();
       await patchRecord(master, SFCLUSTER, landscape, '1', { metadata: { finalizers: null } });
       await master.core.deleteNamespace({ name: landscape });
+    }
+  });
+});
+
+describe('the local clusters', () => {
+  test("every apiserver the harness starts has room for a landscape's Services (a ServiceCIDR of 65,534 addresses, ready)", async () => {
+    for (const cluster of [master, sister, own.admin]) {
+      const cidrs = await cluster.kubeConfig.makeApiClient(NetworkingV1Api).listServiceCIDR();
+      const ready = cidrs.items.filter((c) =>
+        c.status?.conditions?.some((condition) => condition.type === 'Ready' && condition.status === 'True'),
+      );
+      const ranges = ready.flatMap((c) => c.spec?.cidrs ?? []);
+      expect({ cluster: cluster.id, ranges }).toEqual({
+        cluster: cluster.id,
+        ranges: expect.arrayContaining([SERVICE_CLUSTER_IP_RANGE]) as unknown,
+      });
+      expect(Number(SERVICE_CLUSTER_IP_RANGE.split('/')[1])).toBeLessThanOrEqual(16);
     }
   });
 });

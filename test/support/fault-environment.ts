@@ -218,7 +218,7 @@ export function faultLandscape(name: string): FaultLandscape {
   landscapes.set(landscape, { platforms, processes });
   beforeAll(async () => {
     env = await startFaultEnvironment(name);
-    operator = await startOperator();
+    operator = await startOperator(undefined, path.join(env.info.workDir, 'example-operator.log'));
     settings = await systemSettings({ INTEROP_SCHEDULER: 'round-robin' });
   }, 300_000);
   afterAll(async () => {

@@ -155,7 +155,17 @@ async function startProcessOnce(
   };
 }
 
-/** The example operator on every cluster of the run. */
-export function startOperator(readyAfterMs = 500) {
-  return startExampleOperator({ clusters: clusters(), readyAfterMs, resyncMs: 200 });
+/** The example operator on every cluster of the run; its log lines go to `logFile` when given. */
+export function startOperator(readyAfterMs = 500, logFile?: string) {
+  if (!logFile) return startExampleOperator({ clusters: clusters(), readyAfterMs, resyncMs: 200 });
+  const out = createWriteStream(logFile, { flags: 'a' });
+  const log = (line: string) => out.write(`${new Date().toISOString()} ${line}\n`);
+  return startExampleOperator({ clusters: clusters(), readyAfterMs, resyncMs: 200, log }).then(
+    (operator) => ({
+      stop: async () => {
+        await operator.stop();
+        await new Promise((resolve) => out.end(resolve));
+      },
+    }),
+  );
 }
