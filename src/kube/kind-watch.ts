@@ -151,6 +151,8 @@ export function watchKind(
             if (object.code === 410) historyGone();
             return;
           }
+          // The apiserver answers: the next failure starts the backoff again from its first step.
+          retryMs = FIRST_RETRY_MS;
           const meta = object.metadata;
           if (meta?.resourceVersion) resourceVersion = meta.resourceVersion;
           if (type === 'BOOKMARK' || !meta?.name) return;
@@ -169,7 +171,8 @@ export function watchKind(
           void start();
         },
       );
-      retryMs = FIRST_RETRY_MS;
+      // The client reports a refused or failed request through the callback above, not by
+      // rejecting: the backoff is reset by what the apiserver sends, not here.
       opened();
     } catch (err) {
       retry(err);

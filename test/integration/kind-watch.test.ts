@@ -1,9 +1,12 @@
 /**
  * The watch of a kind (src/kube/kind-watch.ts) on the real apiserver, asked to go on from a version
  * whose history the apiserver no longer has (410 Gone): what changed meanwhile is told all the
- * same, from a list of the objects, and what changes afterwards too.
+ * same, from a list of the objects, and what changes afterwards too. A watch whose apiserver
+ * stops backs off.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { watchKind, type KindWatch } from '../../src/kube/kind-watch.js';
+import { startOwnCluster } from '../support/clusters.js';
 import { clusters, eventually, unique } from '../support/env.js';
 
 const [master] = clusters();
@@ -55,5 +58,42 @@ describe('a watch of a kind', () => {
     await eventually('the change after the list', async () =>
       heard.some((h) => h.resourceVersion === changed.metadata?.resourceVersion) ? true : undefined,
     );
+  });
+});
+
+describe('a watch of a cluster whose apiserver stops', () => {
+  let own: Awaited<ReturnType<typeof startOwnCluster>> | undefined;
+
+  afterAll(async () => {
+    await own?.extra.stop();
+  });
+
+  test('GIVEN a watch that was open WHEN its apiserver stops THEN it retries later each time, not every half second', async () => {
+    // GIVEN a watch open on an apiserver of the test's own
+    own = await startOwnCluster(unique('watched'));
+    const failures: number[] = [];
+    const watch = watchKind(
+      own.admin,
+      'v1',
+      'ConfigMap',
+      undefined,
+      () => undefined,
+      () => failures.push(Date.now()),
+    );
+    await watch.opened;
+    await own.admin.core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: unique('heard') } },
+    });
+    await sleep(500);
+    // WHEN the apiserver stops for 7 s
+    await own.extra.stop();
+    await sleep(7000);
+    watch.stop();
+    // THEN it tried again after about 0.5, 1, 2 and 4 s (6 tries at most), not every half second
+    expect(failures.length).toBeGreaterThanOrEqual(3);
+    expect(failures.length).toBeLessThanOrEqual(6);
+    const gaps = failures.slice(1).map((at, i) => at - failures[i]!);
+    for (let i = 1; i < gaps.length; i++) expect(gaps[i]!).toBeGreaterThan(gaps[i - 1]! * 1.5);
   });
 });
