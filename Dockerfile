@@ -6,7 +6,8 @@
 # The bases are build arguments, by default the public images; tools/build-image.sh builds this file
 # with local equivalents (docs/development.md). NPM_REGISTRY, GOPROXY and GOSUMDB, when given, are
 # the registries the build's npm and go use (empty: their own defaults); NODE_EXTRA_CA_CERTS, a CA
-# bundle inside the build's containers that npm trusts too. None of them stays in the image.
+# bundle inside the build's containers that npm trusts too. None of them is in the image's environment
+# or files (the image's history records them, as it records every build argument a RUN step uses).
 ARG GO_IMAGE=golang:1.26
 ARG NODE_IMAGE=node:20
 ARG NODE_SLIM_IMAGE=node:20-slim
