@@ -2,7 +2,8 @@
 /**
  * The inter-operator's processes: `broker` (the OSB API), `worker` (the workflows and
  * activities), or `all` (both, for small landscapes and the dev stack). Configured by environment
- * variables (src/config.ts); stops cleanly on SIGINT/SIGTERM.
+ * variables (src/config.ts); stops cleanly on SIGINT/SIGTERM. `selfcheck` needs no configuration nor
+ * server: it checks that the build loads (src/roots/selfcheck.ts), prints what it checked and exits.
  */
 import { Runtime } from '@temporalio/worker';
 import { startBroker } from './roots/broker.js';
@@ -10,6 +11,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { clusterClientFromFile } from './kube/clients.js';
 import { JsonLog, temporalLogLevel, type Logger } from './log.js';
 import { prepareMonitoring } from './roots/monitoring.js';
+import { selfCheck } from './roots/selfcheck.js';
 import { startClusterWorker, startWorker } from './roots/worker.js';
 import { configureRenderer } from './templates/index.js';
 import { startTracing } from './tracing.js';
@@ -20,9 +22,13 @@ type Role = 'broker' | 'worker' | 'all';
 let startLog = new JsonLog().logger('main');
 
 async function main(): Promise<void> {
+  if (process.argv[2] === 'selfcheck') {
+    for (const line of await selfCheck()) console.log(`ok: ${line}`);
+    process.exit(0);
+  }
   const role = (process.argv[2] ?? 'all') as Role;
   if (!['broker', 'worker', 'all'].includes(role)) {
-    startLog.error('usage: main.js broker|worker|all');
+    startLog.error('usage: main.js broker|worker|all|selfcheck');
     process.exit(2);
   }
   const config = loadConfig(role);

@@ -132,17 +132,26 @@ testWithTool({
 });
 
 describe('Dockerfile', () => {
+  // The build arguments declared before the first FROM, with their defaults: what FROM may name.
+  const globalArgs = new Map(
+    [...dockerfile.split(/^FROM /m)[0]!.matchAll(/^ARG\s+(\w+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]),
+  );
   const froms = [...dockerfile.matchAll(/^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/gim)].map((m) => ({
-    image: m[1]!,
+    image: m[1]!.replace(/^\$\{(\w+)\}$/, (_, name: string) => globalArgs.get(name) ?? `unset ${name}`),
     stage: m[2],
   }));
 
-  test('builds the wasm with Go, the code with node 20, and runs on node 20 slim', () => {
+  test('builds the wasm with Go, the code with node 20, and runs on node 20 slim, by default', () => {
     expect(froms.map((f) => f.image)).toEqual(['golang:1.26', 'node:20', 'node:20-slim']);
+    expect([...globalArgs.keys()]).toEqual(['GO_IMAGE', 'NODE_IMAGE', 'NODE_SLIM_IMAGE']);
     expect(dockerfile).toContain('RUN bash tools/build-wasm.sh');
-    expect(dockerfile).toMatch(/RUN npm ci --no-audit --no-fund\n/);
+    expect(dockerfile).toMatch(/RUN npm ci --no-audit --no-fund[ \n]/);
     expect(dockerfile).toMatch(/RUN .*npm run build/);
     expect(dockerfile).toMatch(/RUN npm ci --omit=dev/);
+  });
+
+  test('needs no BuildKit frontend image (no syntax line)', () => {
+    expect(dockerfile).not.toMatch(/^#\s*syntax=/im);
   });
 
   test('names base images without a registry', () => {
