@@ -10,7 +10,7 @@ describe('main.js selfcheck', () => {
   test('compiles both workflow bundles, renders with both WebAssembly renderers and exits 0', () => {
     const res = spawnSync(process.execPath, ['--no-memory-reducer', 'dist/src/main.js', 'selfcheck'], {
       encoding: 'utf8',
-      timeout: 60_000,
+      timeout: 110_000,
       env: { PATH: process.env.PATH ?? '' },
     });
     expect({ status: res.status, signal: res.signal, stderr: res.stderr }).toEqual({
