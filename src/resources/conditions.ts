@@ -172,15 +172,15 @@ export interface ObservedRecord {
 
 /**
  * The fields an instance's or binding's status writer adds to its patch: the conditions of
- * `status` and the generation they describe. `generation` is the one the operation recorded, when
- * it knows it: a spec changed since is not what the status describes.
+ * `status` and the generation they describe: the record's as read, whose spec only its own
+ * operations write, one at a time.
  */
 export function recordStatusConditions(
   record: ObservedRecord,
   status: RecordOperationStatus,
   now: Date,
-  generation: number | undefined = record.metadata.generation,
 ): { conditions: Condition[]; observedGeneration?: number } {
+  const generation = record.metadata.generation;
   const at = { generation, now: now.toISOString() };
   return {
     conditions: nextConditions(record.status?.conditions, recordConditionFacts(status), at),
