@@ -44,6 +44,11 @@ import type {
   RequestedBy,
 } from '../workflows/messages.js';
 import { actionRefusal } from '../resources/actions.js';
+import {
+  recordStatusConditions,
+  type ObservedRecord,
+  type RecordOperationStatus,
+} from '../resources/conditions.js';
 import { holdCatalogEntries, releaseCatalogEntries } from '../kube/catalog-entries.js';
 import type { ActivityDeps } from './deps.js';
 import { ownerReferenceTo } from './desired-objects.js';
@@ -78,12 +83,20 @@ export const recordedInstanceSpec = (req: InstanceRequest): Record<string, unkno
     maintenanceInfo: req.maintenanceInfo ?? null,
   });
 
-/** The status fields every record shows of its operation. */
-const operationFields = (status: OperationStatus) => ({
+/**
+ * The status fields every record shows of its operation, with the kstatus conditions they make
+ * (conditions.ts) and the generation they describe: the record's as read, whose spec only the
+ * instance's operations write, one at a time, so it is the spec this operation recorded.
+ */
+const operationFields = (
+  record: ObservedRecord,
+  status: RecordOperationStatus & Pick<OperationStatus, 'operation'>,
+) => ({
   state: status.state,
   operation: status.operation,
   description: status.description ?? null,
   error: status.state === 'failed' ? (status.description ?? 'failed') : null,
+  ...recordStatusConditions(record, status, new Date()),
 });
 
 const audit = (hash: string, requestedBy?: RequestedBy) => ({
@@ -259,12 +272,14 @@ export function recordActivities({
     req: InstanceRequest,
     operation: InstanceOperationType,
     ref: InstanceRef,
+    record: SFServiceInstance,
   ): Promise<void> {
     await patchRecordStatus(master, SFSERVICEINSTANCE, ref.namespace, ref.name, {
-      state: operation === 'deprovision' ? 'delete' : 'in progress',
-      operation,
-      description: PROGRESS[operation],
-      error: null,
+      ...operationFields(record, {
+        state: operation === 'deprovision' ? 'delete' : 'in progress',
+        operation,
+        description: PROGRESS[operation],
+      }),
       namespace: ref.namespace,
       ...(req.dashboardUrl ? { dashboardUrl: req.dashboardUrl } : {}),
     });
@@ -286,7 +301,7 @@ export function recordActivities({
       const recorded = await instanceRecordFor(req, operation, ref);
       // Without a record, what is left of the deprovision is to finish its removal.
       if (!recorded) return { ...ref, removed: true };
-      await markInstanceRunning(req, operation, ref);
+      await markInstanceRunning(req, operation, ref, recorded.record);
       if (operation !== 'deprovision') await holdCatalogOf(req, recorded.plansLeft);
       return placedRefOf(req.instanceId, recorded.record);
     },
@@ -318,10 +333,14 @@ export function recordActivities({
       // A provision that failed holds no capacity: its reservation goes (deprovisioning it again is harmless).
       if (status.operation === 'provision' && status.state === 'failed')
         await releaseReservations(master, registry, ref.instanceId);
-      if (status.operation === 'update' && status.state !== 'in progress') await bookRecordedPlan(ref);
+      // Read for its generation and conditions so far, whose transition times a status kept keeps.
+      const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
+      if (!record) return;
+      if (status.operation === 'update' && status.state !== 'in progress')
+        await bookRecordedPlan(ref, record);
       try {
         await patchRecordStatus(master, SFSERVICEINSTANCE, ref.namespace, ref.name, {
-          ...operationFields(status),
+          ...operationFields(record, status),
           instanceUsable: status.instanceUsable ?? null,
           updateRepeatable: status.updateRepeatable ?? null,
           ...(status.dashboardUrl ? { dashboardUrl: status.dashboardUrl } : {}),
@@ -429,7 +448,7 @@ export function recordActivities({
         namespace: instanceRef.namespace,
         instance: instanceRef,
       };
-      const existing = await getRecord<SFServiceBinding>(master, SFSERVICEBINDING, ref.namespace, ref.name);
+      let existing = await getRecord<SFServiceBinding>(master, SFSERVICEBINDING, ref.namespace, ref.name);
       if (!existing) {
         if (operation === 'unbind') return { ...ref, removed: true };
         const labels = {
@@ -455,26 +474,34 @@ export function recordActivities({
             'renewBefore',
           ]),
         };
-        await createRecord<SFServiceBinding>(
+        existing = await createRecord<SFServiceBinding>(
           master,
           SFSERVICEBINDING,
           newRecord(SFSERVICEBINDING, ref, req, labels, spec, instance) as SFServiceBinding,
         );
       }
-      await patchRecordStatus(master, SFSERVICEBINDING, ref.namespace, ref.name, {
-        state: operation === 'unbind' ? 'delete' : 'in progress',
-        operation,
-        description: PROGRESS[operation],
-        error: null,
-      });
+      await patchRecordStatus(
+        master,
+        SFSERVICEBINDING,
+        ref.namespace,
+        ref.name,
+        operationFields(existing, {
+          state: operation === 'unbind' ? 'delete' : 'in progress',
+          operation,
+          description: PROGRESS[operation],
+        }),
+      );
       return ref;
     },
 
     /** Writes an operation's progress or final status to the binding record's status. */
     async recordBindingStatus(ref: BindingRef, status: OperationStatus): Promise<void> {
+      // Read for its generation and conditions so far, whose transition times a status kept keeps.
+      const record = await getRecord<SFServiceBinding>(master, SFSERVICEBINDING, ref.namespace, ref.name);
+      if (!record) return;
       try {
         await patchRecordStatus(master, SFSERVICEBINDING, ref.namespace, ref.name, {
-          ...operationFields(status),
+          ...operationFields(record, status),
           ...(status.responseSecret ? { response: { secretRef: status.responseSecret } } : {}),
         });
       } catch (err) {
@@ -496,10 +523,9 @@ export function recordActivities({
    * Books the plan the instance's record holds on its cluster, whatever the cluster has free: it is
    * what the instance held before an update that was put back, or what the update booked already.
    */
-  async function bookRecordedPlan(ref: InstanceRef): Promise<void> {
-    const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
-    const clusterId = record?.spec.clusterId;
-    if (!record || !clusterId || record.metadata.deletionTimestamp) return;
+  async function bookRecordedPlan(ref: InstanceRef, record: SFServiceInstance): Promise<void> {
+    const clusterId = record.spec.clusterId;
+    if (!clusterId || record.metadata.deletionTimestamp) return;
     const booking = bookingOf(scheduling, plans.plan(record.spec.planId), ref.instanceId, clusterId);
     if (!booking) return;
     const { mustFit: _checked, ...whateverIsFree } = booking;

@@ -6,6 +6,7 @@
  *
  * Pure: the caller probes and passes `now`, so a workflow can run it.
  */
+import { clusterConditionFacts, nextConditions } from '../resources/conditions.js';
 import {
   CLUSTER_CONDITIONS,
   type ClusterCondition,
@@ -57,32 +58,10 @@ export interface HealthInput {
  * among them: writing this as a merge patch leaves them untouched.
  */
 export type HealthStatus = Required<Pick<SFClusterStatus, 'phase' | 'conditions' | 'serviceInstanceCount'>> &
-  Pick<SFClusterStatus, 'version' | 'capacity' | 'allocatable' | 'requests' | 'lastProbeTime'>;
-
-type ConditionStatus = ClusterCondition['status'];
-
-/** A condition at `now`: its transition time moves only when its status changes. */
-function condition(
-  previous: ClusterCondition | undefined,
-  type: string,
-  status: ConditionStatus,
-  reason: string,
-  message: string,
-  now: string,
-  probed: boolean,
-): ClusterCondition {
-  const lastTransitionTime =
-    previous && previous.status === status && previous.lastTransitionTime ? previous.lastTransitionTime : now;
-  const lastProbeTime = probed ? now : previous?.lastProbeTime;
-  return {
-    type,
-    status,
-    ...(lastProbeTime ? { lastProbeTime } : {}),
-    lastTransitionTime,
-    reason,
-    message,
-  };
-}
+  Pick<
+    SFClusterStatus,
+    'observedGeneration' | 'version' | 'capacity' | 'allocatable' | 'requests' | 'lastProbeTime'
+  >;
 
 const findCondition = (status: SFClusterStatus | undefined, type: string) =>
   status?.conditions?.find((c) => c.type === type);
@@ -92,6 +71,18 @@ export function isCordoned(cluster: Pick<SFCluster, 'spec'>): boolean {
   return Boolean(cluster.spec.schedulingDisabled || cluster.spec.unschedulable);
 }
 
+/** What the last probe found: this one's answer, else what the status written last says. */
+function probeSummary(probe: ProbeResult | undefined, previous: SFClusterStatus | undefined) {
+  if (probe)
+    return { answered: probe.ok, message: probe.ok ? `apiserver ${probe.version} answers` : probe.error };
+  const ready = findCondition(previous, CLUSTER_CONDITIONS.ready);
+  // A terminated status without a deletion is stale: the cluster is probed afresh.
+  const known =
+    previous?.phase !== 'terminated' && (ready?.reason === 'Reachable' || ready?.reason === 'Unreachable');
+  if (!ready || !known) return { answered: undefined, message: 'not probed yet' };
+  return { answered: ready.status === 'True', message: ready.message ?? '' };
+}
+
 /** The next health status of a cluster. See the module comment for the phases. */
 export function nextClusterStatus(input: HealthInput): HealthStatus {
   const { cluster, probe, offlineAfterMs } = input;
@@ -99,23 +90,14 @@ export function nextClusterStatus(input: HealthInput): HealthStatus {
   const previous = cluster.status;
   const previousReady = findCondition(previous, CLUSTER_CONDITIONS.ready);
 
-  const ready = !probe
-    ? previousReady
-      ? { ...previousReady }
-      : condition(undefined, CLUSTER_CONDITIONS.ready, 'Unknown', 'NotProbed', 'not probed yet', now, false)
-    : probe.ok
-      ? condition(
-          previousReady,
-          CLUSTER_CONDITIONS.ready,
-          'True',
-          'Reachable',
-          `apiserver ${probe.version} answers`,
-          now,
-          true,
-        )
-      : condition(previousReady, CLUSTER_CONDITIONS.ready, 'False', 'Unreachable', probe.error, now, true);
-
-  const phase = nextPhase(cluster, previous?.phase, probe, ready, input.now, offlineAfterMs);
+  // Since when the apiserver has not answered: when Ready last turned False, or this probe.
+  const unanswered =
+    probe && !probe.ok
+      ? previousReady?.status === 'False' && previousReady.lastTransitionTime
+        ? previousReady.lastTransitionTime
+        : now
+      : undefined;
+  const phase = nextPhase(cluster, previous?.phase, probe, unanswered, input.now, offlineAfterMs);
 
   let resources: ClusterResources | undefined;
   let invalidCapacity: string | undefined;
@@ -133,14 +115,22 @@ export function nextClusterStatus(input: HealthInput): HealthStatus {
   }
 
   const [schedulable, reason, message] = schedulability(phase, isCordoned(cluster), invalidCapacity);
-  const schedulableCondition = condition(
-    findCondition(previous, CLUSTER_CONDITIONS.schedulable),
-    CLUSTER_CONDITIONS.schedulable,
-    schedulable ? 'True' : 'False',
-    reason,
-    message,
-    now,
-    probe !== undefined,
+  const facts = [
+    ...clusterConditionFacts(phase, probeSummary(probe, previous)),
+    {
+      type: CLUSTER_CONDITIONS.schedulable,
+      status: schedulable ? ('True' as const) : ('False' as const),
+      reason,
+      message,
+    },
+  ];
+  const generation = cluster.metadata.generation;
+  const conditions = nextConditions(previous?.conditions, facts, { generation, now }).map(
+    (c): ClusterCondition => {
+      const lastProbeTime = probe ? now : findCondition(previous, c.type)?.lastProbeTime;
+      const { type, status, ...rest } = c;
+      return { type, status, ...(lastProbeTime ? { lastProbeTime } : {}), ...rest };
+    },
   );
 
   const version = probe?.ok ? probe.version : previous?.version;
@@ -150,7 +140,8 @@ export function nextClusterStatus(input: HealthInput): HealthStatus {
   const lastProbeTime = probe ? now : previous?.lastProbeTime;
   return {
     phase,
-    conditions: [ready, schedulableCondition],
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+    conditions,
     ...(version !== undefined ? { version } : {}),
     ...(capacity !== undefined ? { capacity } : {}),
     ...(allocatable !== undefined ? { allocatable } : {}),
@@ -164,7 +155,7 @@ function nextPhase(
   cluster: HealthInput['cluster'],
   previous: ClusterPhase | undefined,
   probe: ProbeResult | undefined,
-  ready: ClusterCondition,
+  unansweredSince: string | undefined,
   now: Date,
   offlineAfterMs: number,
 ): ClusterPhase {
@@ -173,7 +164,7 @@ function nextPhase(
   const from = previous === 'terminated' ? undefined : previous;
   if (!probe) return from ?? 'pending';
   if (probe.ok) return 'running';
-  const since = Date.parse(ready.lastTransitionTime ?? '');
+  const since = Date.parse(unansweredSince ?? '');
   const unreachableFor = Number.isNaN(since) ? 0 : now.getTime() - since;
   if (unreachableFor >= offlineAfterMs) return 'offline';
   return from ?? 'pending';

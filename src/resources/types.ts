@@ -94,6 +94,26 @@ export interface KubeObject {
   [key: string]: unknown;
 }
 
+/** The status of a condition. */
+export type ConditionStatus = 'True' | 'False' | 'Unknown';
+
+/**
+ * A condition as `metav1.Condition` writes it: what `status.conditions` of an SFServiceInstance,
+ * an SFServiceBinding and an SFCluster hold (src/resources/conditions.ts decides them).
+ */
+export interface Condition {
+  readonly type: string;
+  readonly status: ConditionStatus;
+  /** One CamelCase word, for machines. */
+  readonly reason: string;
+  /** A sentence, for people. */
+  readonly message: string;
+  /** When `status` last changed; unchanged while it holds. */
+  readonly lastTransitionTime: string;
+  /** The `metadata.generation` the condition describes. @default not said */
+  readonly observedGeneration?: number;
+}
+
 // ---------------------------------------------------------------------------------------------
 // SFService and SFPlan: the catalog, written by the service owner.
 
@@ -344,6 +364,8 @@ export interface SFServiceInstanceStatus {
   observedGeneration?: number;
   /** The revision of its plan (`status.specHash`) its resources were last rendered with. */
   planRevision?: string;
+  /** Ready, Reconciling and Stalled, by the state of the last OSB operation (conditions.ts). */
+  conditions?: Condition[];
   /**
    * The last custom action an admin ran on the instance. Kept apart from `state`, `operation` and
    * `description`, which tell of the last OSB operation only (what `last_operation` and the OSB
@@ -429,6 +451,10 @@ export interface SFServiceBindingStatus {
   resources?: AppliedResource[];
   /** The versions of the instance's generated secrets the binding was made with: kept while it exists. */
   generatedSecrets?: BindingSecretVersion[];
+  /** The generation of the spec the conditions describe. */
+  observedGeneration?: number;
+  /** Ready, Reconciling and Stalled, by the state of the last OSB operation (conditions.ts). */
+  conditions?: Condition[];
 }
 
 export interface SFServiceBinding extends KubeObject {
@@ -450,9 +476,9 @@ export interface SFServiceBinding extends KubeObject {
 export const CLUSTER_PHASES = ['pending', 'running', 'offline', 'terminated'] as const;
 export type ClusterPhase = (typeof CLUSTER_PHASES)[number];
 
-/** Types of the conditions in `SFCluster.status.conditions`. */
+/** Types of the conditions in `SFCluster.status.conditions`, besides Reconciling and Stalled (conditions.ts). */
 export const CLUSTER_CONDITIONS = {
-  /** True while the cluster's apiserver answers its probes. */
+  /** True while the cluster is running and its apiserver answers its probes. */
   ready: 'Ready',
   /** True while new instances may be placed on the cluster. */
   schedulable: 'Schedulable',
@@ -461,7 +487,7 @@ export const CLUSTER_CONDITIONS = {
 /** A condition of a cluster, as Kubernetes conditions are written. */
 export interface ClusterCondition {
   type: string;
-  status: 'True' | 'False' | 'Unknown';
+  status: ConditionStatus;
   /** When the condition was last checked. */
   lastProbeTime?: string;
   /** When `status` last changed; unchanged while it holds. */
@@ -470,6 +496,8 @@ export interface ClusterCondition {
   reason?: string;
   /** A sentence, for people. */
   message?: string;
+  /** The `metadata.generation` the condition describes. */
+  observedGeneration?: number;
 }
 
 /** Quantities by resource name (`{ cpu: '4', memory: '16Gi' }`); the CRD accepts integers too. */
@@ -505,6 +533,8 @@ export interface SFClusterSpec {
 
 export interface SFClusterStatus {
   phase?: ClusterPhase;
+  /** The generation of the spec the status describes. */
+  observedGeneration?: number;
   conditions?: ClusterCondition[];
   /** Version of the cluster's apiserver (`v1.31.0`), from its last answer. */
   version?: string;

@@ -31,6 +31,7 @@ import {
 } from '../../src/resources/types.js';
 import { clusterHealthWorkflowId, type ClusterHealthSettings } from '../../src/workflows/messages.js';
 import { issueIdentity, startOwnCluster } from '../support/clusters.js';
+import { waitableCondition } from '../support/conditions.js';
 import { startProcess, systemSettings } from '../support/system.js';
 import {
   builtWorkflows,
@@ -143,8 +144,13 @@ describe('the cluster health workflow', () => {
       expect.arrayContaining([
         expect.objectContaining({ type: 'Ready', status: 'True', reason: 'Reachable' }),
         expect.objectContaining({ type: 'Schedulable', status: 'True' }),
+        expect.objectContaining({ type: 'Reconciling', status: 'False' }),
+        expect.objectContaining({ type: 'Stalled', status: 'False' }),
       ]),
     );
+    // kstatus: current and Ready, what kubectl wait --for=condition=Ready reads
+    expect(cluster.status?.observedGeneration).toBe(cluster.metadata.generation);
+    expect(waitableCondition(cluster, 'Ready')).toBe('True');
   });
 
   test('a cordoned cluster stays running and shows it is not schedulable', async () => {
@@ -155,6 +161,9 @@ describe('the cluster health workflow', () => {
       ),
     );
     expect(cordoned.status?.phase).toBe('running');
+    // Cordoned is still Ready, for the generation that cordons it.
+    expect(cordoned.status?.observedGeneration).toBe(cordoned.metadata.generation);
+    expect(waitableCondition(cordoned, 'Ready')).toBe('True');
     await patchRecord(master, SFCLUSTER, namespace, sister.id, { spec: { schedulingDisabled: null } });
     await untilCluster(sister.id, 'schedulable again', (c) =>
       Boolean(c.status?.conditions?.some((x) => x.type === 'Schedulable' && x.status === 'True')),
@@ -288,8 +297,10 @@ describe('the cluster health workflow', () => {
       expect.arrayContaining([
         expect.objectContaining({ type: 'Ready', status: 'False', reason: 'Unreachable' }),
         expect.objectContaining({ type: 'Schedulable', status: 'False', reason: 'Offline' }),
+        expect.objectContaining({ type: 'Stalled', status: 'True', reason: 'Unreachable' }),
       ]),
     );
+    expect(waitableCondition(offline, 'Ready')).toBe('False');
 
     // Meanwhile the master's catalog changes.
     const plan = (await listRecords<SFPlan>(master, SFPLAN, namespace))[0]!;
@@ -298,7 +309,11 @@ describe('the cluster health workflow', () => {
     });
 
     await own.extra.start();
-    await untilCluster(ownId, 'running again', (c) => c.status?.phase === 'running');
+    const again = await untilCluster(ownId, 'running again', (c) => c.status?.phase === 'running');
+    expect(waitableCondition(again, 'Ready')).toBe('True');
+    expect(again.status?.conditions).toContainEqual(
+      expect.objectContaining({ type: 'Stalled', status: 'False' }),
+    );
     await eventually('the offline sister to catch up', async () => {
       const copy = await getRecord<SFPlan>(own.admin, SFPLAN, namespace, plan.metadata.name!);
       return copy?.spec.description === 'changed while away' ? true : undefined;

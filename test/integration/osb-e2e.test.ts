@@ -3,7 +3,13 @@
  * mustache and jsonnet twins, with the example operator. A platform provisions, polls last_operation, binds and gets the credentials
  * the status template builds, unbinds and deprovisions; Kubernetes shows the records on the way.
  */
-import { SFSERVICEINSTANCE, type SFPlan } from '../../src/resources/types.js';
+import {
+  SFSERVICEBINDING,
+  SFSERVICEINSTANCE,
+  type SFPlan,
+  type SFServiceBinding,
+  type SFServiceInstance,
+} from '../../src/resources/types.js';
 import { applyObject } from '../../src/kube/objects.js';
 import { getRecord } from '../../src/kube/custom-objects.js';
 import {
@@ -12,6 +18,7 @@ import {
   instanceWorkflowId,
   resourceName,
 } from '../../src/resources/names.js';
+import { conditionOf, waitableCondition } from '../support/conditions.js';
 import { clusters, eventually, temporalClient, untilNamespaceGone } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient, type OsbResponse } from '../support/osb.js';
 import {
@@ -200,8 +207,24 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
     }
 
     // the record users see tells the truth
-    const record = await getRecord(master!, SFSERVICEINSTANCE, `sf-${instanceId}`, instanceId);
+    const record = await getRecord<SFServiceInstance>(
+      master!,
+      SFSERVICEINSTANCE,
+      `sf-${instanceId}`,
+      instanceId,
+    );
     expect(record?.status).toMatchObject({ state: 'succeeded', operation: 'provision' });
+    // kstatus: current and Ready, what helm --wait, Flux, Argo CD and kubectl wait --for=condition=Ready read
+    expect(record?.status?.observedGeneration).toBe(record?.metadata.generation);
+    expect(waitableCondition(record, 'Ready')).toBe('True');
+    expect(conditionOf(record, 'Ready')).toMatchObject({
+      reason: 'Provisioned',
+      observedGeneration: record?.metadata.generation,
+    });
+    expect([conditionOf(record, 'Reconciling')?.status, conditionOf(record, 'Stalled')?.status]).toEqual([
+      'False',
+      'False',
+    ]);
     expect((record?.spec as { clusterId?: string }).clusterId).toBe('1');
     const pg = await master!.custom.getNamespacedCustomObject({
       group: 'acid.zalan.do',
@@ -247,12 +270,22 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
       username: bindingId.replace(/-/g, '_'),
     });
     expect(credentials.password).toMatch(/.{16,}/);
-    expect(credentials.hostname).toMatch(/^10\.0\.0\.\d+$/);
+    // A ClusterIP of the local clusters: 10.96.0.0/16, or the /24 of those first started with it.
+    expect(credentials.hostname).toMatch(/^10\.(96\.\d{1,3}|0\.0)\.\d{1,3}$/);
     if (p.uri) {
       expect(credentials.uri).toBe(
         `postgres://${credentials.username}:${credentials.password}@${credentials.hostname}:5432/main?sslmode=require`,
       );
     }
+    const bindingRecord = await getRecord<SFServiceBinding>(
+      master!,
+      SFSERVICEBINDING,
+      `sf-${instanceId}`,
+      resourceName(bindingId),
+    );
+    expect(bindingRecord?.status?.observedGeneration).toBe(bindingRecord?.metadata.generation);
+    expect(waitableCondition(bindingRecord, 'Ready')).toBe('True');
+    expect(conditionOf(bindingRecord, 'Ready')?.reason).toBe('Bound');
     const bindAgain = p.asyncBinding ? `${bindingPath}?accepts_incomplete=true` : bindingPath;
     expect((await osb('PUT', bindAgain, bindBody)).status).toBe(200);
     // the same binding id with other attributes: 409

@@ -17,6 +17,7 @@ import { applyObject } from '../../src/kube/objects.js';
 import { ANNOTATIONS, LABELS, instanceWorkflowId, labelValue } from '../../src/resources/names.js';
 import { freePort } from '../../dev/local/processes.js';
 import { EncryptionCodec, parsePayloadKeys } from '../../src/temporal/codec.js';
+import { conditionOf, waitableCondition } from '../support/conditions.js';
 import { clusters, environment, eventually, temporalClient, untilNamespaceGone } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import {
@@ -724,6 +725,15 @@ describe('OSB rules on the real broker', () => {
       expect(String(result.description)).not.toMatch(/\n\s+at /);
       const record = await getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, `sf-${id}`, id);
       expect(record?.status).toMatchObject({ state: 'failed' });
+      // kstatus: Stalled with the description, not Ready, for the generation it describes
+      expect(record?.status?.observedGeneration).toBe(record?.metadata.generation);
+      expect(conditionOf(record, 'Stalled')).toMatchObject({
+        status: 'True',
+        reason: 'ProvisionFailed',
+        message: result.description,
+      });
+      expect(waitableCondition(record, 'Ready')).toBe('False');
+      expect(conditionOf(record, 'Reconciling')?.status).toBe('False');
       // nothing to bind to, as GET says; not a ConcurrencyError, which would have the platform retry
       expect((await osb('GET', path)).status).toBe(404);
       const bind = await osb('PUT', `${path}/service_bindings/${randomUUID()}`, {

@@ -14,42 +14,56 @@ const THRESHOLD_MS = 60_000;
 const ok: ProbeResult = { ok: true, version: 'v1.31.0' };
 const down: ProbeResult = { ok: false, error: 'connect ECONNREFUSED 127.0.0.1:6443' };
 
+/** The SFCluster's generation: every condition, and the status, describe it. */
+const GENERATION = 4;
+
 function cluster(status?: SFClusterStatus, spec: Partial<SFClusterSpec> = {}, deleting = false) {
   return {
-    metadata: { name: '2', namespace: 'interoperator', ...(deleting ? { deletionTimestamp: at(5) } : {}) },
+    metadata: {
+      name: '2',
+      namespace: 'interoperator',
+      generation: GENERATION,
+      ...(deleting ? { deletionTimestamp: at(5) } : {}),
+    },
     spec: { secretRef: '2-kubeconfig', totalCapacity: { cpu: '8', memory: '16Gi' }, ...spec },
     ...(status ? { status } : {}),
   } satisfies Pick<SFCluster, 'metadata' | 'spec' | 'status'>;
 }
 
-const ready = (
-  status: ClusterCondition['status'],
+const condition =
+  (type: string) =>
+  (
+    status: ClusterCondition['status'],
+    reason: string,
+    message: string,
+    since = now,
+    probed: string | null = now,
+  ): ClusterCondition => ({
+    type,
+    status,
+    ...(probed ? { lastProbeTime: probed } : {}),
+    lastTransitionTime: since,
+    reason,
+    message,
+    observedGeneration: GENERATION,
+  });
+const ready = condition('Ready');
+const schedulable = condition('Schedulable');
+const TRUE_OR_FALSE = (value: boolean) => (value ? 'True' : 'False');
+/** Reconciling and Stalled (kstatus), new to the status: both since now. */
+const progress = (
+  reconciling: boolean,
+  stalled: boolean,
   reason: string,
   message: string,
-  since: string,
   probed: string | null = now,
-): ClusterCondition => ({
-  type: 'Ready',
-  status,
-  ...(probed ? { lastProbeTime: probed } : {}),
-  lastTransitionTime: since,
-  reason,
-  message,
-});
-const schedulable = (
-  status: ClusterCondition['status'],
-  reason: string,
-  message: string,
-  since = now,
-  probed: string | null = now,
-): ClusterCondition => ({
-  type: 'Schedulable',
-  status,
-  ...(probed ? { lastProbeTime: probed } : {}),
-  lastTransitionTime: since,
-  reason,
-  message,
-});
+): ClusterCondition[] => [
+  condition('Reconciling')(TRUE_OR_FALSE(reconciling), reason, message, now, probed),
+  condition('Stalled')(TRUE_OR_FALSE(stalled), reason, message, now, probed),
+];
+const ANSWERS = 'apiserver v1.31.0 answers';
+const REFUSED = 'connect ECONNREFUSED 127.0.0.1:6443';
+const REMOVED = 'the cluster is being removed';
 
 const REACHABLE = ['True', 'Reachable', 'apiserver v1.31.0 answers'] as const;
 const UNREACHABLE = ['False', 'Unreachable', 'connect ECONNREFUSED 127.0.0.1:6443'] as const;
@@ -71,7 +85,13 @@ const previous = (
 ): SFClusterStatus => ({
   phase,
   conditions: [
-    { type: 'Ready', status: readyStatus, lastTransitionTime: since, reason: 'X', message: 'x' },
+    {
+      type: 'Ready',
+      status: readyStatus,
+      lastTransitionTime: since,
+      reason: { True: 'Reachable', False: 'Unreachable', Unknown: 'NotProbed' }[readyStatus],
+      message: 'x',
+    },
     {
       type: 'Schedulable',
       status: phase === 'running' ? 'True' : 'False',
@@ -95,6 +115,7 @@ describe('nextClusterStatus: the phase state machine', () => {
         phase: 'pending',
         conditions: [
           ready('Unknown', 'NotProbed', 'not probed yet', now, null),
+          ...progress(true, false, 'NotProbed', 'not probed yet', null),
           schedulable(...NOT_PROBED, now, null),
         ],
         serviceInstanceCount: 0,
@@ -107,7 +128,11 @@ describe('nextClusterStatus: the phase state machine', () => {
       THRESHOLD_MS,
       {
         phase: 'running',
-        conditions: [ready(...REACHABLE, now), schedulable(...SCHEDULABLE)],
+        conditions: [
+          ready(...REACHABLE, now),
+          ...progress(false, false, 'Reachable', ANSWERS),
+          schedulable(...SCHEDULABLE),
+        ],
         version: 'v1.31.0',
         ...DECLARED,
         serviceInstanceCount: 0,
@@ -121,7 +146,11 @@ describe('nextClusterStatus: the phase state machine', () => {
       THRESHOLD_MS,
       {
         phase: 'running',
-        conditions: [ready(...REACHABLE, at(600)), schedulable(...SCHEDULABLE, at(600))],
+        conditions: [
+          ready(...REACHABLE, at(600)),
+          schedulable(...SCHEDULABLE, at(600)),
+          ...progress(false, false, 'Reachable', ANSWERS),
+        ],
         version: 'v1.31.0',
         ...DECLARED,
         serviceInstanceCount: 3,
@@ -135,7 +164,11 @@ describe('nextClusterStatus: the phase state machine', () => {
       THRESHOLD_MS,
       {
         phase: 'running',
-        conditions: [ready(...UNREACHABLE, now), schedulable(...SCHEDULABLE, at(600))],
+        conditions: [
+          ready(...UNREACHABLE, now),
+          schedulable(...SCHEDULABLE, at(600)),
+          ...progress(false, false, 'Unreachable', REFUSED),
+        ],
         version: 'v1.30.0',
         serviceInstanceCount: 3,
         lastProbeTime: now,
@@ -148,7 +181,11 @@ describe('nextClusterStatus: the phase state machine', () => {
       THRESHOLD_MS,
       {
         phase: 'running',
-        conditions: [ready(...UNREACHABLE, at(59)), schedulable(...SCHEDULABLE, at(59))],
+        conditions: [
+          ready(...UNREACHABLE, at(59)),
+          schedulable(...SCHEDULABLE, at(59)),
+          ...progress(false, false, 'Unreachable', REFUSED),
+        ],
         serviceInstanceCount: 3,
         lastProbeTime: now,
       },
@@ -160,7 +197,11 @@ describe('nextClusterStatus: the phase state machine', () => {
       THRESHOLD_MS,
       {
         phase: 'offline',
-        conditions: [ready(...UNREACHABLE, at(60)), schedulable(...OFFLINE)],
+        conditions: [
+          ready(...UNREACHABLE, at(60)),
+          schedulable(...OFFLINE),
+          ...progress(false, true, 'Unreachable', REFUSED),
+        ],
         serviceInstanceCount: 3,
         lastProbeTime: now,
       },
@@ -172,7 +213,11 @@ describe('nextClusterStatus: the phase state machine', () => {
       0,
       {
         phase: 'offline',
-        conditions: [ready(...UNREACHABLE, now), schedulable(...OFFLINE)],
+        conditions: [
+          ready(...UNREACHABLE, now),
+          schedulable(...OFFLINE),
+          ...progress(false, true, 'Unreachable', REFUSED),
+        ],
         serviceInstanceCount: 3,
         lastProbeTime: now,
       },
@@ -184,7 +229,11 @@ describe('nextClusterStatus: the phase state machine', () => {
       THRESHOLD_MS,
       {
         phase: 'running',
-        conditions: [ready(...REACHABLE, now), schedulable(...SCHEDULABLE)],
+        conditions: [
+          ready(...REACHABLE, now),
+          schedulable(...SCHEDULABLE),
+          ...progress(false, false, 'Reachable', ANSWERS),
+        ],
         version: 'v1.31.0',
         ...DECLARED,
         serviceInstanceCount: 3,
@@ -198,7 +247,11 @@ describe('nextClusterStatus: the phase state machine', () => {
       THRESHOLD_MS,
       {
         phase: 'offline',
-        conditions: [ready(...UNREACHABLE, at(900)), schedulable(...OFFLINE, at(900))],
+        conditions: [
+          ready(...UNREACHABLE, at(900)),
+          schedulable(...OFFLINE, at(900)),
+          ...progress(false, true, 'Unreachable', REFUSED),
+        ],
         serviceInstanceCount: 3,
         lastProbeTime: now,
       },
@@ -210,7 +263,11 @@ describe('nextClusterStatus: the phase state machine', () => {
       THRESHOLD_MS,
       {
         phase: 'pending',
-        conditions: [ready(...UNREACHABLE, now), schedulable(...NOT_PROBED, at(10))],
+        conditions: [
+          ready(...UNREACHABLE, now),
+          schedulable(...NOT_PROBED, at(10)),
+          ...progress(true, false, 'Unreachable', REFUSED),
+        ],
         serviceInstanceCount: 3,
         lastProbeTime: now,
       },
@@ -222,7 +279,11 @@ describe('nextClusterStatus: the phase state machine', () => {
       THRESHOLD_MS,
       {
         phase: 'offline',
-        conditions: [ready(...UNREACHABLE, at(120)), schedulable(...OFFLINE, at(120))],
+        conditions: [
+          ready(...UNREACHABLE, at(120)),
+          schedulable(...OFFLINE, at(120)),
+          ...progress(false, true, 'Unreachable', REFUSED),
+        ],
         serviceInstanceCount: 3,
         lastProbeTime: now,
       },
@@ -235,8 +296,9 @@ describe('nextClusterStatus: the phase state machine', () => {
       {
         phase: 'terminated',
         conditions: [
-          ready(...REACHABLE, at(600)),
-          schedulable('False', 'Terminating', 'the cluster is being removed'),
+          ready('False', 'Terminating', REMOVED, now),
+          schedulable('False', 'Terminating', REMOVED),
+          ...progress(true, false, 'Terminating', REMOVED),
         ],
         version: 'v1.31.0',
         ...DECLARED,
@@ -252,8 +314,9 @@ describe('nextClusterStatus: the phase state machine', () => {
       {
         phase: 'terminated',
         conditions: [
-          ready(...UNREACHABLE, at(600)),
-          schedulable('False', 'Terminating', 'the cluster is being removed', at(600)),
+          ready('False', 'Terminating', REMOVED, at(600)),
+          schedulable('False', 'Terminating', REMOVED, at(600)),
+          ...progress(true, false, 'Terminating', REMOVED),
         ],
         serviceInstanceCount: 3,
         lastProbeTime: now,
@@ -267,8 +330,9 @@ describe('nextClusterStatus: the phase state machine', () => {
       {
         phase: 'pending',
         conditions: [
-          { type: 'Ready', status: 'True', lastTransitionTime: at(600), reason: 'X', message: 'x' },
+          ready('Unknown', 'NotProbed', 'not probed yet', now, null),
           schedulable(...NOT_PROBED, at(600), null),
+          ...progress(true, false, 'NotProbed', 'not probed yet', null),
         ],
         serviceInstanceCount: 3,
       },
@@ -283,6 +347,7 @@ describe('nextClusterStatus: the phase state machine', () => {
         conditions: [
           ready(...REACHABLE, at(600)),
           schedulable('False', 'SchedulingDisabled', 'the cluster is cordoned'),
+          ...progress(false, false, 'Reachable', ANSWERS),
         ],
         version: 'v1.31.0',
         ...DECLARED,
@@ -298,8 +363,9 @@ describe('nextClusterStatus: the phase state machine', () => {
       {
         phase: 'running',
         conditions: [
-          { type: 'Ready', status: 'True', lastTransitionTime: at(600), reason: 'X', message: 'x' },
+          ready('True', 'Reachable', 'x', at(600), null),
           schedulable('False', 'SchedulingDisabled', 'the cluster is cordoned', now, null),
+          ...progress(false, false, 'Reachable', 'x', null),
         ],
         serviceInstanceCount: 3,
         lastProbeTime: at(30),
@@ -321,6 +387,7 @@ describe('nextClusterStatus: the phase state machine', () => {
             'InvalidCapacity',
             'invalid quantity "eight" for cpu in spec.totalCapacity: expected a decimal number with an optional suffix (n, u, m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei) or exponent (e3)',
           ),
+          ...progress(false, false, 'Reachable', ANSWERS),
         ],
         version: 'v1.31.0',
         capacity: { cpu: '4' },
@@ -330,7 +397,10 @@ describe('nextClusterStatus: the phase state machine', () => {
       },
     ],
   ])('%s', (_name, input, probe, offlineAfterMs, expected) => {
-    expect(nextClusterStatus({ cluster: input, probe, now: NOW, offlineAfterMs })).toEqual(expected);
+    expect(nextClusterStatus({ cluster: input, probe, now: NOW, offlineAfterMs })).toEqual({
+      observedGeneration: GENERATION,
+      ...expected,
+    });
   });
 });
 

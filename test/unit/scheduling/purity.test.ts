@@ -1,6 +1,6 @@
 /**
  * Scheduling and cluster logic run inside workflows: they import nothing but each other and the
- * resource types (no Node builtins, no Koa, Temporal or Kubernetes client).
+ * resource types and conditions (no Node builtins, no Koa, Temporal or Kubernetes client).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -17,7 +17,12 @@ function sources(dir: string): string[] {
   );
 }
 
-const ALLOWED = [/^src\/scheduling\//, /^src\/clusters\//, /^src\/resources\/types\.js$/];
+const ALLOWED = [
+  /^src\/scheduling\//,
+  /^src\/clusters\//,
+  /^src\/resources\/types\.js$/,
+  /^src\/resources\/conditions\.js$/,
+];
 
 describe.each(['src/scheduling', 'src/clusters'])('%s', (dir) => {
   test.each(sources(dir))('%s imports only pure modules', (file) => {
