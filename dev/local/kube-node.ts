@@ -35,23 +35,27 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { cacheDir } from '../settings.js';
 import { binaryPaths, ensureBinaries } from './binaries.js';
 import { SERVICE_CLUSTER_IP_RANGE } from './kube-control-plane.js';
+import {
+  CNI_NETWORK,
+  cniConflist,
+  containerdConfig,
+  kubeletConfig,
+  nodeLayout as layout,
+  NODE_BRIDGE,
+  NODE_HOST_ADDRESS,
+  NODE_POD_CIDR,
+  PAUSE_IMAGE,
+  type PodNetwork,
+} from './kube-node-config.js';
 import { makeBusyboxImage } from './oci-images.js';
+
+export { NODE_BRIDGE, NODE_HOST_ADDRESS, NODE_POD_CIDR, PAUSE_IMAGE };
 import { freePort, startProcess, tailOf, waitUntilReady, type ManagedProcess } from './processes.js';
 
 const exec = promisify(execFile);
 
-/** The bridge the node's pods are attached to. */
-export const NODE_BRIDGE = 'interop0';
-/** The pods' addresses (host-local leases on the bridge). */
-export const NODE_POD_CIDR = '10.244.0.0/24';
-/** The host's address on the bridge: the pods' gateway, the master apiserver's address, the host for pods. */
-export const NODE_HOST_ADDRESS = '10.244.0.1';
-/** The sandbox ("pause") image containerd runs for every pod, made here from busybox. */
-export const PAUSE_IMAGE = 'localhost/interop/pause:1';
 /** The containerd namespace of the kubelet's images and containers. */
 const CRI_NAMESPACE = 'k8s.io';
-/** The CNI network of the pods. */
-const CNI_NETWORK = 'interop-pods';
 /** Marks the mangle rules that keep pods' traffic on the bridge. */
 const RULE_COMMENT = 'interoperator node: pods reach the bridge only';
 
@@ -93,12 +97,8 @@ async function tryRun(command: string, args: readonly string[]): Promise<boolean
 const readSysctl = (name: string): string => readFileSync(`/proc/sys/${name}`, 'utf8').trim();
 const writeSysctl = (name: string, value: string): void => writeFileSync(`/proc/sys/${name}`, `${value}\n`);
 
-/** What the pods' network is made of, from the host's side. */
-export interface NodeNetwork {
-  readonly bridge: string;
-  /** The host's address on the bridge ({@link NODE_HOST_ADDRESS}). */
-  readonly hostAddress: string;
-  readonly podCidr: string;
+/** The pods' network as made on this machine. */
+export interface NodeNetwork extends PodNetwork {
   /** Removes the bridge (and the Service range's route), the mangle rules and puts IP forwarding back. */
   remove(): Promise<void>;
 }
@@ -201,119 +201,6 @@ export async function importImageArchive(containerdAddress: string, archivePath:
 /** The folder that names the node's work folder while it runs, for the sweep after a killed run. */
 const markerFile = () => path.join(cacheDir(), 'node', 'running-work-dir');
 
-/** The paths of one node's work folder. */
-function layout(workDir: string) {
-  return {
-    workDir,
-    containerdRoot: path.join(workDir, 'containerd', 'root'),
-    containerdState: path.join(workDir, 'containerd', 'state'),
-    containerdAddress: path.join(workDir, 'containerd', 'containerd.sock'),
-    containerdConfig: path.join(workDir, 'containerd', 'config.toml'),
-    cniConfDir: path.join(workDir, 'cni', 'net.d'),
-    cniLeases: path.join(workDir, 'cni', 'leases'),
-    kubeletRoot: path.join(workDir, 'kubelet'),
-    kubeletConfig: path.join(workDir, 'kubelet-config.yaml'),
-    podLogsDir: path.join(workDir, 'pod-logs'),
-    kernelSettings: path.join(workDir, 'kernel-settings.json'),
-  };
-}
-
-function containerdConfig(paths: ReturnType<typeof layout>): string {
-  return `version = 2
-root = "${paths.containerdRoot}"
-state = "${paths.containerdState}"
-
-[grpc]
-  address = "${paths.containerdAddress}"
-
-[plugins]
-  [plugins."io.containerd.internal.v1.opt"]
-    path = "${path.join(paths.workDir, 'containerd', 'opt')}"
-  [plugins."io.containerd.grpc.v1.cri"]
-    sandbox_image = "${PAUSE_IMAGE}"
-    # This machine's root lacks CAP_SYS_RESOURCE: runc cannot lower a container's OOM score below
-    # its own, and every sandbox would fail to start.
-    restrict_oom_score_adj = true
-    # The pods' network namespaces are mounted in the node's folder, where stop() finds them.
-    netns_mounts_under_state_dir = true
-    [plugins."io.containerd.grpc.v1.cri".containerd]
-      snapshotter = "overlayfs"
-      default_runtime_name = "runc"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-        runtime_type = "io.containerd.runc.v2"
-        [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-          SystemdCgroup = false
-    [plugins."io.containerd.grpc.v1.cri".cni]
-      bin_dir = "/usr/lib/cni"
-      conf_dir = "${paths.cniConfDir}"
-      max_conf_num = 1
-`;
-}
-
-function cniConflist(paths: ReturnType<typeof layout>, network: NodeNetwork): string {
-  return JSON.stringify(
-    {
-      cniVersion: '1.0.0',
-      name: CNI_NETWORK,
-      plugins: [
-        {
-          type: 'bridge',
-          bridge: network.bridge,
-          isGateway: true,
-          // No masquerading: pods reach the host and each other, never another network.
-          ipMasq: false,
-          hairpinMode: true,
-          ipam: {
-            type: 'host-local',
-            dataDir: paths.cniLeases,
-            ranges: [[{ subnet: network.podCidr, gateway: network.hostAddress }]],
-            routes: [{ dst: '0.0.0.0/0' }],
-          },
-        },
-      ],
-    },
-    null,
-    2,
-  );
-}
-
-function kubeletConfig(
-  paths: ReturnType<typeof layout>,
-  network: NodeNetwork,
-  ports: { kubelet: number; healthz: number },
-): string {
-  return `apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-address: ${network.hostAddress}
-port: ${ports.kubelet}
-readOnlyPort: 0
-healthzBindAddress: 127.0.0.1
-healthzPort: ${ports.healthz}
-# The apiserver (pod logs, exec) calls the kubelet without a client certificate; it listens on
-# the bridge's host address only.
-authentication:
-  anonymous:
-    enabled: true
-  webhook:
-    enabled: false
-authorization:
-  mode: AlwaysAllow
-cgroupDriver: cgroupfs
-failSwapOn: false
-containerRuntimeEndpoint: unix://${paths.containerdAddress}
-podLogsDir: ${paths.podLogsDir}
-# Images are imported, never pulled: none may be collected, and a full shared disk evicts nothing.
-imageGCHighThresholdPercent: 100
-imageGCLowThresholdPercent: 99
-evictionHard:
-  memory.available: 50Mi
-  nodefs.available: 1%
-  nodefs.inodesFree: 1%
-  imagefs.available: 1%
-serializeImagePulls: false
-`;
-}
-
 /** Every mount point under `dir`, deepest first. */
 function mountsUnder(dir: string): string[] {
   const prefix = `${path.resolve(dir)}/`;
@@ -395,6 +282,15 @@ export async function sweepNode(workDir: string): Promise<void> {
         unlinkSync(path.join(links, link));
     } catch {
       // not a link, or gone
+    }
+  }
+  // The kubelet's device-plugin folder and socket are fixed; the folder goes when nothing else uses it.
+  rmSync('/var/lib/kubelet/device-plugins/kubelet.sock', { force: true });
+  for (const dir of ['/var/lib/kubelet/device-plugins', '/var/lib/kubelet']) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // absent, or not empty
     }
   }
   // containerd's record of each pod's network (in CNI's fixed cache folder), by the network's name.
