@@ -125,7 +125,11 @@ export async function createNodeNetwork(): Promise<NodeNetwork> {
   const bridge = NODE_BRIDGE;
   await tryRun('ip', ['link', 'del', bridge]);
   await removeBridgeOnlyRules(bridge);
-  const forwarding = readSysctl('net/ipv4/ip_forward');
+  // The machine's own setting, kept in a file until it is put back: a killed run leaves it changed.
+  const savedForwarding = path.join(cacheDir(), 'node', 'ip-forward-before');
+  mkdirSync(path.dirname(savedForwarding), { recursive: true });
+  if (!existsSync(savedForwarding)) writeFileSync(savedForwarding, readSysctl('net/ipv4/ip_forward'));
+  const forwarding = readFileSync(savedForwarding, 'utf8').trim();
   const prefix = NODE_POD_CIDR.split('/')[1];
   await sh('ip', ['link', 'add', bridge, 'type', 'bridge']);
   try {
@@ -151,6 +155,7 @@ export async function createNodeNetwork(): Promise<NodeNetwork> {
       await tryRun('ip', ['link', 'del', bridge]);
       await removeBridgeOnlyRules(bridge);
       writeSysctl('net/ipv4/ip_forward', forwarding);
+      rmSync(savedForwarding, { force: true });
     },
   };
 }
