@@ -27,4 +27,5 @@ test: node_modules/.installed
 	bash tools/ensure-chromium.sh
 	bash tools/ensure-postgresql.sh
 	bash tools/ensure-compose.sh
+	bash tools/ensure-node-packages.sh
 	npm test

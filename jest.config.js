@@ -17,6 +17,9 @@
 //                restarts them) from the build; see docs/reliability.md.
 //   soak         the landscape soak (test/soak): tenants, rollouts, rotations and faults at once on
 //                servers of its own, the promises checked at the end; in the faults stage, beside them.
+//   deploy       what runs as pods: the integration project's environment with a real node on the
+//                master (containerd, kubelet, kube-proxy, kube-scheduler; dev/local/kube-node.ts),
+//                started by test/deploy/global-setup.mjs; needs root (tools/ensure-node-packages.sh).
 // The npm scripts end `--selectProjects <name>` with `--no-watchman`: otherwise jest would read
 // the file arguments given after `npm run test:unit --` as more project names, and run them all.
 const transform = {
@@ -62,6 +65,13 @@ export default {
     },
     { ...common, displayName: 'faults', testMatch: ['<rootDir>/test/faults/**/*.test.ts'] },
     { ...common, displayName: 'soak', testMatch: ['<rootDir>/test/soak/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'deploy',
+      testMatch: ['<rootDir>/test/deploy/*.test.ts'],
+      globalSetup: '<rootDir>/test/deploy/global-setup.mjs',
+      globalTeardown: '<rootDir>/test/deploy/global-teardown.mjs',
+    },
     {
       ...common,
       displayName: 'integration-temporal-server',

@@ -37,6 +37,8 @@ export interface BinaryOverrides {
   readonly kubeControllerManager?: string;
   /** TEMPORAL_SERVER_DIR: a folder that holds temporal-server and temporal-sql-tool. */
   readonly temporalServerDir?: string;
+  /** KUBE_NODE_DIR: a folder that holds kubelet, kube-proxy and kube-scheduler. */
+  readonly kubeNodeDir?: string;
 }
 
 export function binaryOverrides(env: NodeJS.ProcessEnv = process.env): BinaryOverrides {
@@ -46,6 +48,7 @@ export function binaryOverrides(env: NodeJS.ProcessEnv = process.env): BinaryOve
     kubeApiserver: value(env, 'KUBE_APISERVER_BIN'),
     kubeControllerManager: value(env, 'KUBE_CONTROLLER_MANAGER_BIN'),
     temporalServerDir: value(env, 'TEMPORAL_SERVER_DIR'),
+    kubeNodeDir: value(env, 'KUBE_NODE_DIR'),
   };
 }
 

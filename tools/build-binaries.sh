@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real servers the tests and the dev stack run: the Temporal CLI (dev server), etcd,
-# kube-apiserver and kube-controller-manager, helm for the chart checks, and the production
+# kube-apiserver and kube-controller-manager, a node's kubelet, kube-proxy and kube-scheduler
+# (target node, for the deploy suite), helm for the chart checks, and the production
 # Temporal server with its SQL schema tool (target temporal-server) for the suite that runs on it
 # and for INTEROP_TEMPORAL=server. Everything comes from the Go module proxy.
 # Binaries are cached outside the repo, keyed by version, and reused:
@@ -8,7 +9,9 @@
 # An existing binary named by TEMPORAL_CLI, ETCD_BIN, KUBE_APISERVER_BIN or
 # KUBE_CONTROLLER_MANAGER_BIN is used as it is and not built; so is a directory named by
 # TEMPORAL_SERVER_DIR that holds temporal-server and temporal-sql-tool.
-# Usage: tools/build-binaries.sh [temporal|etcd|kube|helm|temporal-server ...]   (default: all, in parallel)
+# An existing directory named by KUBE_NODE_DIR that holds kubelet, kube-proxy and kube-scheduler is
+# used as it is too.
+# Usage: tools/build-binaries.sh [temporal|etcd|kube|node|helm|temporal-server ...]   (default: all, in parallel)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${INTEROP_CACHE_DIR:-$HOME/.cache/interoperator}"
@@ -56,6 +59,21 @@ build_kube() {
   rm -rf "$out" && mv "$out.tmp" "$out"
 }
 
+# A node's programs, from the same module and version as the control plane's, cached apart from
+# them so that adding these leaves the control plane's build as it is.
+build_node() {
+  local out="$cache/bin/kube-node-$KUBE_VERSION"
+  if [ -n "${KUBE_NODE_DIR:-}" ] || [ -x "$out/kube-scheduler" ]; then return 0; fi
+  log "building kubelet, kube-proxy and kube-scheduler $KUBE_VERSION (first run only)"
+  local minor; minor=$(echo "$KUBE_VERSION" | cut -d. -f2)
+  local ld="-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
+  mkdir -p "$out.tmp"
+  (cd "$here/kube" && go build -ldflags="$ld" -o "$out.tmp/" k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kube-scheduler) \
+      >"$cache/logs/kube-node.log" 2>&1 \
+    || { log "node build failed; see $cache/logs/kube-node.log"; tail -20 "$cache/logs/kube-node.log" >&2; return 1; }
+  rm -rf "$out" && mv "$out.tmp" "$out"
+}
+
 # The production Temporal server (frontend, history, matching and worker services in one process)
 # and temporal-sql-tool, which sets up its PostgreSQL schemas. The server's go.mod asks for a newer
 # Go than the machine's, so this build runs on the Go toolchain named by GOTOOLCHAIN, which the go
@@ -87,7 +105,7 @@ build_helm() {
   rm -rf "$out" && mv "$out.tmp" "$out"
 }
 
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(temporal etcd kube helm temporal-server)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(temporal etcd kube node helm temporal-server)
 pids=()
 for t in "${targets[@]}"; do "build_$t" & pids+=($!); done
 rc=0; for p in "${pids[@]}"; do wait "$p" || rc=1; done

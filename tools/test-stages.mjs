@@ -12,6 +12,9 @@
  *                 clusters, its files two at a time
  *   faults        the fault-injection files and the landscape soak, each with servers of its own
  *                 that it kills, two at a time
+ *   deploy        the integration environment with a real node on the master (pods run): the
+ *                 deploy files one at a time; the node needs root, and under CI=true a node that
+ *                 cannot start fails the stage
  *
  * Every stage runs even when an earlier one failed (but nothing runs without a build), and the
  * last line sums them up: `tests: N passed, N failed, N skipped`. Exits non-zero when anything
@@ -132,6 +135,11 @@ const STAGES = {
   async faults() {
     const code = await jest('faults', ['faults', 'soak'], 2);
     count('faults');
+    return code === 0;
+  },
+  async deploy() {
+    const code = await jest('deploy', ['deploy'], 1);
+    count('deploy');
     return code === 0;
   },
 };

@@ -14,6 +14,10 @@ export interface ServerBinaries {
   readonly etcd: string;
   readonly kubeApiserver: string;
   readonly kubeControllerManager: string;
+  /** A node's kubelet, kube-proxy and kube-scheduler (dev/local/kube-node.ts). */
+  readonly kubelet: string;
+  readonly kubeProxy: string;
+  readonly kubeScheduler: string;
   /** The production Temporal server (all services in one process). */
   readonly temporalServer: string;
   /** Its SQL schema tool. */
@@ -21,7 +25,7 @@ export interface ServerBinaries {
 }
 
 /** The binaries {@link ensureBinaries} builds, by their tools/build-binaries.sh target. */
-export type BinaryTarget = 'temporal' | 'etcd' | 'kube' | 'temporal-server';
+export type BinaryTarget = 'temporal' | 'etcd' | 'kube' | 'node' | 'temporal-server';
 
 export const TEMPORAL_CLI_VERSION = '1.5.1';
 
@@ -44,12 +48,16 @@ export function binaryPaths(): ServerBinaries {
       bin,
       `temporal-server-${requiredVersion('temporal-server/go.mod', /^require go\.temporal\.io\/server (\S+)/m)}`,
     );
+  const nodeDir = given.kubeNodeDir ?? path.join(bin, `kube-node-${kube}`);
   return {
     temporal: given.temporal ?? path.join(bin, `temporal-${TEMPORAL_CLI_VERSION}`, 'temporal'),
     etcd: given.etcd ?? path.join(bin, `etcd-${etcd}`, 'etcd'),
     kubeApiserver: given.kubeApiserver ?? path.join(bin, `kube-${kube}`, 'kube-apiserver'),
     kubeControllerManager:
       given.kubeControllerManager ?? path.join(bin, `kube-${kube}`, 'kube-controller-manager'),
+    kubelet: path.join(nodeDir, 'kubelet'),
+    kubeProxy: path.join(nodeDir, 'kube-proxy'),
+    kubeScheduler: path.join(nodeDir, 'kube-scheduler'),
     temporalServer: path.join(temporalServerDir, 'temporal-server'),
     temporalSqlTool: path.join(temporalServerDir, 'temporal-sql-tool'),
   };
@@ -63,6 +71,8 @@ export function ensureBinaries(which: readonly BinaryTarget[]): ServerBinaries {
     if (name === 'etcd') return !existsSync(paths.etcd);
     if (name === 'temporal-server')
       return !existsSync(paths.temporalServer) || !existsSync(paths.temporalSqlTool);
+    if (name === 'node')
+      return [paths.kubelet, paths.kubeProxy, paths.kubeScheduler].some((file) => !existsSync(file));
     return !existsSync(paths.kubeApiserver) || !existsSync(paths.kubeControllerManager);
   });
   if (missing.length > 0) {

@@ -36,6 +36,11 @@ export interface LocalEnvironmentOptions {
   readonly namespace?: string;
   /** Which Temporal to start. @default INTEROP_TEMPORAL (dev/settings.ts) */
   readonly temporalKind?: TemporalKind;
+  /**
+   * The master made ready for a node, on this address of the node's bridge (ControlPlaneOptions in
+   * dev/local/kube-control-plane.ts). @default unset
+   */
+  readonly nodeAddress?: string;
 }
 
 /** Where the broker's codec endpoint will be, for the Temporal Web UI. */
@@ -122,7 +127,11 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions): P
     const [controlPlane, temporal] = await Promise.all([
       masterKubeconfig
         ? Promise.resolve(undefined)
-        : startControlPlane({ workDir: path.join(options.workDir, 'kube'), sisters: options.sisters ?? 2 }),
+        : startControlPlane({
+            workDir: path.join(options.workDir, 'kube'),
+            sisters: options.sisters ?? 2,
+            ...(options.nodeAddress ? { nodeAddress: options.nodeAddress } : {}),
+          }),
       temporalAddress
         ? Promise.resolve(undefined)
         : kind === 'server'

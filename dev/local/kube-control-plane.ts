@@ -2,7 +2,9 @@
  * A real local Kubernetes control plane, the envtest way: one etcd, a master kube-apiserver and N
  * sister kube-apiservers (each under its own --etcd-prefix), each with a kube-controller-manager so
  * that namespaces finish deleting and owner references are garbage-collected. No kubelet: pods never
- * run, and nothing here needs them. RBAC is on; the admin identity is a token in system:masters.
+ * run, and nothing here needs them, unless the master is made ready for a node
+ * ({@link ControlPlaneOptions.nodeAddress}, dev/local/kube-node.ts). RBAC is on; the admin identity
+ * is a token in system:masters.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -17,7 +19,7 @@ import { freePort, readyOrStopped, startProcess, withFreshPorts, type ManagedPro
 export interface LocalCluster {
   /** Cluster id: `1` for the master, `sister-N` for the sisters. */
   readonly id: string;
-  /** https://127.0.0.1:PORT */
+  /** https://127.0.0.1:PORT (the master's on its node address when it has a node) */
   readonly server: string;
   /** Path of a kubeconfig file with the admin identity. */
   readonly kubeconfigPath: string;
@@ -56,23 +58,47 @@ const sharedPki = (pkiDir: string): SharedPki => ({
   saPub: path.join(pkiDir, 'sa.pub'),
 });
 
+/** The controllers every cluster runs: namespace deletion, garbage collection of what the records own. */
+const CONTROLLERS = ['namespace-controller', 'garbage-collector-controller'];
+
 /**
- * Starts the controllers a cluster needs for what we do (namespace deletion, garbage collection of
- * what the records own), against its apiserver.
+ * The controllers a master with a node runs besides: workloads make pods, Services get endpoints,
+ * every namespace gets its `default` ServiceAccount and the `kube-root-ca.crt` ConfigMap that pods'
+ * service-account volumes mount, the kubelet's `not-ready` taint goes once the node is Ready, and
+ * the aggregated ClusterRoles (`view`, `edit`, `admin`) get their rules.
  */
+const NODE_CONTROLLERS = [
+  'node-lifecycle-controller',
+  'clusterrole-aggregation-controller',
+  'deployment-controller',
+  'replicaset-controller',
+  'statefulset-controller',
+  'daemonset-controller',
+  'job-controller',
+  'endpoints-controller',
+  'endpointslice-controller',
+  'endpointslice-mirroring-controller',
+  'serviceaccount-controller',
+  'root-ca-certificate-publisher-controller',
+];
+
+/** Starts the controllers a cluster needs for what we do, against its apiserver. */
 function startControllers(options: {
   readonly id: string;
   readonly kubeconfigPath: string;
   readonly dir: string;
   readonly saKey: string;
   readonly kubeControllerManager: string;
+  /** The apiserver's CA, published to every namespace: given for a master with a node. */
+  readonly rootCaFile?: string;
 }): ManagedProcess {
   return startProcess({
     name: `kube-controller-manager (cluster ${options.id})`,
     command: options.kubeControllerManager,
     args: [
       `--kubeconfig=${options.kubeconfigPath}`,
-      '--controllers=namespace-controller,garbage-collector-controller',
+      `--controllers=${[...CONTROLLERS, ...(options.rootCaFile ? NODE_CONTROLLERS : [])].join(',')}`,
+      ...(options.rootCaFile ? [`--root-ca-file=${options.rootCaFile}`] : []),
       '--leader-elect=false',
       '--secure-port=0',
       `--service-account-private-key-file=${options.saKey}`,
@@ -97,9 +123,12 @@ async function startApiserver(options: {
   readonly pki: SharedPki;
   readonly kubeApiserver: string;
   readonly timeoutMs: number;
+  /** For a master with a node: its address on the node's bridge (see ControlPlaneOptions). */
+  readonly nodeAddress?: string;
 }): Promise<ManagedProcess> {
   const { id, port, dir, pki } = options;
-  const server = `https://127.0.0.1:${port}`;
+  const address = options.nodeAddress ?? '127.0.0.1';
+  const server = `https://${address}:${port}`;
   const token = readFileSync(pki.tokenFile, 'utf8').split(',')[0] ?? '';
   const apiserver = startProcess({
     name: `kube-apiserver (cluster ${id})`,
@@ -108,14 +137,18 @@ async function startApiserver(options: {
       `--etcd-servers=${options.etcdUrl}`,
       `--etcd-prefix=/clusters/${id}`,
       `--secure-port=${port}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
+      // Its own certificate names both addresses (and the `kubernetes` Service's).
+      `--bind-address=${address}`,
+      `--advertise-address=${address}`,
       `--cert-dir=${path.join(dir, 'certs')}`,
       `--token-auth-file=${pki.tokenFile}`,
       '--authorization-mode=RBAC',
       `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
       '--allow-privileged=true',
-      '--disable-admission-plugins=ServiceAccount',
+      // Pods get service-account tokens only where they run.
+      ...(options.nodeAddress ? [] : ['--disable-admission-plugins=ServiceAccount']),
+      // The node's name resolves nowhere: the apiserver reaches its kubelet by its address.
+      ...(options.nodeAddress ? ['--kubelet-preferred-address-types=InternalIP'] : []),
       `--service-account-issuer=${server}/`,
       `--service-account-key-file=${pki.saPub}`,
       `--service-account-signing-key-file=${pki.saKey}`,
@@ -234,6 +267,14 @@ export interface ControlPlaneOptions {
   readonly sisters?: number;
   /** Readiness time limit per server. @default 90000 */
   readonly startTimeoutMs?: number;
+  /**
+   * Makes the master ready for a node (dev/local/kube-node.ts): its apiserver listens and advertises
+   * on this address (the node bridge's host side, which must exist; pods reach it through the
+   * `kubernetes` Service) instead of 127.0.0.1, admits ServiceAccounts, and its controller manager
+   * runs the workload, endpoint and service-account controllers too. The sisters stay as they are.
+   * @default unset: the master on 127.0.0.1, for the API only
+   */
+  readonly nodeAddress?: string;
 }
 
 function httpGet(url: string, token?: string): Promise<number> {
@@ -387,6 +428,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       ids.map(async (id): Promise<LocalCluster> => {
         const dir = path.join(workDir, `cluster-${id}`);
         mkdirSync(dir, { recursive: true });
+        const nodeAddress = id === MASTER_CLUSTER_ID ? options.nodeAddress : undefined;
         const { server, apiserver } = await withFreshPorts(async () => {
           const port = await freePort();
           const apiserver = await startApiserver({
@@ -397,8 +439,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
             pki: { tokenFile, saKey, saPub },
             kubeApiserver: bins.kubeApiserver,
             timeoutMs: timeout,
+            nodeAddress,
           });
-          return { server: `https://127.0.0.1:${port}`, apiserver };
+          return { server: `https://${nodeAddress ?? '127.0.0.1'}:${port}`, apiserver };
         });
         processes.push(apiserver);
         const kubeconfigPath = path.join(workDir, `${id}.kubeconfig`);
@@ -412,6 +455,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
             dir,
             saKey,
             kubeControllerManager: bins.kubeControllerManager,
+            ...(nodeAddress ? { rootCaFile: path.join(dir, 'certs', 'apiserver.crt') } : {}),
           }),
         );
         return { id, server, kubeconfigPath, kubeconfig };

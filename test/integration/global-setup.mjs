@@ -19,9 +19,10 @@ const processes = fileURLToPath(new URL('../../dist/dev/local/processes.js', imp
 /**
  * Starts one environment with the given Temporal ('dev', 'server', or undefined for the one
  * INTEROP_TEMPORAL names), keeps it in globalThis[key] for the teardown, and names its description
- * file in process.env[envVar].
+ * file in process.env[envVar]. With `nodeAddress`, the master is made ready for a node there
+ * (test/deploy/global-setup.mjs).
  */
-export async function startEnvironment({ temporalKind, key, envVar }) {
+export async function startEnvironment({ temporalKind, key, envVar, nodeAddress }) {
   if (!existsSync(compiled)) throw new Error(`${compiled} is missing: run \`npm run build\` first`);
   const { startLocalEnvironment } = await import(compiled);
   const workDir = mkdtempSync(
@@ -37,6 +38,7 @@ export async function startEnvironment({ temporalKind, key, envVar }) {
     temporalKind,
     temporalUiPort: await freePort(),
     temporalUiCodec: { port: await freePort(), token: randomBytes(24).toString('base64url') },
+    ...(nodeAddress ? { nodeAddress } : {}),
   });
   globalThis[key] = env;
   const file = path.join(workDir, 'environment.json');

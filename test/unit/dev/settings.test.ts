@@ -91,4 +91,9 @@ describe('the dev tooling settings', () => {
       '/pg/bin',
     ]);
   });
+
+  test('GIVEN KUBE_NODE_DIR WHEN read THEN the node programs come from that folder; unset or empty, from the cache', () => {
+    expect(binaryOverrides({ KUBE_NODE_DIR: '/opt/node' }).kubeNodeDir).toBe('/opt/node');
+    expect(binaryOverrides({ KUBE_NODE_DIR: '' }).kubeNodeDir).toBeUndefined();
+  });
 });
