@@ -1,7 +1,8 @@
 /**
- * The `interoperator` command line: the service owner's `template render`, and the operator's
- * commands over the admin API (instances, bindings, rollouts). Parsing, help and usage errors are
- * commander's; each command is a small function over the AdminClient.
+ * The `interoperator` command line: the service owner's `template render`, the operator's
+ * commands over the admin API (instances, bindings, rollouts), and the workers' versions over
+ * Temporal (`worker-version`). Parsing, help and usage errors are commander's; each command is a
+ * small function over the AdminClient (or the WorkerVersions).
  *
  * Exit statuses: 0 done; 1 failed (the API refused, the render failed, the rollout watched halted,
  * was aborted or left instances failed, the action waited for failed); 2 the command line is wrong
