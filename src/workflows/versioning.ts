@@ -6,9 +6,19 @@
  * workflows, which never end, move to the current version at their next task: their code must
  * replay the history of their current run, which stays short as they continue as new.
  */
-import { setWorkflowOptions } from '@temporalio/workflow';
+import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
+import type { WorkerDeploymentVersion, WorkflowDefinitionOptions } from '@temporalio/common';
+
+/**
+ * The options of a long-lived workflow whose run began (or, replayed, was begun) by a worker of
+ * `version`: it moves to the current version. An unversioned worker (no version, or one without a
+ * deployment name: its build id alone) may declare no behaviour: the server refuses its tasks.
+ */
+export function longLivedOptions(version: WorkerDeploymentVersion | undefined): WorkflowDefinitionOptions {
+  return version?.deploymentName ? { versioningBehavior: 'AUTO_UPGRADE' } : {};
+}
 
 /** Marks a long-lived workflow: it moves to the workers' current version at its next task. */
 export function movesToCurrentVersion<A extends unknown[], R>(workflow: (...args: A) => Promise<R>): void {
-  setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, workflow);
+  setWorkflowOptions(() => longLivedOptions(workflowInfo().currentDeploymentVersion), workflow);
 }

@@ -1,20 +1,22 @@
 /**
  * How each workflow crosses a new version of the workers: the long-lived ones move to the current
- * version; every operation keeps the workers' default (pinned to the version it started on).
+ * version when a versioned worker runs them (an unversioned one may declare no behaviour); every
+ * operation keeps the workers' default (pinned to the version it started on).
  */
-import type { VersioningBehavior } from '@temporalio/common';
 import * as workflows from '../../../src/workflows/index.js';
-
-const behaviorOf = (workflow: unknown): VersioningBehavior | undefined =>
-  (workflow as { workflowDefinitionOptions?: { versioningBehavior?: VersioningBehavior } })
-    .workflowDefinitionOptions?.versioningBehavior;
+import { longLivedOptions } from '../../../src/workflows/versioning.js';
 
 describe('versioning behavior of the workflows', () => {
-  test('GIVEN every registered workflow THEN only the long-lived ones move to the current version', () => {
-    const behaviors = Object.fromEntries(
-      Object.entries(workflows).map(([name, workflow]) => [name, behaviorOf(workflow) ?? 'the default']),
+  test('GIVEN every registered workflow THEN only the long-lived ones choose their behaviour', () => {
+    const chooses = Object.fromEntries(
+      Object.entries(workflows).map(([name, workflow]) => [
+        name,
+        typeof (workflow as { workflowDefinitionOptions?: unknown }).workflowDefinitionOptions === 'function'
+          ? 'chooses'
+          : 'the default',
+      ]),
     );
-    expect(behaviors).toEqual({
+    expect(chooses).toEqual({
       provisionWorkflow: 'the default',
       updateWorkflow: 'the default',
       deprovisionWorkflow: 'the default',
@@ -23,9 +25,21 @@ describe('versioning behavior of the workflows', () => {
       actionWorkflow: 'the default',
       planDryRunWorkflow: 'the default',
       secretRotationWorkflow: 'the default',
-      clusterHealthWorkflow: 'AUTO_UPGRADE',
-      rolloutWorkflow: 'AUTO_UPGRADE',
-      secretRotationScheduleWorkflow: 'AUTO_UPGRADE',
+      clusterHealthWorkflow: 'chooses',
+      rolloutWorkflow: 'chooses',
+      secretRotationScheduleWorkflow: 'chooses',
     });
+  });
+
+  test.each([
+    [
+      'a versioned worker',
+      { deploymentName: 'interoperator', buildId: 'v2' },
+      { versioningBehavior: 'AUTO_UPGRADE' },
+    ],
+    ['an unversioned worker', { deploymentName: '', buildId: '@temporalio/worker@1.24.0+0a1b' }, {}],
+    ['a worker of no version', undefined, {}],
+  ])('GIVEN a long-lived workflow run by %s THEN its options are %j', (_name, version, options) => {
+    expect(longLivedOptions(version)).toEqual(options);
   });
 });
