@@ -22,6 +22,7 @@
  *   broker                         the service layer behind the OSB API
  *   api                            the Koa OSB API, over the broker's contract
  *   cli                            the `interoperator` command line, over the admin API's contract
+ *                                  (and the workers' versions, over Temporal)
  *   roots, main.ts                 composition roots: the only places that build real clients
  */
 /** A layer's home: a folder of src/, or one file (`config.ts`). */
@@ -57,7 +58,7 @@ const layers = [
   ['tracing.ts', 'config.ts'],
   ['broker', ...pure, 'kube', 'workflows', 'temporal', 'metrics'],
   ['api', 'resources', 'osb', 'admin', 'metrics', 'log.ts'],
-  ['cli', 'resources', 'admin', 'templates', 'config.ts'],
+  ['cli', 'resources', 'admin', 'templates', 'temporal', 'config.ts'],
 ];
 // The composition roots wire every layer but the command line, which is a program of its own.
 layers.push(

@@ -11,6 +11,7 @@ import {
   type SchedulingConfig,
 } from './scheduling/index.js';
 import { parsePayloadKeys, type PayloadKey } from './temporal/codec.js';
+import type { WorkerDeploymentTarget } from './temporal/worker-versions.js';
 
 /** The levels of the JSON log, least severe first. */
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
@@ -179,6 +180,22 @@ export interface Config {
     readonly concurrentOperations: number;
     /** INTEROP_WORKER_STEPS: how many steps one worker runs at once, locally and queued each. @default 100 */
     readonly concurrentSteps: number;
+    /**
+     * Worker Versioning (docs/operations.md, "Upgrading workers"): INTEROP_WORKER_BUILD_ID, the
+     * build of the worker's code (the chart sets the image's tag), turns it on; then the worker
+     * polls as the version `<deployment>.<build id>` of the worker deployment
+     * INTEROP_WORKER_DEPLOYMENT, each operation stays on the version it started on, and the
+     * long-lived workflows (cluster health, rollouts, rotation schedule) move to the current version.
+     * A worker for one cluster alone runs no workflows and is never versioned.
+     * @default unset (off: every worker runs every workflow, as without versions)
+     */
+    readonly versioning?: WorkerVersioning;
+    /**
+     * INTEROP_WORKFLOW_BUNDLE: the workflow bundle to load instead of the one `npm run build` wrote
+     * (dist/bundles/), for trying a changed workflow code beside the released one.
+     * @default unset (the built bundle)
+     */
+    readonly workflowBundle?: string;
   };
   /** INTEROP_OPERATION_TIMEOUT_SECONDS: deadline of an operation (from its start) whose plan has no maximum_polling_duration. @default 3600 */
   readonly operationTimeoutSeconds: number;
@@ -215,6 +232,17 @@ export interface Config {
 }
 
 /** Where traces go, by OTLP over HTTP (JSON). */
+/** The worker deployment version a worker polls as. */
+export interface WorkerVersioning {
+  /**
+   * INTEROP_WORKER_DEPLOYMENT: the worker deployment, one per landscape (letters, digits, `-`, `_`).
+   * @default the task queue's name, with any other character made `-`
+   */
+  readonly deploymentName: string;
+  /** INTEROP_WORKER_BUILD_ID: the build of the worker's code (letters, digits, `-`, `_`, `.`; at most 128). */
+  readonly buildId: string;
+}
+
 export interface TracingConfig {
   /**
    * OTEL_EXPORTER_OTLP_ENDPOINT: the collector's base URL (`http://collector:4318`); spans are
@@ -498,6 +526,8 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
     worker: {
       concurrentOperations: count(env, 'INTEROP_WORKER_OPERATIONS', 100, 2),
       concurrentSteps: count(env, 'INTEROP_WORKER_STEPS', 100),
+      ...workerVersioningConfig(env),
+      ...(env.INTEROP_WORKFLOW_BUNDLE ? { workflowBundle: env.INTEROP_WORKFLOW_BUNDLE } : {}),
     },
     operationTimeoutSeconds: number(env, 'INTEROP_OPERATION_TIMEOUT_SECONDS', 3600),
     ...(env.INTEROP_STATUS_POLL_MS
@@ -608,6 +638,52 @@ function clusterWorkerConfig(
     throw new ConfigError(`INTEROP_CLUSTER_ID: ${id} is the master, which the landscape's workers serve`);
   const kubeconfig = env.INTEROP_CLUSTER_KUBECONFIG || undefined;
   return { cluster: { id, ...(kubeconfig ? { kubeconfig } : {}) } };
+}
+
+/** What a build id may hold: an image tag's characters (`.` too: `1.4.2`). */
+const BUILD_ID = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
+/** What a worker deployment's name may hold: no `.`, which separates it from the build id. */
+const DEPLOYMENT_NAME = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,199}$/;
+
+/** The worker's deployment version, when INTEROP_WORKER_BUILD_ID names one. */
+export function workerVersioningConfig(env: NodeJS.ProcessEnv): { versioning?: WorkerVersioning } {
+  const buildId = env.INTEROP_WORKER_BUILD_ID?.trim();
+  if (!buildId) return {};
+  if (!BUILD_ID.test(buildId))
+    throw new ConfigError(
+      `INTEROP_WORKER_BUILD_ID must be letters, digits, "-", "_" and "." (at most 128), not "${buildId}"`,
+    );
+  return { versioning: { deploymentName: workerDeploymentName(env), buildId } };
+}
+
+/** INTEROP_WORKER_DEPLOYMENT, or the name made of the task queue's. */
+function workerDeploymentName(env: NodeJS.ProcessEnv): string {
+  const deploymentName =
+    env.INTEROP_WORKER_DEPLOYMENT?.trim() ||
+    (env.INTEROP_TASK_QUEUE || 'interoperator').replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 200);
+  if (!DEPLOYMENT_NAME.test(deploymentName))
+    throw new ConfigError(
+      `INTEROP_WORKER_DEPLOYMENT must be letters, digits, "-" and "_" (at most 200), not "${deploymentName}"`,
+    );
+  return deploymentName;
+}
+
+/**
+ * What `interoperator worker-version` acts on: the worker deployment (INTEROP_WORKER_DEPLOYMENT,
+ * or the task queue's name as the workers derive it) in the Temporal namespace the workers use
+ * (INTEROP_TEMPORAL_ADDRESS, INTEROP_TEMPORAL_NAMESPACE, the TLS settings and API key). It needs
+ * no payload keys: it reads no payload.
+ */
+export function loadWorkerDeploymentTarget(env: NodeJS.ProcessEnv = process.env): WorkerDeploymentTarget {
+  return {
+    temporal: {
+      address: env.INTEROP_TEMPORAL_ADDRESS || '127.0.0.1:7233',
+      namespace: env.INTEROP_TEMPORAL_NAMESPACE || 'default',
+      ...temporalTlsConfig(env),
+      ...(env.INTEROP_TEMPORAL_API_KEY ? { apiKey: env.INTEROP_TEMPORAL_API_KEY } : {}),
+    },
+    deploymentName: workerDeploymentName(env),
+  };
 }
 
 /** The scheduler settings, checked: an unknown scheduler name stops the process. */

@@ -65,6 +65,9 @@ async function main(): Promise<void> {
     log.info('worker polling', {
       taskQueue: worker.taskQueue,
       ...(cluster ? { clusterId: cluster.id } : {}),
+      ...(!cluster && config.worker.versioning
+        ? { deployment: config.worker.versioning.deploymentName, buildId: config.worker.versioning.buildId }
+        : {}),
     });
   }
   if (role !== 'worker') {

@@ -37,6 +37,17 @@ export interface TemporalDevServerOptions {
   readonly startTimeoutMs?: number;
 }
 
+/**
+ * Worker Versioning (worker deployments) on, and a version no longer current found drained within
+ * seconds of its last pinned workflow's end rather than minutes, so an upgrade can be tried whole.
+ */
+export const WORKER_VERSIONING = [
+  'system.enableDeploymentVersions=true',
+  'frontend.workerVersioningWorkflowAPIs=true',
+  'matching.wv.VersionDrainageStatusVisibilityGracePeriod="5s"',
+  'matching.wv.VersionDrainageStatusRefreshInterval="2s"',
+];
+
 export async function startTemporalDevServer(options: TemporalDevServerOptions): Promise<TemporalDevServer> {
   const { temporal } = ensureBinaries(['temporal']);
   mkdirSync(options.workDir, { recursive: true });
@@ -60,6 +71,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
       '--sqlite-pragma',
       'synchronous=OFF',
       ...SEARCH_ATTRIBUTE_NAMES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
+      ...WORKER_VERSIONING.flatMap((setting) => ['--dynamic-config-value', setting]),
     ];
     if (options.uiPort) {
       args.push('--ui-port', String(options.uiPort), '--ui-ip', '127.0.0.1');

@@ -198,10 +198,16 @@ export function serverConfig(options: {
 
 /**
  * Dynamic configuration: search attributes are read fresh when a workflow sets them (as the dev
- * server does), so the ones added at start are usable at once.
+ * server does), so the ones added at start are usable at once; Worker Versioning is on, and a
+ * version no longer current is found drained within seconds of its last pinned workflow's end (as
+ * the dev server of the tests does).
  */
 const DYNAMIC_CONFIG = {
   'system.forceSearchAttributesCacheRefreshOnRead': [{ value: true }],
+  'system.enableDeploymentVersions': [{ value: true }],
+  'frontend.workerVersioningWorkflowAPIs': [{ value: true }],
+  'matching.wv.VersionDrainageStatusVisibilityGracePeriod': [{ value: '5s' }],
+  'matching.wv.VersionDrainageStatusRefreshInterval': [{ value: '2s' }],
 };
 
 const { IndexedValueType } = proto.temporal.api.enums.v1;

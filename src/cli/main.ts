@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 /**
  * The `interoperator` command line (program.ts): the service owner's `template render`, and the
- * operator's commands over the admin API. `interoperator --help` lists them.
+ * operator's commands over the admin API, and the workers' versions over Temporal. `interoperator
+ * --help` lists them.
  */
-import { loadAdminClientConfig, loadRendererConfig } from '../config.js';
+import { loadAdminClientConfig, loadRendererConfig, loadWorkerDeploymentTarget } from '../config.js';
+import { connectWorkerVersions } from '../temporal/worker-versions.js';
 import { runCli } from './program.js';
 
 process.exitCode = await runCli(process.argv.slice(2), {
@@ -11,4 +13,5 @@ process.exitCode = await runCli(process.argv.slice(2), {
   stderr: process.stderr,
   adminConfig: loadAdminClientConfig(),
   rendererConfig: loadRendererConfig(),
+  workerVersions: () => connectWorkerVersions(loadWorkerDeploymentTarget()),
 });

@@ -1,7 +1,8 @@
 /**
- * The `interoperator` command line: the service owner's `template render`, and the operator's
- * commands over the admin API (instances, bindings, rollouts). Parsing, help and usage errors are
- * commander's; each command is a small function over the AdminClient.
+ * The `interoperator` command line: the service owner's `template render`, the operator's
+ * commands over the admin API (instances, bindings, rollouts), and the workers' versions over
+ * Temporal (`worker-version`). Parsing, help and usage errors are commander's; each command is a
+ * small function over the AdminClient (or the WorkerVersions).
  *
  * Exit statuses: 0 done; 1 failed (the API refused, the render failed, the rollout watched halted,
  * was aborted or left instances failed, the action waited for failed); 2 the command line is wrong
@@ -18,6 +19,8 @@ import type { Page, PageRequest, RecordFilter } from '../admin/service.js';
 import type { AdminClientConfig, RendererConfig } from '../config.js';
 import { RESOURCE_STATES, type TemplateAction, type TemplateType } from '../resources/types.js';
 import { closeRenderer, configureRenderer, parseDataFile, renderTemplate } from '../templates/index.js';
+import type { WorkerVersions } from '../temporal/worker-versions.js';
+import { retirable, summaryText } from '../temporal/worker-version-status.js';
 import { AdminApiError, AdminClient, type AdminEndpoint } from './admin-client.js';
 import { planSpecOf, reportText, summaryLine } from './dry-run-format.js';
 import {
@@ -41,6 +44,11 @@ export interface CliIo {
   /** The admin API's settings from the environment (src/config.ts); flags override them. */
   readonly adminConfig: AdminClientConfig;
   readonly rendererConfig: RendererConfig;
+  /**
+   * The worker deployment's versions (`worker-version`), connected when a command needs them: to
+   * Temporal as the workers' settings say (src/config.ts, loadWorkerDeploymentTarget).
+   */
+  readonly workerVersions?: () => Promise<WorkerVersions>;
   /** Waits between two reads of a rollout's progress. @default setTimeout */
   readonly sleep?: (ms: number) => Promise<void>;
 }
@@ -356,6 +364,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
     });
 
   planCommands(program, client, print, (status) => (exit = status));
+  workerVersionCommands(program, io, sleep, (status) => (exit = status));
 
   /** Follows the rollout: a bar redrawn in place on a terminal, else a line at each change. */
   async function watch(admin: AdminClient, planId: string, intervalMs: number): Promise<Exit> {
@@ -509,6 +518,108 @@ function planCommands(
       else print(summaryLine(planId, last.revision, summary, last.currentRevision));
       setExit(summary.failed > 0 ? EXIT.incomplete : EXIT.ok);
     });
+}
+
+/** Seconds between two looks at a version's drainage. */
+const DRAINAGE_CHECK_SECONDS = 10;
+
+/**
+ * `worker-version`: the worker deployment's versions (Worker Versioning, docs/operations.md):
+ * where each build stands, making a build current (or ramping it), and whether an old build's
+ * workers are still needed. Over Temporal, not the admin API: the chart's upgrade hook runs them
+ * beside the workers, with the workers' settings.
+ */
+function workerVersionCommands(
+  program: Command,
+  io: CliIo,
+  sleep: (ms: number) => Promise<void>,
+  setExit: (exit: Exit) => void,
+): void {
+  /** Runs `work` on the deployment's versions; a failure prints its message, exit 1. */
+  const withVersions = async (work: (versions: WorkerVersions) => Promise<Exit>): Promise<void> => {
+    if (!io.workerVersions) throw new UsageError('worker-version needs the Temporal settings of the workers');
+    let versions: WorkerVersions | undefined;
+    try {
+      versions = await io.workerVersions();
+      setExit(await work(versions));
+    } catch (err) {
+      if (err instanceof UsageError) throw err;
+      io.stderr.write(`interoperator: ${err instanceof Error ? err.message : String(err)}\n`);
+      setExit(EXIT.failed);
+    } finally {
+      await versions?.close();
+    }
+  };
+  const percent = (value: string): number => {
+    const n = Number(value);
+    if (!Number.isFinite(n) || n <= 0 || n >= 100)
+      throw new InvalidArgumentError('a percentage above 0 and below 100 (without --ramp: all of them)');
+    return n;
+  };
+  const versionCommand = program
+    .command('worker-version')
+    .description("the workers' versions (Worker Versioning): which build runs what, upgrades and drainage");
+  versionCommand
+    .command('status')
+    .description('the current build, the ramping one, and where every build of the worker deployment stands')
+    .addOption(new Option('-o, --output <format>', 'text or json').choices(['text', 'json']).default('text'))
+    .action((opts: { output: 'text' | 'json' }) =>
+      withVersions(async (versions) => {
+        const summary = await versions.describe();
+        io.stdout.write(
+          opts.output === 'json' ? `${JSON.stringify(summary, null, 2)}\n` : summaryText(summary),
+        );
+        return EXIT.ok;
+      }),
+    );
+  versionCommand
+    .command('set-current')
+    .description(
+      'send the new operations and the long-lived workflows to BUILD_ID (or, with --ramp, that share of ' +
+        'the new operations); operations already running stay on their build',
+    )
+    .argument('<BUILD_ID>')
+    .option('--ramp <percent>', 'only this share of the new operations (above 0, below 100)', percent)
+    .option('--wait-seconds <n>', "how long to wait for the build's workers to poll", wholeNumber(0), 300)
+    .action((buildId: string, opts: { ramp?: number; waitSeconds: number }) =>
+      withVersions(async (versions) => {
+        await versions.promote(buildId, {
+          ...(opts.ramp !== undefined ? { rampPercent: opts.ramp } : {}),
+          waitMs: opts.waitSeconds * 1000,
+        });
+        const summary = await versions.describe();
+        io.stdout.write(
+          `${summary.deploymentName}.${buildId} is ${opts.ramp !== undefined ? `ramping (${opts.ramp}% of new operations)` : 'current'}\n`,
+        );
+        return EXIT.ok;
+      }),
+    );
+  versionCommand
+    .command('drained')
+    .description(
+      "whether BUILD_ID's workers may be removed: exit 0 when no open workflow needs them, 1 while " +
+        'operations pinned to it are still open',
+    )
+    .argument('<BUILD_ID>')
+    .option('--wait-seconds <n>', 'wait up to this long for it to drain', wholeNumber(0), 0)
+    .action((buildId: string, opts: { waitSeconds: number }) =>
+      withVersions(async (versions) => {
+        const deadline = Date.now() + opts.waitSeconds * 1000;
+        for (;;) {
+          const summary = await versions.describe();
+          const state = summary.versions.find((v) => v.buildId === buildId)?.state ?? 'unknown';
+          if (retirable(summary, buildId)) {
+            io.stdout.write(`${summary.deploymentName}.${buildId} is ${state}: its workers may be removed\n`);
+            return EXIT.ok;
+          }
+          if (Date.now() + DRAINAGE_CHECK_SECONDS * 1000 > deadline) {
+            io.stdout.write(`${summary.deploymentName}.${buildId} is ${state}: keep its workers\n`);
+            return EXIT.failed;
+          }
+          await sleep(DRAINAGE_CHECK_SECONDS * 1000);
+        }
+      }),
+    );
 }
 
 /** The failed instances of a rollout, one line each with why. */

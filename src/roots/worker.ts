@@ -23,7 +23,7 @@ import { PLAN_CHANGE, startRollout } from '../broker/plan-revisions.js';
 import { planRollouts } from '../controllers/plan-rollouts.js';
 import { rolloutWorkflowId } from '../admin/contract.js';
 import type { ActivityDeps } from '../activities/deps.js';
-import type { Config } from '../config.js';
+import type { Config, WorkerVersioning } from '../config.js';
 import { clusterClientFromFile, type ClusterClient } from '../kube/clients.js';
 import { getRecord, patchRecordStatus } from '../kube/custom-objects.js';
 import { isNotFound } from '../kube/errors.js';
@@ -190,7 +190,10 @@ export async function startWorker(
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    workflowBundle: workflowBundle(tracing !== undefined),
+    workflowBundle: config.worker.workflowBundle
+      ? { codePath: config.worker.workflowBundle }
+      : workflowBundle(tracing !== undefined),
+    ...versioned(config.worker.versioning),
     activities: {
       ...activities,
       ...clusterActivities({
@@ -317,6 +320,24 @@ function observed(
   return {
     ...(activity.length > 0 ? { interceptors: { activity } } : {}),
     ...(Object.keys(sinks).length > 0 ? { sinks } : {}),
+  };
+}
+
+/**
+ * The worker deployment version the worker polls as, when it has one: an operation stays on the
+ * version it started on (the default, PINNED), and the long-lived workflows declare themselves
+ * AUTO_UPGRADE (src/workflows/versioning.ts).
+ */
+export function versioned(
+  versioning: WorkerVersioning | undefined,
+): Pick<WorkerOptions, 'workerDeploymentOptions'> {
+  if (!versioning) return {};
+  return {
+    workerDeploymentOptions: {
+      version: { deploymentName: versioning.deploymentName, buildId: versioning.buildId },
+      useWorkerVersioning: true,
+      defaultVersioningBehavior: 'PINNED',
+    },
   };
 }
 

@@ -21,6 +21,7 @@ import {
   type ClusterHealthSettings,
   type RegisteredCluster,
 } from './messages.js';
+import { movesToCurrentVersion } from './versioning.js';
 
 /** New settings for the running workflow. */
 export const clusterHealthSettingsSignal = defineSignal<[ClusterHealthSettings]>(
@@ -107,3 +108,6 @@ export async function clusterHealthWorkflow(settings: ClusterHealthSettings): Pr
   }
   await continueAsNew<typeof clusterHealthWorkflow>(current);
 }
+
+// Long-lived, continuing as new: it moves to the workers' current version (versioning.ts).
+movesToCurrentVersion(clusterHealthWorkflow);

@@ -80,6 +80,7 @@ import {
   type RolloutCommand,
 } from './rollout-plan.js';
 import { operationStartOptions } from './operation-start.js';
+import { movesToCurrentVersion } from './versioning.js';
 
 export type { RolloutCarried } from './rollout-plan.js';
 
@@ -328,3 +329,6 @@ function refuseUnless(command: RolloutCommand, rollout: Rollout): void {
   const why = refusal(command, seen(rollout));
   if (why) throw ApplicationFailure.create({ type: ROLLOUT_REFUSED, message: why, nonRetryable: true });
 }
+
+// Long-lived, continuing as new: it moves to the workers' current version (versioning.ts).
+movesToCurrentVersion(rolloutWorkflow);

@@ -40,6 +40,7 @@ import {
 import { Operation, waitForOperator } from './operation.js';
 import { operationStartOptions } from './operation-start.js';
 import { OsbClusterId } from './search-attributes.js';
+import { movesToCurrentVersion } from './versioning.js';
 
 /** Rotation of a generated secret: POST /admin/instances/:instance_id/secrets/:name/rotate */
 export async function secretRotationWorkflow(req: SecretRotationRequest): Promise<OperationStatus> {
@@ -140,3 +141,6 @@ export async function secretRotationScheduleWorkflow(settings: RotationScheduleS
   }
   await continueAsNew<typeof secretRotationScheduleWorkflow>(current);
 }
+
+// Long-lived, continuing as new: it moves to the workers' current version (versioning.ts).
+movesToCurrentVersion(secretRotationScheduleWorkflow);

@@ -38,7 +38,12 @@ export const helmTool = (found = findHelm()): Tool => ({
 export interface Manifest {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   spec?: Record<string, unknown>;
   data?: Record<string, string>;
   rules?: unknown[];

@@ -1,7 +1,13 @@
 /** The configuration from environment variables: defaults, values, and a clear error for a bad one. */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, loadAdminClientConfig, loadConfig, loadRendererConfig } from '../../src/config.js';
+import {
+  ConfigError,
+  loadAdminClientConfig,
+  loadConfig,
+  loadRendererConfig,
+  loadWorkerDeploymentTarget,
+} from '../../src/config.js';
 
 const base = {
   INTEROP_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
@@ -76,6 +82,64 @@ describe('worker settings', () => {
     ['INTEROP_WORKER_STEPS', 'many'],
   ])('GIVEN %s=%s WHEN loaded THEN a ConfigError names the variable and the value', (name, value) => {
     expectRefused('worker', name, value);
+  });
+});
+
+describe('worker versioning', () => {
+  test('GIVEN no build id, or an empty one, WHEN loaded THEN the worker is not versioned', () => {
+    expect(loadConfig('worker', base).worker.versioning).toBeUndefined();
+    expect(loadConfig('worker', { ...base, INTEROP_WORKER_BUILD_ID: ' ' }).worker.versioning).toBeUndefined();
+  });
+
+  test('GIVEN a build id WHEN loaded THEN the deployment is named after the task queue', () => {
+    expect(loadConfig('worker', { ...base, INTEROP_WORKER_BUILD_ID: '1.4.2' }).worker.versioning).toEqual({
+      deploymentName: 'interoperator',
+      buildId: '1.4.2',
+    });
+    const env = { ...base, INTEROP_WORKER_BUILD_ID: 'v2', INTEROP_TASK_QUEUE: 'broker.prod/eu' };
+    expect(loadConfig('worker', env).worker.versioning).toEqual({
+      deploymentName: 'broker-prod-eu',
+      buildId: 'v2',
+    });
+  });
+
+  test('GIVEN a deployment name WHEN loaded THEN it is used', () => {
+    const env = { ...base, INTEROP_WORKER_BUILD_ID: 'abc123', INTEROP_WORKER_DEPLOYMENT: 'osb-eu' };
+    expect(loadConfig('worker', env).worker.versioning).toEqual({
+      deploymentName: 'osb-eu',
+      buildId: 'abc123',
+    });
+  });
+
+  test.each([
+    ['INTEROP_WORKER_BUILD_ID', '1.4/2'],
+    ['INTEROP_WORKER_BUILD_ID', '-rc1'],
+    ['INTEROP_WORKER_BUILD_ID', 'x'.repeat(129)],
+  ])('GIVEN %s=%s WHEN loaded THEN a ConfigError names the variable and the value', (name, value) => {
+    expectRefused('worker', name, value);
+  });
+
+  test('GIVEN a deployment name with a dot WHEN loaded THEN it is refused: the dot separates the build id', () => {
+    const load = () =>
+      loadConfig('worker', { ...base, INTEROP_WORKER_BUILD_ID: 'v1', INTEROP_WORKER_DEPLOYMENT: 'osb.eu' });
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(/INTEROP_WORKER_DEPLOYMENT.*"osb.eu"/);
+  });
+
+  test('GIVEN INTEROP_WORKFLOW_BUNDLE WHEN loaded THEN the worker loads that bundle', () => {
+    expect(loadConfig('worker', { ...base, INTEROP_WORKFLOW_BUNDLE: '/b/w.js' }).worker.workflowBundle).toBe(
+      '/b/w.js',
+    );
+  });
+
+  test('GIVEN the workers’ settings and no payload keys WHEN the command line’s target is loaded THEN it is their deployment', () => {
+    expect(
+      loadWorkerDeploymentTarget({
+        INTEROP_TEMPORAL_ADDRESS: 'temporal:7233',
+        INTEROP_TEMPORAL_NAMESPACE: 'osb',
+        INTEROP_TASK_QUEUE: 'osb-eu',
+      }),
+    ).toEqual({ temporal: { address: 'temporal:7233', namespace: 'osb' }, deploymentName: 'osb-eu' });
   });
 });
 

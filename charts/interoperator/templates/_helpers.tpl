@@ -60,6 +60,33 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
 
+{{/*
+The worker pool's build id under Worker Versioning (worker.versioning): the value set, or the
+image's tag (or the chart's appVersion); empty when versioning is off.
+*/}}
+{{- define "interoperator.workerBuildId" -}}
+{{- if .Values.worker.versioning.enabled }}
+{{- $id := default (default .Chart.AppVersion .Values.image.tag) .Values.worker.versioning.buildId | toString }}
+{{- if not (regexMatch "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$" $id) }}
+{{- fail (printf "worker.versioning: the build id %q must be letters, digits, -, _ and . (at most 128): set worker.versioning.buildId" $id) }}
+{{- end }}
+{{- $id }}
+{{- end }}
+{{- end }}
+
+{{/*
+The worker pool's Deployment: one per build under Worker Versioning (its build id in the name, so
+the previous build's pods stay while its operations drain), else one.
+*/}}
+{{- define "interoperator.workerName" -}}
+{{- $buildId := include "interoperator.workerBuildId" . }}
+{{- if $buildId }}
+{{- printf "%s-worker-%s" (include "interoperator.fullname" .) ($buildId | lower | replace "_" "-" | replace "." "-") | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-worker" (include "interoperator.fullname" .) }}
+{{- end }}
+{{- end }}
+
 {{/* Settings both processes read: the ConfigMap, and the payload keys from the Secret. */}}
 {{- define "interoperator.commonEnv" -}}
 - name: INTEROP_PAYLOAD_KEYS

@@ -239,6 +239,8 @@ withHelm('the chart rendered by helm', () => {
         'clusterWorker.enabled=true',
         'clusterWorker.clusterId=2',
         'clusterWorker.masterKubeconfigSecret=master',
+        'worker.versioning.enabled=true',
+        'worker.versioning.setCurrent.rampPercent=10',
       ],
     ],
   ])('helm lint --strict passes with %s', (_, set) => {
@@ -679,6 +681,103 @@ withHelm('the chart rendered by helm', () => {
       minReplicas: 2,
       maxReplicas: 7,
     });
+  });
+
+  test('GIVEN Worker Versioning THEN the workers of the image’s tag are a Deployment of their own, kept by later upgrades, and a hook makes them current', () => {
+    const manifests = render('worker.versioning.enabled=true', 'image.tag=1.4.2');
+    expect(kinds(manifests).filter((k) => k.startsWith('Deployment/') || k.startsWith('Job/'))).toEqual([
+      'Deployment/r-interoperator-broker',
+      'Deployment/r-interoperator-worker-1-4-2',
+      'Job/r-interoperator-worker-version',
+    ]);
+    const worker = find(manifests, 'Deployment', 'r-interoperator-worker-1-4-2');
+    const build = { 'interoperator.servicefabrik.io/build-id': '1.4.2' };
+    expect(worker.metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
+    expect(worker.metadata.labels).toMatchObject({ 'app.kubernetes.io/component': 'worker', ...build });
+    expect(worker.spec).toMatchObject({
+      selector: { matchLabels: { 'app.kubernetes.io/component': 'worker', ...build } },
+      template: { metadata: { labels: build } },
+    });
+    expect(envOf(worker)).toMatchObject({ INTEROP_WORKER_BUILD_ID: '1.4.2' });
+    expect(envOf(worker)).not.toHaveProperty('INTEROP_WORKER_DEPLOYMENT');
+
+    const job = find(manifests, 'Job', 'r-interoperator-worker-version');
+    expect(job.metadata.annotations).toEqual({
+      'helm.sh/hook': 'post-install,post-upgrade',
+      'helm.sh/hook-weight': '0',
+      'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
+    });
+    const container = podSpec(job).containers[0]!;
+    expect(container.command).toEqual([
+      'node',
+      'dist/src/cli/main.js',
+      'worker-version',
+      'set-current',
+      '1.4.2',
+      '--wait-seconds',
+      '300',
+    ]);
+    expect(container.envFrom).toEqual([{ configMapRef: { name: 'r-interoperator' } }]);
+    // It reads no payload: the payload keys stay out of it.
+    expect(container.env ?? []).toEqual([]);
+    expect(container.securityContext).toEqual(podSpec(worker).containers[0]!.securityContext);
+  });
+
+  test('GIVEN Worker Versioning with a deployment name, a build id, a ramp and autoscaling THEN each is used', () => {
+    const manifests = render(
+      'worker.versioning.enabled=true',
+      'worker.versioning.deploymentName=osb-eu',
+      'worker.versioning.buildId=Build_7.a',
+      'worker.versioning.setCurrent.rampPercent=20',
+      'worker.versioning.setCurrent.waitSeconds=60',
+      'worker.autoscaling.enabled=true',
+      'temporal.apiKeySecret.name=temporal-key',
+      'temporal.apiKeySecret.key=apiKey',
+    );
+    const worker = find(manifests, 'Deployment', 'r-interoperator-worker-build-7-a');
+    expect(envOf(worker)).toMatchObject({
+      INTEROP_WORKER_BUILD_ID: 'Build_7.a',
+      INTEROP_WORKER_DEPLOYMENT: 'osb-eu',
+    });
+    expect(find(manifests, 'HorizontalPodAutoscaler', 'r-interoperator-worker').spec).toMatchObject({
+      scaleTargetRef: { kind: 'Deployment', name: 'r-interoperator-worker-build-7-a' },
+    });
+    const job = find(manifests, 'Job', 'r-interoperator-worker-version');
+    expect(podSpec(job).containers[0]!.command.slice(3)).toEqual([
+      'set-current',
+      'Build_7.a',
+      '--wait-seconds',
+      '60',
+      '--ramp',
+      '20',
+    ]);
+    expect(envOf(job)).toEqual({
+      INTEROP_TEMPORAL_API_KEY: { name: 'temporal-key', key: 'apiKey' },
+      INTEROP_WORKER_DEPLOYMENT: 'osb-eu',
+    });
+  });
+
+  test('GIVEN Worker Versioning off (the default) THEN one worker Deployment, no build id and no hook', () => {
+    const manifests = render();
+    expect(envOf(find(manifests, 'Deployment', 'r-interoperator-worker'))).not.toHaveProperty(
+      'INTEROP_WORKER_BUILD_ID',
+    );
+    expect(kinds(manifests).filter((k) => k.startsWith('Job/'))).toEqual([]);
+    expect(
+      kinds(render('worker.versioning.enabled=true', 'worker.versioning.setCurrent.enabled=false')).filter(
+        (k) => k.startsWith('Job/'),
+      ),
+    ).toEqual([]);
+  });
+
+  test.each([
+    [['worker.versioning.buildId=1.4/2'], /the build id "1.4\/2" must be letters, digits/],
+    [
+      ['worker.versioning.setCurrent.rampPercent=100'],
+      /rampPercent must be 0 \(current at once\) or above 0 and below 100/,
+    ],
+  ])('GIVEN Worker Versioning with %j THEN a clear failure', (set, message) => {
+    expect(() => render('worker.versioning.enabled=true', ...set)).toThrow(message);
   });
 
   test('GIVEN a scheduler and per-plan schedulers THEN the ConfigMap sets them in the form the processes read', () => {

@@ -1,0 +1,255 @@
+/**
+ * Upgrading the workers through Worker Versioning, on the real servers: workers of build v1 run a
+ * slow provision and the cluster health workflow; workers of build v2, whose provision workflow
+ * differs in a way that cannot replay v1's histories (a timer first), join and are made current
+ * with `interoperator worker-version set-current`. The provision in flight ends on v1, a new one
+ * runs on v2, the health workflow moves to v2, no workflow task fails, and v1 is reported drained
+ * once its provision has ended. Without versioning, the same change breaks the provision in flight
+ * as soon as the old workers go: the contrast the versions are for.
+ */
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { instanceWorkflowId } from '../../src/resources/names.js';
+import { CLUSTER_HEALTH_SETTINGS_SIGNAL } from '../../src/workflows/messages.js';
+import { environment, eventually, temporalClient, unique } from '../support/env.js';
+import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
+import {
+  installCatalog,
+  startOperator,
+  startProcess,
+  systemSettings,
+  type SystemProcess,
+  type SystemSettings,
+} from '../support/system.js';
+
+const SERVICE_ID = '7c1a5a2e-6a4b-4c55-9a7e-2d6f5f0f1a01';
+const PLAN_ID = '2f3c9a8e-0d7b-4a8e-b7a6-5a1c0e9d4b02';
+/** How long the example operator takes to report an instance ready: the provisions are in flight that long. */
+const READY_AFTER_MS = 8_000;
+/** The changed provision's first step: a timer of 10 ms (the status polls wait 250 ms and more). */
+const CHANGED_TIMER_MS = 10;
+
+const root = process.cwd();
+const run = promisify(execFile);
+
+/**
+ * The built workflow bundle with a provision that starts with a timer (CHANGED_TIMER_MS): new provisions run
+ * as well on it, but a provision's history written by the built code cannot be replayed by it.
+ */
+function changedBundle(): string {
+  const built = readFileSync(path.join(root, 'dist', 'bundles', 'workflows.js'), 'utf8');
+  const start = 'async function provisionWorkflow(req) {\n';
+  expect(built.split(start)).toHaveLength(2);
+  const changed = built.replace(
+    start,
+    `${start}    await (0,_temporalio_workflow__WEBPACK_IMPORTED_MODULE_0__.sleep)(${CHANGED_TIMER_MS});\n`,
+  );
+  const file = path.join(environment().workDir, `workflows-changed-${randomUUID()}.js`);
+  writeFileSync(file, changed);
+  return file;
+}
+
+/** `interoperator worker-version ...` as an operator runs it, against the run's Temporal. */
+async function workerVersion(deploymentName: string, ...args: string[]) {
+  const { temporal } = environment();
+  try {
+    const { stdout, stderr } = await run(
+      process.execPath,
+      [path.join(root, 'dist', 'src', 'cli', 'main.js'), 'worker-version', ...args],
+      {
+        env: {
+          ...process.env,
+          INTEROP_TEMPORAL_ADDRESS: temporal.address,
+          INTEROP_TEMPORAL_NAMESPACE: temporal.namespace,
+          INTEROP_WORKER_DEPLOYMENT: deploymentName,
+        },
+      },
+    );
+    return { status: 0, stdout, stderr };
+  } catch (err) {
+    const failed = err as { code?: number; stdout?: string; stderr?: string };
+    return { status: failed.code ?? -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  }
+}
+
+/** The build a workflow run is on (or was on, once closed), as the server records it. */
+async function buildOf(handle: WorkflowHandle): Promise<string | undefined> {
+  const { raw } = await handle.describe();
+  return raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId ?? undefined;
+}
+
+/**
+ * The run's history, as what matters here: its timers of the changed code, and its failed
+ * workflow tasks' messages.
+ */
+async function historyOf(handle: WorkflowHandle) {
+  const events = (await handle.fetchHistory()).events ?? [];
+  const ms = (d: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+    Number(d?.seconds ?? 0) * 1000 + (d?.nanos ?? 0) / 1e6;
+  return {
+    changedTimers: events.filter(
+      (e) =>
+        e.timerStartedEventAttributes &&
+        ms(e.timerStartedEventAttributes.startToFireTimeout) === CHANGED_TIMER_MS,
+    ).length,
+    failedTasks: events.flatMap((e) =>
+      e.workflowTaskFailedEventAttributes
+        ? [e.workflowTaskFailedEventAttributes.failure?.message ?? '?']
+        : [],
+    ),
+  };
+}
+
+/** Starts a provision through the OSB API (202) and returns its last_operation path. */
+async function startProvision(osb: OsbClient, instanceId: string): Promise<string> {
+  const accepted = await osb(
+    'PUT',
+    `/v2/service_instances/${instanceId}?accepts_incomplete=true`,
+    provisionBody(SERVICE_ID, PLAN_ID),
+  );
+  expect(accepted.status).toBe(202);
+  return `/v2/service_instances/${instanceId}/last_operation?operation=${encodeURIComponent(String(accepted.body.operation))}`;
+}
+
+/** The provision's workflow run once it has begun (its first steps are in its history). */
+async function begun(client: Client, instanceId: string): Promise<WorkflowHandle> {
+  const handle = client.workflow.getHandle(instanceWorkflowId(instanceId));
+  await eventually('the provision to begin', async () => {
+    try {
+      const events = (await handle.fetchHistory()).events ?? [];
+      return events.length >= 5 ? true : undefined;
+    } catch {
+      return undefined;
+    }
+  });
+  const { runId } = await handle.describe();
+  return client.workflow.getHandle(instanceWorkflowId(instanceId), runId);
+}
+
+/** A process stopped at the end of the test, whatever happens. */
+const started: SystemProcess[] = [];
+async function start(role: 'broker' | 'worker', settings: SystemSettings, env: Record<string, string> = {}) {
+  const process = await startProcess(role, { ...settings, extraEnv: { ...settings.extraEnv, ...env } });
+  started.push(process);
+  return process;
+}
+
+describe('upgrading the workers', () => {
+  let operator: { stop(): Promise<void> };
+  let changed: string;
+
+  beforeAll(async () => {
+    operator = await startOperator(READY_AFTER_MS);
+    await installCatalog('examples/mustache');
+    changed = changedBundle();
+  });
+
+  afterEach(async () => {
+    for (const process of started.splice(0)) await process.stop();
+  });
+
+  afterAll(async () => {
+    await operator?.stop();
+  });
+
+  test('GIVEN workers of v1 running a provision and the health workflow WHEN workers of v2, whose provision cannot replay v1’s, are made current THEN each provision ends on its build, the health workflow moves to v2 and v1 drains', async () => {
+    const deploymentName = unique('interop');
+    const settings = await systemSettings({ INTEROP_WORKER_DEPLOYMENT: deploymentName });
+    const { client, close } = await temporalClient(settings.payloadKeys);
+    let health: WorkflowHandle | undefined;
+    try {
+      await start('worker', settings, { INTEROP_WORKER_BUILD_ID: 'v1' });
+      const broker = await start('broker', settings);
+      const osb = osbClient(broker.url);
+      // Until a build is current, the deployment's workers get no workflow.
+      expect(await workerVersion(deploymentName, 'set-current', 'v1', '--wait-seconds', '60')).toMatchObject({
+        status: 0,
+        stdout: `${deploymentName}.v1 is current\n`,
+      });
+
+      const first = randomUUID();
+      const firstOperation = await startProvision(osb, first);
+      const firstRun = await begun(client, first);
+      health = await client.workflow.start('clusterHealthWorkflow', {
+        taskQueue: settings.taskQueue,
+        workflowId: unique('clusters'),
+        args: [{ probeSeconds: 3600, offlineSeconds: 120 }],
+      });
+      await eventually('the health workflow on v1', async () =>
+        (await buildOf(health!)) === 'v1' ? true : undefined,
+      );
+
+      await start('worker', settings, { INTEROP_WORKER_BUILD_ID: 'v2', INTEROP_WORKFLOW_BUNDLE: changed });
+      expect(await workerVersion(deploymentName, 'set-current', 'v2', '--wait-seconds', '60')).toMatchObject({
+        status: 0,
+        stdout: `${deploymentName}.v2 is current\n`,
+      });
+      // The first provision is still in flight, pinned to v1: its workers are still needed.
+      expect((await osb('GET', firstOperation)).body.state).toBe('in progress');
+      expect(await workerVersion(deploymentName, 'drained', 'v1')).toMatchObject({
+        status: 1,
+        stdout: `${deploymentName}.v1 is draining: keep its workers\n`,
+      });
+
+      const second = randomUUID();
+      const secondOperation = await startProvision(osb, second);
+      await health.signal(CLUSTER_HEALTH_SETTINGS_SIGNAL, { probeSeconds: 3600, offlineSeconds: 120 });
+
+      expect((await untilSettled(osb, firstOperation)).body.state).toBe('succeeded');
+      expect((await untilSettled(osb, secondOperation)).body.state).toBe('succeeded');
+      const secondRun = client.workflow.getHandle(instanceWorkflowId(second));
+      expect(await buildOf(firstRun)).toBe('v1');
+      expect(await buildOf(secondRun)).toBe('v2');
+      // Each ran its own build's code: only v2's provision starts with a timer.
+      expect(await historyOf(firstRun)).toEqual({ changedTimers: 0, failedTasks: [] });
+      expect(await historyOf(secondRun)).toEqual({ changedTimers: 1, failedTasks: [] });
+      await eventually('the health workflow on v2', async () =>
+        (await buildOf(health!)) === 'v2' ? true : undefined,
+      );
+      expect((await historyOf(health)).failedTasks).toEqual([]);
+
+      // Nothing open is pinned to v1 any more: its workers may go.
+      const drained = await workerVersion(deploymentName, 'drained', 'v1', '--wait-seconds', '60');
+      expect(drained).toMatchObject({
+        status: 0,
+        stdout: `${deploymentName}.v1 is drained: its workers may be removed\n`,
+      });
+      const status = await workerVersion(deploymentName, 'status');
+      expect(status.stdout).toBe(`worker deployment ${deploymentName}\nv1  drained\nv2  current\n`);
+    } finally {
+      await health?.terminate().catch(() => undefined);
+      await close();
+    }
+  }, 180_000);
+
+  test('GIVEN unversioned workers running a provision WHEN workers of the changed code take over THEN the provision cannot replay: its workflow tasks fail nondeterminism', async () => {
+    const settings = await systemSettings();
+    const { client, close } = await temporalClient(settings.payloadKeys);
+    let firstRun: WorkflowHandle | undefined;
+    try {
+      const old = await start('worker', settings);
+      const osb = osbClient((await start('broker', settings)).url);
+      const first = randomUUID();
+      await startProvision(osb, first);
+      firstRun = await begun(client, first);
+      await start('worker', settings, { INTEROP_WORKFLOW_BUNDLE: changed });
+      await old.stop();
+      const failed = await eventually(
+        'a failed workflow task of the provision',
+        async () => {
+          const { failedTasks } = await historyOf(firstRun!);
+          return failedTasks.length > 0 ? failedTasks : undefined;
+        },
+        60_000,
+      );
+      expect(failed[0]).toMatch(/nondetermin/i);
+    } finally {
+      await firstRun?.terminate().catch(() => undefined);
+      await close();
+    }
+  }, 120_000);
+});
