@@ -1,6 +1,7 @@
 /**
  * Upgrading the workers through Worker Versioning, on the real servers: workers of build v1 run a
- * slow provision and the cluster health workflow; workers of build v2, whose provision workflow
+ * provision that stays in flight until the test opens its gate (a ConfigMap the plan's status
+ * template reads, so no operator's pace decides it) and the cluster health workflow; workers of build v2, whose provision workflow
  * differs in a way that cannot replay v1's histories (a timer first), join and are made current
  * with `interoperator worker-version set-current`. The provision in flight ends on v1, a new one
  * runs on v2, the health workflow moves to v2, no workflow task fails, and v1 is reported drained
@@ -13,23 +14,62 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import { applyObject, readObject } from '../../src/kube/objects.js';
 import { instanceWorkflowId } from '../../src/resources/names.js';
+import type { KubeObject, PlanTemplate, SFPlan } from '../../src/resources/types.js';
 import { CLUSTER_HEALTH_SETTINGS_SIGNAL } from '../../src/workflows/messages.js';
-import { environment, eventually, temporalClient, unique } from '../support/env.js';
+import { clusters, environment, eventually, temporalClient, unique } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
-import {
-  installCatalog,
-  startOperator,
-  startProcess,
-  systemSettings,
-  type SystemProcess,
-  type SystemSettings,
-} from '../support/system.js';
+import { DESIGN_SERVICE_ID, installDesignPlan, planHelpers } from '../support/plans.js';
+import { startProcess, systemSettings, type SystemProcess, type SystemSettings } from '../support/system.js';
 
-const SERVICE_ID = '7c1a5a2e-6a4b-4c55-9a7e-2d6f5f0f1a01';
-const PLAN_ID = '2f3c9a8e-0d7b-4a8e-b7a6-5a1c0e9d4b02';
-/** How long the example operator takes to report an instance ready: the provisions are in flight that long. */
-const READY_AFTER_MS = 8_000;
+const [master] = clusters();
+
+/**
+ * The gated plan's templates: a provision makes the ConfigMap `gate`, and stays in progress until
+ * `data.open` of that ConfigMap says "yes" (written by the test, another field manager).
+ */
+const GATED: PlanTemplate[] = [
+  {
+    action: 'provision',
+    type: 'gotemplate',
+    content: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gate\ndata:\n  made: "yes"\n',
+  },
+  {
+    action: 'sources',
+    type: 'gotemplate',
+    content:
+      'gate:\n  apiVersion: v1\n  kind: ConfigMap\n  name: gate\n  namespace: {{ .instance.metadata.namespace }}\n',
+  },
+  {
+    action: 'status',
+    type: 'gotemplate',
+    content: [
+      '{{- $open := "" }}{{ with .gate }}{{ with .data }}{{ $open = index . "open" | default "" }}{{ end }}{{ end }}',
+      'provision: {state: "{{ if eq $open "yes" }}succeeded{{ else }}in progress{{ end }}"}',
+      'deprovision: {state: succeeded}',
+    ].join('\n'),
+  },
+];
+
+/** Opens the gate of an instance's provision once the provision made it: its next status poll reports it succeeded. */
+async function openGate(instanceId: string): Promise<void> {
+  const gate = { apiVersion: 'v1', kind: 'ConfigMap', name: 'gate', namespace: `sf-${instanceId}` };
+  await eventually(`the gate of ${instanceId}`, async () =>
+    (await readObject(master!, gate)) ? true : undefined,
+  );
+  await applyObject(
+    master!,
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'gate', namespace: gate.namespace },
+      data: { open: 'yes' },
+    } as KubeObject,
+    'the-test',
+  );
+}
+
 /** The changed provision's first step: a timer of 10 ms (the status polls wait 250 ms and more). */
 const CHANGED_TIMER_MS = 10;
 
@@ -104,12 +144,12 @@ async function historyOf(handle: WorkflowHandle) {
   };
 }
 
-/** Starts a provision through the OSB API (202) and returns its last_operation path. */
-async function startProvision(osb: OsbClient, instanceId: string): Promise<string> {
+/** Starts a provision of the gated plan through the OSB API (202) and returns its last_operation path. */
+async function startProvision(osb: OsbClient, planId: string, instanceId: string): Promise<string> {
   const accepted = await osb(
     'PUT',
     `/v2/service_instances/${instanceId}?accepts_incomplete=true`,
-    provisionBody(SERVICE_ID, PLAN_ID),
+    provisionBody(DESIGN_SERVICE_ID, planId),
   );
   expect(accepted.status).toBe(202);
   return `/v2/service_instances/${instanceId}/last_operation?operation=${encodeURIComponent(String(accepted.body.operation))}`;
@@ -139,12 +179,12 @@ async function start(role: 'broker' | 'worker', settings: SystemSettings, env: R
 }
 
 describe('upgrading the workers', () => {
-  let operator: { stop(): Promise<void> };
+  const registry = unique('versions');
+  let design: SFPlan;
   let changed: string;
 
   beforeAll(async () => {
-    operator = await startOperator(READY_AFTER_MS);
-    await installCatalog('examples/mustache');
+    design = await installDesignPlan(master!, registry);
     changed = changedBundle();
   });
 
@@ -153,12 +193,25 @@ describe('upgrading the workers', () => {
   });
 
   afterAll(async () => {
-    await operator?.stop();
+    await master!.core.deleteNamespace({ name: registry }).catch(() => undefined);
   });
+
+  /** The gated plan in the registry, once the workers have recorded it and the broker lists it. */
+  const gatedPlan = (osb: OsbClient) =>
+    planHelpers({ master: master!, registry, osb: () => osb, design: () => design }).planCopy(
+      unique('gated'),
+      {
+        templates: GATED,
+        schemas: {},
+      },
+    );
 
   test('GIVEN workers of v1 running a provision and the health workflow WHEN workers of v2, whose provision cannot replay v1’s, are made current THEN each provision ends on its build, the health workflow moves to v2 and v1 drains', async () => {
     const deploymentName = unique('interop');
-    const settings = await systemSettings({ INTEROP_WORKER_DEPLOYMENT: deploymentName });
+    const settings = await systemSettings({
+      INTEROP_NAMESPACE: registry,
+      INTEROP_WORKER_DEPLOYMENT: deploymentName,
+    });
     const { client, close } = await temporalClient(settings.payloadKeys);
     let health: WorkflowHandle | undefined;
     try {
@@ -171,8 +224,9 @@ describe('upgrading the workers', () => {
         stdout: `${deploymentName}.v1 is current\n`,
       });
 
+      const planId = await gatedPlan(osb);
       const first = randomUUID();
-      const firstOperation = await startProvision(osb, first);
+      const firstOperation = await startProvision(osb, planId, first);
       const firstRun = await begun(client, first);
       health = await client.workflow.start('clusterHealthWorkflow', {
         taskQueue: settings.taskQueue,
@@ -196,8 +250,10 @@ describe('upgrading the workers', () => {
       });
 
       const second = randomUUID();
-      const secondOperation = await startProvision(osb, second);
+      const secondOperation = await startProvision(osb, planId, second);
       await health.signal(CLUSTER_HEALTH_SETTINGS_SIGNAL, { probeSeconds: 3600, offlineSeconds: 120 });
+      await openGate(first);
+      await openGate(second);
 
       expect((await untilSettled(osb, firstOperation)).body.state).toBe('succeeded');
       expect((await untilSettled(osb, secondOperation)).body.state).toBe('succeeded');
@@ -227,14 +283,15 @@ describe('upgrading the workers', () => {
   }, 180_000);
 
   test('GIVEN unversioned workers running a provision WHEN workers of the changed code take over THEN the provision cannot replay: its workflow tasks fail nondeterminism', async () => {
-    const settings = await systemSettings();
+    const settings = await systemSettings({ INTEROP_NAMESPACE: registry });
     const { client, close } = await temporalClient(settings.payloadKeys);
     let firstRun: WorkflowHandle | undefined;
     try {
       const old = await start('worker', settings);
       const osb = osbClient((await start('broker', settings)).url);
+      const planId = await gatedPlan(osb);
       const first = randomUUID();
-      await startProvision(osb, first);
+      await startProvision(osb, planId, first);
       firstRun = await begun(client, first);
       await start('worker', settings, { INTEROP_WORKFLOW_BUNDLE: changed });
       await old.stop();
