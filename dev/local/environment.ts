@@ -38,7 +38,8 @@ export interface LocalEnvironmentOptions {
   readonly temporalKind?: TemporalKind;
   /**
    * The master made ready for a node, on this address of the node's bridge (ControlPlaneOptions in
-   * dev/local/kube-control-plane.ts). @default unset
+   * dev/local/kube-control-plane.ts), and the Temporal dev server reached there too (it then
+   * listens on every interface), so that pods reach both. @default unset
    */
   readonly nodeAddress?: string;
 }
@@ -139,6 +140,7 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions): P
           : startTemporalDevServer({
               workDir: path.join(options.workDir, 'temporal'),
               port: options.temporalPort,
+              ...(options.nodeAddress ? { advertisedHost: options.nodeAddress } : {}),
               uiPort: options.temporalUiPort,
               ...(options.temporalUiCodec
                 ? { uiCodecEndpoint: uiCodecEndpoint(options.temporalUiCodec) }

@@ -25,6 +25,12 @@ export interface TemporalDevServerOptions {
   readonly workDir: string;
   /** gRPC port. @default a free port */
   readonly port?: number;
+  /**
+   * The host the frontend is named by, on every interface rather than on 127.0.0.1 alone (e.g. a
+   * node's bridge address, for pods): the dev server's own services reach each other at 127.0.0.1,
+   * so binding it to one other address breaks it. @default unset: 127.0.0.1 only
+   */
+  readonly advertisedHost?: string;
   /** Web UI port; no UI when unset. */
   readonly uiPort?: number;
   /** The codec endpoint the Web UI decodes payloads with (`--ui-codec-endpoint`). */
@@ -54,12 +60,12 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   const namespace = options.namespace ?? 'default';
   const { proc, address } = await withFreshPorts(async () => {
     const port = options.port ?? (await freePort());
-    const address = `127.0.0.1:${port}`;
+    const address = `${options.advertisedHost ?? '127.0.0.1'}:${port}`;
     const args = [
       'server',
       'start-dev',
       '--ip',
-      '127.0.0.1',
+      options.advertisedHost ? '0.0.0.0' : '127.0.0.1',
       '--port',
       String(port),
       '--namespace',

@@ -16,37 +16,22 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { testWithTool, type Tool } from '../support/tools.js';
-
-/** The build's tools: at hand, or installable by the scripts (root with apt-get). */
-function imageTools(): Tool {
-  const has = (command: string) => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
-  const missing = ['buildah', 'mmdebstrap', 'podman', 'runc'].filter((c) => !has(c));
-  const installable = process.getuid?.() === 0 && has('apt-get');
-  return {
-    found: missing.length === 0 || installable ? 'tools/build-image.sh' : undefined,
-    name: `${missing.join(', ')} (root, or Debian's packages of those names)`,
-    install: `install Debian's ${missing.join(' ')} packages, or run as root where apt-get can`,
-  };
-}
-
-const BUILD_MS = 60 * 60_000;
+import { buildTestImage, IMAGE_BUILD_MS, imageTools } from '../support/image.js';
+import { testWithTool } from '../support/tools.js';
 
 testWithTool(imageTools())(
   'the image builds from the Dockerfile and passes its smoke run in a container',
   () => {
-    const build = spawnSync('bash', ['tools/build-image.sh', '--tag', 'interoperator:test'], {
-      encoding: 'utf8',
-      timeout: BUILD_MS,
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    // With the docker archive, as test/deploy/chart.test.ts builds it: one build for both.
+    const build = buildTestImage();
     expect({ status: build.status, stderr: build.status === 0 ? '' : build.stderr }).toEqual({
       status: 0,
       stderr: '',
     });
-    const archive = build.stdout.trim().split('\n').pop() ?? '';
+    const { archive } = build;
     expect(archive).toMatch(/\/images\/interoperator-test-[0-9a-f]{16}\.oci\.tar$/);
     expect(existsSync(archive)).toBe(true);
+    expect(existsSync(build.dockerArchive)).toBe(true);
     expect(build.stderr).toMatch(/archive \(compressed layers\): \d+ MB/);
 
     const smoke = spawnSync('bash', ['tools/smoke-image.sh', archive], {
@@ -67,12 +52,9 @@ testWithTool(imageTools())(
     ]);
 
     // A second run with nothing changed builds nothing: the same archive, at once.
-    const again = spawnSync('bash', ['tools/build-image.sh', '--tag', 'interoperator:test'], {
-      encoding: 'utf8',
-      timeout: 5 * 60_000,
-    });
-    expect([again.status, again.stdout.trim().split('\n').pop()]).toEqual([0, archive]);
+    const again = buildTestImage(5 * 60_000);
+    expect([again.status, again.archive]).toEqual([0, archive]);
     expect(again.stderr).toMatch(/up to date: interoperator:test/);
   },
-  BUILD_MS + 20 * 60_000,
+  IMAGE_BUILD_MS + 20 * 60_000,
 );

@@ -2,6 +2,8 @@
  * The deploy suite's node (started by test/deploy/global-setup.mjs on the master of the run's
  * environment), and the images its tests make for it.
  */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { EnvironmentInfo } from '../../dev/local/environment.js';
 import type { KubeNodeInfo } from '../../dev/local/kube-node.js';
@@ -31,3 +33,21 @@ export function nodeTool(): Tool {
 /** Makes a busybox image for the node's pods (cached with the binaries) and returns its archive. */
 export const busyboxImage = (spec: BusyboxImageSpec): Promise<string> =>
   makeBusyboxImage(spec, path.join(cacheDir(), 'images'));
+
+/**
+ * The resident memory of a running container's first process (the kubelet's `containerID` without
+ * its `containerd://`), from containerd's task list and /proc: the host sees the pods' processes.
+ */
+export function containerRssBytes(containerdAddress: string, containerId: string): number {
+  const tasks = execFileSync('ctr', ['--address', containerdAddress, '-n', 'k8s.io', 'tasks', 'ls'], {
+    encoding: 'utf8',
+  });
+  const pid = tasks
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .find(([id]) => id === containerId)?.[1];
+  if (!pid) throw new Error(`no running task ${containerId} in containerd`);
+  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  if (!kb) throw new Error(`no VmRSS for process ${pid} of container ${containerId}`);
+  return Number(kb) * 1024;
+}

@@ -19,8 +19,13 @@ const templatesDir = path.join(chartDir, 'templates');
 const crdDir = path.join(chartDir, 'crds');
 
 const readYaml = (file: string) => parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+/** Every template file, those of templates/tests/ included, by its path under templates/. */
 const templates = () =>
-  readdirSync(templatesDir).map((f) => ({ file: f, text: readFileSync(path.join(templatesDir, f), 'utf8') }));
+  readdirSync(templatesDir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(templatesDir, path.join(entry.parentPath, entry.name)))
+    .sort()
+    .map((f) => ({ file: f, text: readFileSync(path.join(templatesDir, f), 'utf8') }));
 
 /** The settings the brief names, which the chart must set (src/config.ts reads them). */
 const REQUIRED_ENV = [
@@ -412,6 +417,8 @@ withHelm('the chart rendered by helm', () => {
         'ConfigMap/r-interoperator',
         'Deployment/r-interoperator-broker',
         'Deployment/r-interoperator-worker',
+        // The `helm test` hook (templates/tests/).
+        'Pod/r-interoperator-test-broker',
         'PodDisruptionBudget/r-interoperator-broker',
         'PodDisruptionBudget/r-interoperator-worker',
         'Secret/r-interoperator',
@@ -755,6 +762,51 @@ withHelm('the chart rendered by helm', () => {
       INTEROP_TEMPORAL_API_KEY: { name: 'temporal-key', key: 'apiKey' },
       INTEROP_WORKER_DEPLOYMENT: 'osb-eu',
     });
+  });
+
+  test('GIVEN the defaults THEN `helm test` runs a pod of the chart’s image that asks the broker Service by its variables, with the Secret’s credentials', () => {
+    const manifests = render('image.repository=example/interoperator', 'image.tag=1.4.2');
+    const pod = find(manifests, 'Pod', 'r-interoperator-test-broker');
+    expect(pod.metadata.annotations).toEqual({
+      'helm.sh/hook': 'test',
+      'helm.sh/hook-delete-policy': 'before-hook-creation',
+    });
+    const spec = pod.spec as unknown as PodSpec & { restartPolicy: string };
+    expect(spec.restartPolicy).toBe('Never');
+    expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
+    const container = spec.containers[0]!;
+    expect(container).toMatchObject({
+      image: 'example/interoperator:1.4.2',
+      imagePullPolicy: 'IfNotPresent',
+    });
+    expect(container.securityContext).toMatchObject({
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+    });
+    // The Service's variables, which the kubelet sets for the Service the chart made before the hook.
+    const service = find(manifests, 'Service', 'r-interoperator-broker');
+    expect((service.spec as { ports: { name: string }[] }).ports[0]!.name).toBe('http');
+    expect(
+      Object.fromEntries(container.env.map((e) => [e.name, e.value ?? e.valueFrom?.secretKeyRef])),
+    ).toEqual({
+      BROKER_URL: 'http://$(R_INTEROPERATOR_BROKER_SERVICE_HOST):$(R_INTEROPERATOR_BROKER_SERVICE_PORT_HTTP)',
+      BROKER_USERNAME: { name: 'r-interoperator', key: 'username' },
+      BROKER_PASSWORD: { name: 'r-interoperator', key: 'password' },
+    });
+    expect(container.command.slice(0, 2)).toEqual(['node', '-e']);
+    const script = container.command[2]!;
+    for (const check of ["'/healthz'", "'/v2/catalog'", 'status === 401', 'status === 200'])
+      expect(script).toContain(check);
+    // An existing Secret's credentials; no test without a broker.
+    const existing = find(
+      render('auth.existingSecret=osb-credentials'),
+      'Pod',
+      'r-interoperator-test-broker',
+    );
+    expect((existing.spec as unknown as PodSpec).containers[0]!.env[1]!.valueFrom?.secretKeyRef?.name).toBe(
+      'osb-credentials',
+    );
+    expect(kinds(render('broker.enabled=false')).filter((k) => k.startsWith('Pod/'))).toEqual([]);
   });
 
   test('GIVEN Worker Versioning off (the default) THEN one worker Deployment, no build id and no hook', () => {

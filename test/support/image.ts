@@ -1,0 +1,53 @@
+/**
+ * The inter-operator's image as the deploy suite builds it: tools/build-image.sh (or its cache when
+ * nothing changed), with the docker archive beside the OCI one, which `ctr images import` names as
+ * the tag says (the kubelet then finds `interoperator:test` as the chart's values name it).
+ */
+import { spawnSync } from 'node:child_process';
+import type { Tool } from './tools.js';
+
+/** The tag the deploy suite builds: one build serves every file of the stage. */
+export const TEST_IMAGE = { repository: 'interoperator', tag: 'test' } as const;
+
+/** How long a first build may take (the bases, npm ci, the renderers' Go build). */
+export const IMAGE_BUILD_MS = 60 * 60_000;
+
+/** The build's tools: at hand, or installable by the scripts (root with apt-get). */
+export function imageTools(): Tool {
+  const has = (command: string) => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
+  const missing = ['buildah', 'mmdebstrap', 'podman', 'runc'].filter((c) => !has(c));
+  const installable = process.getuid?.() === 0 && has('apt-get');
+  return {
+    found: missing.length === 0 || installable ? 'tools/build-image.sh' : undefined,
+    name: `${missing.join(', ')} (root, or Debian's packages of those names)`,
+    install: `install Debian's ${missing.join(' ')} packages, or run as root where apt-get can`,
+  };
+}
+
+/** What one run of tools/build-image.sh gave. */
+export interface ImageBuild {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** The OCI archive (the script's last line). */
+  readonly archive: string;
+  /** The docker archive beside it, for `ctr images import`. */
+  readonly dockerArchive: string;
+}
+
+/** Runs tools/build-image.sh for {@link TEST_IMAGE}, with the docker archive. */
+export function buildTestImage(timeoutMs = IMAGE_BUILD_MS): ImageBuild {
+  const build = spawnSync(
+    'bash',
+    ['tools/build-image.sh', '--tag', `${TEST_IMAGE.repository}:${TEST_IMAGE.tag}`, '--docker-archive'],
+    { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 },
+  );
+  const archive = build.stdout.trim().split('\n').pop() ?? '';
+  return {
+    status: build.status,
+    stdout: build.stdout,
+    stderr: build.stderr,
+    archive,
+    dockerArchive: archive.replace(/\.oci\.tar$/, '.docker.tar'),
+  };
+}
