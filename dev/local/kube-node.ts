@@ -217,9 +217,9 @@ function mountsUnder(dir: string): string[] {
     .sort((a, b) => b.length - a.length);
 }
 
-/** The ids of processes in the kubelet's pod cgroups (every controller's hierarchy). */
-function podProcesses(): number[] {
-  const pids = new Set<number>();
+/** The kubelet's pod cgroup folders in every controller's hierarchy, each after those below it. */
+function podCgroups(): string[] {
+  const found: string[] = [];
   const walk = (dir: string) => {
     let entries;
     try {
@@ -227,15 +227,26 @@ function podProcesses(): number[] {
     } catch {
       return;
     }
-    for (const entry of entries) {
-      if (entry.isDirectory()) walk(path.join(dir, entry.name));
-      else if (entry.name === 'cgroup.procs')
-        for (const pid of readFileSync(path.join(dir, entry.name), 'utf8').split('\n').filter(Boolean))
-          pids.add(Number(pid));
-    }
+    for (const entry of entries) if (entry.isDirectory()) walk(path.join(dir, entry.name));
+    found.push(dir);
   };
   for (const hierarchy of existsSync('/sys/fs/cgroup') ? readdirSync('/sys/fs/cgroup') : [])
     walk(path.join('/sys/fs/cgroup', hierarchy, 'kubepods'));
+  return found;
+}
+
+/** The ids of processes in the kubelet's pod cgroups. */
+function podProcesses(): number[] {
+  const pids = new Set<number>();
+  for (const dir of podCgroups()) {
+    let procs = '';
+    try {
+      procs = readFileSync(path.join(dir, 'cgroup.procs'), 'utf8');
+    } catch {
+      continue;
+    }
+    for (const pid of procs.split('\n').filter(Boolean)) pids.add(Number(pid));
+  }
   return [...pids];
 }
 
@@ -351,22 +362,13 @@ async function removeKubeChains(): Promise<void> {
 
 /** Removes the kubelet's emptied pod cgroups, deepest first. */
 function removePodCgroups(): void {
-  const remove = (dir: string) => {
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) if (entry.isDirectory()) remove(path.join(dir, entry.name));
+  for (const dir of podCgroups()) {
     try {
       rmdirSync(dir);
     } catch {
       // still in use, or not a cgroup
     }
-  };
-  for (const hierarchy of existsSync('/sys/fs/cgroup') ? readdirSync('/sys/fs/cgroup') : [])
-    remove(path.join('/sys/fs/cgroup', hierarchy, 'kubepods'));
+  }
 }
 
 /** Stops the node's containers through containerd, so that their shims end. */
