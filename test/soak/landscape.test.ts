@@ -196,7 +196,30 @@ describe('soak: a day in the life of a landscape', () => {
       await Promise.all(running);
       console.log(`[soak] ${lives} lives; ${events.join('; ')}`);
 
-      // THEN every promise held
+      // THEN every rollout ends (of the plan's two revisions, and of the settings' change on each
+      // cluster), as an admin lists them: the updates it starts for instances kept at an older
+      // revision run after the tenants' own operations
+      const listRollouts = async () => {
+        const listed = await callAdmin(brokers[0]!.url, 'GET', '/admin/rollouts?limit=100');
+        return ((listed.body.items ?? []) as { kind: string; progress?: { state?: string } }[]).map(
+          (r) => `${r.kind} ${r.progress?.state ?? '?'}`,
+        );
+      };
+      const rollouts = await eventually(
+        'every rollout done',
+        async () => {
+          const listed = await listRollouts();
+          return listed.length > 0 && listed.every((r) => r.endsWith(' done')) ? listed : undefined;
+        },
+        STUCK_AFTER_MS,
+      ).catch(async (err: Error) => {
+        throw new Error(`${err.message}; the rollouts: ${(await listRollouts()).join(', ')}`);
+      });
+      console.log(`[soak] rollouts: ${rollouts.join(', ')}`);
+      expect(rollouts.some((r) => r.startsWith('plan'))).toBe(true);
+      expect(rollouts.some((r) => r.startsWith('reference'))).toBe(true);
+
+      // AND every promise held
       const temporal = await temporalClient(payloadKeys);
       const verdict = await (async () => {
         try {
@@ -234,14 +257,6 @@ describe('soak: a day in the life of a landscape', () => {
       const repeatSurprises = tenants.flatMap((p) => p.repeatSurprises);
       const stuck = tenants.flatMap((p) => p.stuck);
       const surprises = tenants.flatMap((p) => p.surprises);
-      // (the rollouts, as an admin lists them: of the plan's two revisions, and of the settings' change on each cluster)
-      const listed = await callAdmin(brokers[0]!.url, 'GET', '/admin/rollouts?limit=100');
-      const rollouts = ((listed.body.items ?? []) as { kind: string; progress?: { state?: string } }[]).map(
-        (r) => `${r.kind} ${r.progress?.state ?? '?'}`,
-      );
-      console.log(`[soak] rollouts: ${rollouts.join(', ')}`);
-      expect(rollouts.some((r) => r.startsWith('plan'))).toBe(true);
-      expect(rollouts.some((r) => r.startsWith('reference'))).toBe(true);
       // (the secrets sweep reads the processes' whole logs: it stops them first)
       const { result: sweep } = await sweepLandscape(landscape, rotated);
       const planted = sweep.hits.filter((h) => h.startsWith('a credential planted'));
