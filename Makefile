@@ -1,7 +1,7 @@
 # The two commands of the README. Both install the npm dependencies when the lock file changed and
 # build the real servers (Temporal CLI, etcd, kube-apiserver, kube-controller-manager; for the tests
-# and INTEROP_TEMPORAL=server, the production Temporal server too) from the Go module proxy on first
-# use, cached outside the repo.
+# and INTEROP_TEMPORAL=server, the production Temporal server too; for the tests, cert-manager's
+# control loops) from the Go module proxy on first use, cached outside the repo.
 .PHONY: run test
 
 # npm ci, tried three times: the registry sometimes drops a connection (EIDLETIMEOUT) mid-install.

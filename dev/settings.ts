@@ -39,6 +39,8 @@ export interface BinaryOverrides {
   readonly temporalServerDir?: string;
   /** KUBE_NODE_DIR: a folder that holds kubelet, kube-proxy and kube-scheduler. */
   readonly kubeNodeDir?: string;
+  /** CERT_MANAGER_CONTROLLER_BIN: cert-manager's control loops (tools/cert-manager). */
+  readonly certManagerController?: string;
 }
 
 export function binaryOverrides(env: NodeJS.ProcessEnv = process.env): BinaryOverrides {
@@ -49,6 +51,7 @@ export function binaryOverrides(env: NodeJS.ProcessEnv = process.env): BinaryOve
     kubeControllerManager: value(env, 'KUBE_CONTROLLER_MANAGER_BIN'),
     temporalServerDir: value(env, 'TEMPORAL_SERVER_DIR'),
     kubeNodeDir: value(env, 'KUBE_NODE_DIR'),
+    certManagerController: value(env, 'CERT_MANAGER_CONTROLLER_BIN'),
   };
 }
 

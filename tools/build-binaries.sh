@@ -3,15 +3,16 @@
 # kube-apiserver and kube-controller-manager, a node's kubelet, kube-proxy and kube-scheduler
 # (target node, for the deploy suite), helm for the chart checks, and the production
 # Temporal server with its SQL schema tool (target temporal-server) for the suite that runs on it
-# and for INTEROP_TEMPORAL=server. Everything comes from the Go module proxy.
+# and for INTEROP_TEMPORAL=server, and cert-manager's control loops (target cert-manager) for the
+# certificates example. Everything comes from the Go module proxy.
 # Binaries are cached outside the repo, keyed by version, and reused:
 #   ${INTEROP_CACHE_DIR:-$HOME/.cache/interoperator}/bin/<name>-<version>/<name>
 # An existing binary named by TEMPORAL_CLI, ETCD_BIN, KUBE_APISERVER_BIN or
 # KUBE_CONTROLLER_MANAGER_BIN is used as it is and not built; so is a directory named by
 # TEMPORAL_SERVER_DIR that holds temporal-server and temporal-sql-tool.
 # An existing directory named by KUBE_NODE_DIR that holds kubelet, kube-proxy and kube-scheduler is
-# used as it is too.
-# Usage: tools/build-binaries.sh [temporal|etcd|kube|node|helm|temporal-server ...]   (default: all, in parallel)
+# used as it is too, and so is a binary named by CERT_MANAGER_CONTROLLER_BIN.
+# Usage: tools/build-binaries.sh [temporal|etcd|kube|node|helm|temporal-server|cert-manager ...]   (default: all, in parallel)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${INTEROP_CACHE_DIR:-$HOME/.cache/interoperator}"
@@ -21,6 +22,7 @@ mkdir -p "$cache/bin" "$cache/logs"
 TEMPORAL_VERSION=1.5.1
 KUBE_VERSION=$(awk '/^require k8s.io\/kubernetes/ {print $3}' "$here/kube/go.mod")
 TEMPORAL_SERVER_VERSION=$(awk '/^require go.temporal.io\/server/ {print $3}' "$here/temporal-server/go.mod")
+CERT_MANAGER_VERSION=$(awk '$1 == "github.com/cert-manager/cert-manager" {print $2}' "$here/cert-manager/go.mod")
 ETCD_VERSION=$(awk '/^require go.etcd.io\/etcd\/server\/v3/ {print $3}' "$here/etcd/go.mod")
 
 log() { printf '[build-binaries] %s\n' "$*" >&2; }
@@ -105,7 +107,21 @@ build_helm() {
   rm -rf "$out" && mv "$out.tmp" "$out"
 }
 
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(temporal etcd kube node helm temporal-server)
+# cert-manager's Issuer, Certificate and CertificateRequest control loops, built from its module
+# by the small command in tools/cert-manager (its own command is a module the proxy does not serve).
+# The folder is keyed by cert-manager's version and by the command's source, which is ours.
+build_cert-manager() {
+  local out; out="$cache/bin/cert-manager-$CERT_MANAGER_VERSION-$(sha256sum "$here/cert-manager/main.go" | cut -c1-8)"
+  if [ -n "${CERT_MANAGER_CONTROLLER_BIN:-}" ] || [ -x "$out/cert-manager-controller" ]; then return 0; fi
+  log "building cert-manager's controller $CERT_MANAGER_VERSION (first run only)"
+  mkdir -p "$out.tmp"
+  (cd "$here/cert-manager" && go build -ldflags="-s -w" -o "$out.tmp/cert-manager-controller" .) \
+      >"$cache/logs/cert-manager.log" 2>&1 \
+    || { log "cert-manager build failed; see $cache/logs/cert-manager.log"; tail -20 "$cache/logs/cert-manager.log" >&2; return 1; }
+  rm -rf "$out" && mv "$out.tmp" "$out"
+}
+
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(temporal etcd kube node helm temporal-server cert-manager)
 pids=()
 for t in "${targets[@]}"; do "build_$t" & pids+=($!); done
 rc=0; for p in "${pids[@]}"; do wait "$p" || rc=1; done

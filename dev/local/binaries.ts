@@ -4,6 +4,7 @@
  * tools/build-binaries.sh (the first run only).
  */
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { binaryOverrides, cacheDir } from '../settings.js';
@@ -22,10 +23,12 @@ export interface ServerBinaries {
   readonly temporalServer: string;
   /** Its SQL schema tool. */
   readonly temporalSqlTool: string;
+  /** cert-manager's control loops (tools/cert-manager), for the certificates example. */
+  readonly certManagerController: string;
 }
 
 /** The binaries {@link ensureBinaries} builds, by their tools/build-binaries.sh target. */
-export type BinaryTarget = 'temporal' | 'etcd' | 'kube' | 'node' | 'temporal-server';
+export type BinaryTarget = 'temporal' | 'etcd' | 'kube' | 'node' | 'temporal-server' | 'cert-manager';
 
 export const TEMPORAL_CLI_VERSION = '1.5.1';
 
@@ -34,6 +37,14 @@ function requiredVersion(modFile: string, pattern: RegExp): string {
   const match = pattern.exec(text);
   if (!match?.[1]) throw new Error(`cannot read the version from tools/${modFile}`);
   return match[1];
+}
+
+/** The first 8 hex digits of the SHA-256 of a source file under tools/, as tools/build-binaries.sh keys a build of our own. */
+function sourceDigest(file: string): string {
+  return createHash('sha256')
+    .update(readFileSync(path.join(repoRoot(), 'tools', file)))
+    .digest('hex')
+    .slice(0, 8);
 }
 
 /** Where each binary is expected, without building anything. */
@@ -48,6 +59,10 @@ export function binaryPaths(): ServerBinaries {
       bin,
       `temporal-server-${requiredVersion('temporal-server/go.mod', /^require go\.temporal\.io\/server (\S+)/m)}`,
     );
+  const certManager = requiredVersion(
+    'cert-manager/go.mod',
+    /^\s*github\.com\/cert-manager\/cert-manager (\S+)/m,
+  );
   const nodeDir = given.kubeNodeDir ?? path.join(bin, `kube-node-${kube}`);
   return {
     temporal: given.temporal ?? path.join(bin, `temporal-${TEMPORAL_CLI_VERSION}`, 'temporal'),
@@ -60,6 +75,13 @@ export function binaryPaths(): ServerBinaries {
     kubeScheduler: path.join(nodeDir, 'kube-scheduler'),
     temporalServer: path.join(temporalServerDir, 'temporal-server'),
     temporalSqlTool: path.join(temporalServerDir, 'temporal-sql-tool'),
+    certManagerController:
+      given.certManagerController ??
+      path.join(
+        bin,
+        `cert-manager-${certManager}-${sourceDigest('cert-manager/main.go')}`,
+        'cert-manager-controller',
+      ),
   };
 }
 
@@ -71,6 +93,7 @@ export function ensureBinaries(which: readonly BinaryTarget[]): ServerBinaries {
     if (name === 'etcd') return !existsSync(paths.etcd);
     if (name === 'temporal-server')
       return !existsSync(paths.temporalServer) || !existsSync(paths.temporalSqlTool);
+    if (name === 'cert-manager') return !existsSync(paths.certManagerController);
     if (name === 'node')
       return [paths.kubelet, paths.kubeProxy, paths.kubeScheduler].some((file) => !existsSync(file));
     return !existsSync(paths.kubeApiserver) || !existsSync(paths.kubeControllerManager);
