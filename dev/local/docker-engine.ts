@@ -49,7 +49,7 @@ export interface DockerEngine {
   docker(args: readonly string[], timeoutMs?: number): Promise<string>;
   /**
    * Loads a docker archive unless the engine already holds its image (the same image id under the
-   * same reference), and returns the reference.
+   * same reference), removes the images left without a name, and returns the reference.
    */
   load(archive: string, ref: string): Promise<string>;
   /** Removes the networks no container uses, stops the engine and removes bridges it left. */
@@ -136,6 +136,8 @@ export async function startDockerEngine(options: DockerEngineOptions): Promise<D
       const held = await docker(['image', 'inspect', '--format', '{{.Id}}', ref]).catch(() => '');
       if (id && held.trim() === id) return ref;
       await docker(['load', '--quiet', '--input', archive], 10 * 60_000);
+      // The image the reference named before, now without a name, would stay in the store for ever.
+      await docker(['image', 'prune', '--force']);
       return ref;
     },
     async stop() {
