@@ -118,6 +118,7 @@ describeWithTool(composeTools())('docker-compose.yml up on a Docker engine', () 
 
   beforeAll(
     async () => {
+      const begun = Date.now();
       mkdirSync(runDir, { recursive: true });
       engine = await startDockerEngine({ runDir: path.join(runDir, 'engine') });
 
@@ -150,6 +151,7 @@ describeWithTool(composeTools())('docker-compose.yml up on a Docker engine', () 
         env[server.variable] = await engine.load(archive, ref);
       }
       imageEnv = env;
+      console.log(`[compose] engine up and images loaded in ${((Date.now() - begun) / 1000).toFixed(1)} s`);
 
       // WHEN the stack comes up (after what a killed run may have left)
       await compose(['down', '--volumes', '--remove-orphans']);
