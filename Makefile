@@ -20,8 +20,9 @@ run: node_modules/.installed
 
 ## Runs every test: lint, format, typecheck, build, unit and integration tests against real servers
 ## (and Chromium, installed when absent, for the Temporal Web UI's browser test; PostgreSQL, installed
-## when absent, for the production Temporal server's suite; a compose client, installed when absent,
-## for the check of docker-compose.yml). Under CI=true a test whose tool is missing fails.
+## when absent, for the production Temporal server's suite; a compose client and Debian's Docker
+## engine, installed when absent, to check and run docker-compose.yml). Under CI=true a test whose
+## tool is missing fails.
 test: node_modules/.installed
 	npm run build:binaries
 	bash tools/ensure-chromium.sh

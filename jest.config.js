@@ -20,6 +20,8 @@
 //   deploy       what runs as pods: the integration project's environment with a real node on the
 //                master (containerd, kubelet, kube-proxy, kube-scheduler; dev/local/kube-node.ts),
 //                started by test/deploy/global-setup.mjs; needs root (tools/ensure-node-packages.sh).
+//                Also docker-compose.yml, run on a Docker engine of its own (test/deploy/compose.test.ts;
+//                tools/ensure-compose.sh).
 // The npm scripts end `--selectProjects <name>` with `--no-watchman`: otherwise jest would read
 // the file arguments given after `npm run test:unit --` as more project names, and run them all.
 const transform = {

@@ -13,8 +13,9 @@
  *   faults        the fault-injection files and the landscape soak, each with servers of its own
  *                 that it kills, two at a time
  *   deploy        the integration environment with a real node on the master (pods run): the
- *                 deploy files one at a time; the node needs root, and under CI=true a node that
- *                 cannot start fails the stage
+ *                 deploy files one at a time (among them docker-compose.yml run on a Docker engine
+ *                 of its own); the node needs root, and under CI=true a node that cannot start
+ *                 fails the stage
  *
  * Every stage runs even when an earlier one failed (but nothing runs without a build), and the
  * last line sums them up: `tests: N passed, N failed, N skipped`. Exits non-zero when anything

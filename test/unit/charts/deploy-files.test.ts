@@ -6,12 +6,12 @@
  * installs; without one that check is skipped, and fails under CI=true.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { BROKER_NODE_FLAGS } from '../../../src/config.js';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../../src/workflows/search-attributes.js';
+import { composeCommand } from '../../support/compose.js';
 import { testWithTool } from '../../support/tools.js';
 
 const root = process.cwd();
@@ -95,27 +95,6 @@ describe('docker-compose.yml', () => {
     expect([...new Set(text.match(/INTEROP_[A-Z_]+/g))].filter((n) => !read.has(n))).toEqual([]);
   });
 });
-
-/** A compose client: the docker plugin, docker-compose on the PATH, or one built into the cache. */
-function composeCommand(): string[] | undefined {
-  if (spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' }).status === 0)
-    return ['docker', 'compose'];
-  const bin = path.join(
-    process.env.INTEROP_CACHE_DIR ?? path.join(os.homedir(), '.cache', 'interoperator'),
-    'bin',
-  );
-  const cached = existsSync(bin)
-    ? readdirSync(bin)
-        .filter((d) => d.startsWith('compose-'))
-        .sort()
-        .reverse()
-        .map((d) => path.join(bin, d, 'docker-compose'))
-        .find((f) => existsSync(f))
-    : undefined;
-  if (cached) return [cached];
-  if (spawnSync('docker-compose', ['version'], { encoding: 'utf8' }).status === 0) return ['docker-compose'];
-  return undefined;
-}
 
 const composeCli = composeCommand();
 testWithTool({
