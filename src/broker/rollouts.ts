@@ -22,6 +22,7 @@ import {
 } from '../admin/contract.js';
 import type { CatalogCache } from '../kube/catalog-cache.js';
 import { conflict, notFound } from '../osb/errors.js';
+import { planRevision } from '../resources/names.js';
 import type { SFPlan } from '../resources/types.js';
 import {
   ROLLOUT_MEMO_KEY,
@@ -69,6 +70,13 @@ export class TemporalRollouts implements RolloutControl {
     const revision = recordedRevision(plan);
     if (!revision)
       throw conflict(`The plan ${planId} has no revision yet (status.specHash); try again in a moment.`);
+    // A change the workers have not recorded yet: rolling out the recorded revision would start a
+    // rollout of the spec as it was, which ends at once with nothing updated.
+    const latest = planRevision(plan.spec);
+    if (latest !== revision)
+      throw conflict(
+        `The plan ${planId} changed (revision ${latest}) and the workers have not recorded it yet (status.specHash ${revision}); try again in a moment.`,
+      );
     const request: RolloutRequest = { planId, revision, settings, requestedBy };
     await startRollout(this.deps.client, this.deps, request);
     const handle = this.deps.client.workflow.getHandle(this.workflowId(planId));

@@ -192,9 +192,15 @@ describe('the dry run of a plan change', () => {
     await eventually('the new revision recorded', async () =>
       (await readPlan(planId))?.status?.specHash === report.revision ? true : undefined,
     );
-    expect((await callAdmin(system.url, 'POST', `/admin/plans/${planId}/rollout`, { body: {} })).status).toBe(
-      202,
-    );
+    // (a 409 while the broker's catalog has the spec but not yet the workers' record of it)
+    const started = await eventually('the rollout started', async () => {
+      const res = await callAdmin(system.url, 'POST', `/admin/plans/${planId}/rollout`, { body: {} });
+      return res.status === 409 ? undefined : res;
+    });
+    expect({ status: started.status, revision: started.body.revision }).toEqual({
+      status: 202,
+      revision: report.revision,
+    });
     await eventually(
       'the rollout done',
       async () => {
