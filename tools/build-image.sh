@@ -18,7 +18,8 @@
 #   interoperator-<tag>-<key>.oci.tar the image as an OCI archive (skopeo, podman, buildah...)
 #   interoperator-<tag>-<key>.docker.tar  with --docker-archive: for `docker load` / `ctr import`
 # <key> is a hash of every file the Dockerfile reads (what .dockerignore lets through), of the base
-# versions and of the tag: a second run with nothing changed builds nothing and prints the path.
+# versions and of the tag: a second run with nothing changed builds nothing and prints the path. A
+# new build removes the archives of the tag's earlier builds.
 #
 # Usage: tools/build-image.sh [--tag NAME:TAG] [--docker-archive]
 #   --tag             the image's name in the archive (default interoperator:dev)
@@ -245,5 +246,13 @@ if $docker_archive; then
   log "docker archive: $docker_tar"
 fi
 log "built in $(($(date +%s) - started)) s"
+# Earlier builds of this tag: their archives and logs go (the layer cache in storage/ stays).
+prefix="interoperator-${name#interoperator_}-"
+for old in "$cache/$prefix"*.tar; do
+  base="${old##*/}" old_key="${base#"$prefix"}"
+  old_key="${old_key%.oci.tar}" old_key="${old_key%.docker.tar}"
+  [[ "$old_key" =~ ^[0-9a-f]{16}$ && "$old_key" != "$key" ]] || continue
+  rm -f "$old" "$cache/build-$old_key.log"
+done
 sizes
 echo "$archive"

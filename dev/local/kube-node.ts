@@ -14,7 +14,8 @@
  * Everything the node writes lives under its work folder: containerd's root, state and socket, the
  * kubelet's root folder and the pods' logs, the CNI configuration and address leases, every log.
  * {@link KubeNode.stop} removes what it made outside that folder too (containers, mounts, iptables
- * rules, pod cgroups, the links in /var/log/containers, the kernel settings the kubelet changed),
+ * rules, pod cgroups, the links in /var/log/containers, the kernel settings the kubelet changed)
+ * and, in it, containerd's images and snapshots,
  * and the next start sweeps what a run that was killed left behind.
  */
 import { execFile } from 'node:child_process';
@@ -50,7 +51,14 @@ import {
 import { makeBusyboxImage } from './oci-images.js';
 
 export { NODE_BRIDGE, NODE_HOST_ADDRESS, NODE_POD_CIDR, PAUSE_IMAGE };
-import { freePort, startProcess, tailOf, waitUntilReady, type ManagedProcess } from './processes.js';
+import {
+  freePort,
+  keptRunning,
+  startProcess,
+  tailOf,
+  waitUntilReady,
+  type ManagedProcess,
+} from './processes.js';
 
 const exec = promisify(execFile);
 
@@ -186,6 +194,8 @@ export interface KubeNodeInfo {
   readonly workDir: string;
   /** The pods' container logs (the kubelet's podLogsDir). */
   readonly podLogsDir: string;
+  /** The kubelet's root folder (its `--root-dir`), which also tells its process apart. */
+  readonly kubeletRoot: string;
   /** Seconds from the start of containerd to the Node's Ready condition. */
   readonly readySeconds: number;
 }
@@ -322,6 +332,10 @@ export async function sweepNode(workDir: string): Promise<void> {
       )
     )
       rmSync(path.join(cniResults, file), { force: true });
+  // containerd's images and snapshots, the bulk of the folder (an imported image is most of a GB);
+  // the logs stay.
+  for (const dir of [paths.containerdRoot, paths.containerdState])
+    rmSync(dir, { recursive: true, force: true });
   if (existsSync(paths.kernelSettings)) {
     const saved = JSON.parse(readFileSync(paths.kernelSettings, 'utf8')) as Record<string, string>;
     for (const [name, value] of Object.entries(saved)) {
@@ -514,20 +528,23 @@ export async function startKubeNode(options: KubeNodeOptions): Promise<KubeNode>
         logFile: path.join(workDir, 'kube-proxy.log'),
       }),
     );
-    const kubelet = startProcess({
-      name: 'kubelet (node)',
-      command: bins.kubelet,
-      args: [
-        `--config=${paths.kubeletConfig}`,
-        `--kubeconfig=${options.kubeconfigPath}`,
-        `--root-dir=${paths.kubeletRoot}`,
-        `--cert-dir=${path.join(paths.kubeletRoot, 'pki')}`,
-        `--hostname-override=${name}`,
-        `--node-ip=${network.hostAddress}`,
-        '--v=0',
-      ],
-      logFile: path.join(workDir, 'kubelet.log'),
-    });
+    // Kept running as a node's service manager keeps it: a kubelet that exits is started again.
+    const kubelet = keptRunning(() =>
+      startProcess({
+        name: 'kubelet (node)',
+        command: bins.kubelet,
+        args: [
+          `--config=${paths.kubeletConfig}`,
+          `--kubeconfig=${options.kubeconfigPath}`,
+          `--root-dir=${paths.kubeletRoot}`,
+          `--cert-dir=${path.join(paths.kubeletRoot, 'pki')}`,
+          `--hostname-override=${name}`,
+          `--node-ip=${network.hostAddress}`,
+          '--v=0',
+        ],
+        logFile: path.join(workDir, 'kubelet.log'),
+      }),
+    );
     processes.push(kubelet);
     processes.push(
       startProcess({
@@ -562,6 +579,7 @@ export async function startKubeNode(options: KubeNodeOptions): Promise<KubeNode>
       containerdAddress: paths.containerdAddress,
       workDir,
       podLogsDir: paths.podLogsDir,
+      kubeletRoot: paths.kubeletRoot,
       readySeconds: Math.round((Date.now() - started) / 100) / 10,
     },
     importImage: (archivePath) => importImageArchive(paths.containerdAddress, archivePath),

@@ -44,6 +44,42 @@ function installExitHook(): void {
   });
 }
 
+/**
+ * A server started again, `restartDelayMs` after it exits, until it is stopped: as a service
+ * manager keeps the node's kubelet running (systemd's `Restart=always`). `pid` is the current
+ * process's; `exited` resolves once it is stopped (or killed) and has ended.
+ */
+export function keptRunning(start: () => ManagedProcess, restartDelayMs = 1000): ManagedProcess {
+  let current = start();
+  let stopped = false;
+  let ended!: (code: number | null) => void;
+  const exited = new Promise<number | null>((resolve) => (ended = resolve));
+  const watch = (proc: ManagedProcess) =>
+    void proc.exited.then(async (code) => {
+      if (!stopped) await new Promise((resolve) => setTimeout(resolve, restartDelayMs));
+      if (stopped) return ended(code);
+      current = start();
+      watch(current);
+    });
+  watch(current);
+  const end = (how: (proc: ManagedProcess) => Promise<void>) => async () => {
+    stopped = true;
+    await how(current);
+    ended(await current.exited);
+  };
+  return {
+    name: current.name,
+    logFile: current.logFile,
+    get pid() {
+      return current.pid;
+    },
+    exited,
+    stop: end((proc) => proc.stop()),
+    kill: end((proc) => proc.kill()),
+    tail: (lines) => current.tail(lines),
+  };
+}
+
 /** Starts a server process, guarded so that it never outlives this process. */
 export function startProcess(options: StartOptions): ManagedProcess {
   installExitHook();

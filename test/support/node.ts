@@ -3,7 +3,7 @@
  * environment), and the images its tests make for it.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { EnvironmentInfo } from '../../dev/local/environment.js';
 import type { KubeNodeInfo } from '../../dev/local/kube-node.js';
@@ -50,4 +50,20 @@ export function containerRssBytes(containerdAddress: string, containerId: string
   const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
   if (!kb) throw new Error(`no VmRSS for process ${pid} of container ${containerId}`);
   return Number(kb) * 1024;
+}
+
+/** The process id of the node's kubelet (the `kubelet` whose `--root-dir` is the node's), if one runs. */
+export function kubeletPid(node: KubeNodeInfo): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let args: string[];
+    try {
+      args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (path.basename(args[0] ?? '') === 'kubelet' && args.includes(`--root-dir=${node.kubeletRoot}`))
+      return Number(entry);
+  }
+  return undefined;
 }
