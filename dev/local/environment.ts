@@ -42,6 +42,12 @@ export interface LocalEnvironmentOptions {
    * listens on every interface), so that pods reach both. @default unset
    */
   readonly nodeAddress?: string;
+  /**
+   * Whether the master gets the chart's CRDs (charts/interoperator/crds) and the clusters'
+   * registrations; false leaves them to `helm install` of the chart (the example operator's CRDs
+   * are installed either way). @default true
+   */
+  readonly chartCrdsOnMaster?: boolean;
 }
 
 /** Where the broker's codec endpoint will be, for the Temporal Web UI. */
@@ -95,10 +101,13 @@ export interface LocalEnvironment {
   stop(): Promise<void>;
 }
 
+/** Where the chart's CRDs are. */
+const CHART_CRDS = path.join(repoRoot(), 'charts', 'interoperator', 'crds');
+
 /** The CRD files the environment installs: ours and the example operator's. */
 export function crdFiles(): string[] {
   const root = repoRoot();
-  return [path.join(root, 'charts', 'interoperator', 'crds'), path.join(root, 'examples', 'operator', 'crds')]
+  return [CHART_CRDS, path.join(root, 'examples', 'operator', 'crds')]
     .filter((dir) => existsSync(dir))
     .flatMap((dir) =>
       readdirSync(dir)
@@ -154,9 +163,14 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions): P
     const clusterFiles = clusterKubeconfigs(controlPlane, existing);
     const clusters = clusterFiles.map((c) => clusterClientFromFile(c.id, c.kubeconfigPath));
     const crds = readCrds(crdFiles());
-    await Promise.all(clusters.map((cluster) => installCrds(cluster, crds)));
+    const chartCrdsOnMaster = options.chartCrdsOnMaster ?? true;
+    const operatorCrds = readCrds(crdFiles().filter((file) => !file.startsWith(CHART_CRDS)));
+    await Promise.all(
+      clusters.map((cluster, i) => installCrds(cluster, i > 0 || chartCrdsOnMaster ? crds : operatorCrds)),
+    );
     const master = clusters[0]!;
-    for (const c of clusterFiles) await registerCluster(master, namespace, c.id, c.kubeconfigPath);
+    if (chartCrdsOnMaster)
+      for (const c of clusterFiles) await registerCluster(master, namespace, c.id, c.kubeconfigPath);
 
     const info: EnvironmentInfo = {
       temporal: temporal

@@ -30,7 +30,8 @@ export default async function globalSetup() {
   try {
     network = await createNodeNetwork();
     globalThis.__interopNodeNetwork = network;
-    await startEnvironment({ ...environment, nodeAddress: network.hostAddress });
+    // The chart's CRDs are left to `helm install` (test/deploy/chart.test.ts).
+    await startEnvironment({ ...environment, nodeAddress: network.hostAddress, chartCrdsOnMaster: false });
     const { info } = globalThis.__interopEnvironment;
     const node = await startKubeNode({
       workDir: path.join(info.workDir, 'node'),

@@ -22,7 +22,7 @@ const processes = fileURLToPath(new URL('../../dist/dev/local/processes.js', imp
  * file in process.env[envVar]. With `nodeAddress`, the master is made ready for a node there
  * (test/deploy/global-setup.mjs).
  */
-export async function startEnvironment({ temporalKind, key, envVar, nodeAddress }) {
+export async function startEnvironment({ temporalKind, key, envVar, nodeAddress, chartCrdsOnMaster }) {
   if (!existsSync(compiled)) throw new Error(`${compiled} is missing: run \`npm run build\` first`);
   const { startLocalEnvironment } = await import(compiled);
   const workDir = mkdtempSync(
@@ -39,6 +39,7 @@ export async function startEnvironment({ temporalKind, key, envVar, nodeAddress 
     temporalUiPort: await freePort(),
     temporalUiCodec: { port: await freePort(), token: randomBytes(24).toString('base64url') },
     ...(nodeAddress ? { nodeAddress } : {}),
+    ...(chartCrdsOnMaster === false ? { chartCrdsOnMaster } : {}),
   });
   globalThis[key] = env;
   const file = path.join(workDir, 'environment.json');

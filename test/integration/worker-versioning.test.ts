@@ -8,140 +8,42 @@
  * once its provision has ended. Without versioning, the same change breaks the provision in flight
  * as soon as the old workers go: the contrast the versions are for.
  */
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import type { Client, WorkflowHandle } from '@temporalio/client';
-import { applyObject, readObject } from '../../src/kube/objects.js';
+import type { WorkflowHandle } from '@temporalio/client';
 import { instanceWorkflowId } from '../../src/resources/names.js';
-import type { KubeObject, PlanTemplate, SFPlan } from '../../src/resources/types.js';
+import type { SFPlan } from '../../src/resources/types.js';
 import { CLUSTER_HEALTH_SETTINGS_SIGNAL } from '../../src/workflows/messages.js';
 import { clusters, environment, eventually, temporalClient, unique } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import { DESIGN_SERVICE_ID, installDesignPlan, planHelpers } from '../support/plans.js';
 import { startProcess, systemSettings, type SystemProcess, type SystemSettings } from '../support/system.js';
+import {
+  begun,
+  buildOf,
+  GATED,
+  historyOf,
+  openGate,
+  withChangedProvision,
+  workerVersion,
+} from '../support/worker-versions.js';
 
 const [master] = clusters();
 
-/**
- * The gated plan's templates: a provision makes the ConfigMap `gate`, and stays in progress until
- * `data.open` of that ConfigMap says "yes" (written by the test, another field manager).
- */
-const GATED: PlanTemplate[] = [
-  {
-    action: 'provision',
-    type: 'gotemplate',
-    content: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gate\ndata:\n  made: "yes"\n',
-  },
-  {
-    action: 'sources',
-    type: 'gotemplate',
-    content:
-      'gate:\n  apiVersion: v1\n  kind: ConfigMap\n  name: gate\n  namespace: {{ .instance.metadata.namespace }}\n',
-  },
-  {
-    action: 'status',
-    type: 'gotemplate',
-    content: [
-      '{{- $open := "" }}{{ with .gate }}{{ with .data }}{{ $open = index . "open" | default "" }}{{ end }}{{ end }}',
-      'provision: {state: "{{ if eq $open "yes" }}succeeded{{ else }}in progress{{ end }}"}',
-      'deprovision: {state: succeeded}',
-    ].join('\n'),
-  },
-];
-
-/** Opens the gate of an instance's provision once the provision made it: its next status poll reports it succeeded. */
-async function openGate(instanceId: string): Promise<void> {
-  const gate = { apiVersion: 'v1', kind: 'ConfigMap', name: 'gate', namespace: `sf-${instanceId}` };
-  await eventually(`the gate of ${instanceId}`, async () =>
-    (await readObject(master!, gate)) ? true : undefined,
-  );
-  await applyObject(
-    master!,
-    {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'gate', namespace: gate.namespace },
-      data: { open: 'yes' },
-    } as KubeObject,
-    'the-test',
-  );
-}
-
-/** The changed provision's first step: a timer of 10 ms (the status polls wait 250 ms and more). */
-const CHANGED_TIMER_MS = 10;
-
 const root = process.cwd();
-const run = promisify(execFile);
 
 /**
  * The built workflow bundle with a provision that starts with a timer (CHANGED_TIMER_MS): new provisions run
  * as well on it, but a provision's history written by the built code cannot be replayed by it.
  */
 function changedBundle(): string {
-  const built = readFileSync(path.join(root, 'dist', 'bundles', 'workflows.js'), 'utf8');
-  const start = 'async function provisionWorkflow(req) {\n';
-  expect(built.split(start)).toHaveLength(2);
-  const changed = built.replace(
-    start,
-    `${start}    await (0,_temporalio_workflow__WEBPACK_IMPORTED_MODULE_0__.sleep)(${CHANGED_TIMER_MS});\n`,
+  const changed = withChangedProvision(
+    readFileSync(path.join(root, 'dist', 'bundles', 'workflows.js'), 'utf8'),
   );
   const file = path.join(environment().workDir, `workflows-changed-${randomUUID()}.js`);
   writeFileSync(file, changed);
   return file;
-}
-
-/** `interoperator worker-version ...` as an operator runs it, against the run's Temporal. */
-async function workerVersion(deploymentName: string, ...args: string[]) {
-  const { temporal } = environment();
-  try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      [path.join(root, 'dist', 'src', 'cli', 'main.js'), 'worker-version', ...args],
-      {
-        env: {
-          ...process.env,
-          INTEROP_TEMPORAL_ADDRESS: temporal.address,
-          INTEROP_TEMPORAL_NAMESPACE: temporal.namespace,
-          INTEROP_WORKER_DEPLOYMENT: deploymentName,
-        },
-      },
-    );
-    return { status: 0, stdout, stderr };
-  } catch (err) {
-    const failed = err as { code?: number; stdout?: string; stderr?: string };
-    return { status: failed.code ?? -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
-  }
-}
-
-/** The build a workflow run is on (or was on, once closed), as the server records it. */
-async function buildOf(handle: WorkflowHandle): Promise<string | undefined> {
-  const { raw } = await handle.describe();
-  return raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId ?? undefined;
-}
-
-/**
- * The run's history, as what matters here: its timers of the changed code, and its failed
- * workflow tasks' messages.
- */
-async function historyOf(handle: WorkflowHandle) {
-  const events = (await handle.fetchHistory()).events ?? [];
-  const ms = (d: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
-    Number(d?.seconds ?? 0) * 1000 + (d?.nanos ?? 0) / 1e6;
-  return {
-    changedTimers: events.filter(
-      (e) =>
-        e.timerStartedEventAttributes &&
-        ms(e.timerStartedEventAttributes.startToFireTimeout) === CHANGED_TIMER_MS,
-    ).length,
-    failedTasks: events.flatMap((e) =>
-      e.workflowTaskFailedEventAttributes
-        ? [e.workflowTaskFailedEventAttributes.failure?.message ?? '?']
-        : [],
-    ),
-  };
 }
 
 /** Starts a provision of the gated plan through the OSB API (202) and returns its last_operation path. */
@@ -153,21 +55,6 @@ async function startProvision(osb: OsbClient, planId: string, instanceId: string
   );
   expect(accepted.status).toBe(202);
   return `/v2/service_instances/${instanceId}/last_operation?operation=${encodeURIComponent(String(accepted.body.operation))}`;
-}
-
-/** The provision's workflow run once it has begun (its first steps are in its history). */
-async function begun(client: Client, instanceId: string): Promise<WorkflowHandle> {
-  const handle = client.workflow.getHandle(instanceWorkflowId(instanceId));
-  await eventually('the provision to begin', async () => {
-    try {
-      const events = (await handle.fetchHistory()).events ?? [];
-      return events.length >= 5 ? true : undefined;
-    } catch {
-      return undefined;
-    }
-  });
-  const { runId } = await handle.describe();
-  return client.workflow.getHandle(instanceWorkflowId(instanceId), runId);
 }
 
 /** A process stopped at the end of the test, whatever happens. */
@@ -252,8 +139,8 @@ describe('upgrading the workers', () => {
       const second = randomUUID();
       const secondOperation = await startProvision(osb, planId, second);
       await health.signal(CLUSTER_HEALTH_SETTINGS_SIGNAL, { probeSeconds: 3600, offlineSeconds: 120 });
-      await openGate(first);
-      await openGate(second);
+      await openGate(master!, first);
+      await openGate(master!, second);
 
       expect((await untilSettled(osb, firstOperation)).body.state).toBe('succeeded');
       expect((await untilSettled(osb, secondOperation)).body.state).toBe('succeeded');

@@ -4,6 +4,9 @@
  * the tag says (the kubelet then finds `interoperator:test` as the chart's values name it).
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Tool } from './tools.js';
 
 /** The tag the deploy suite builds: one build serves every file of the stage. */
@@ -50,4 +53,56 @@ export function buildTestImage(timeoutMs = IMAGE_BUILD_MS): ImageBuild {
     archive,
     dockerArchive: archive.replace(/\.oci\.tar$/, '.docker.tar'),
   };
+}
+
+/** buildah on the build script's own image storage (tools/build-image.sh), where the layers are already. */
+function buildah(...args: string[]): string {
+  const cache = process.env.INTEROP_CACHE_DIR ?? path.join(os.homedir(), '.cache', 'interoperator');
+  const result = spawnSync(
+    'buildah',
+    [
+      '--root',
+      path.join(cache, 'images', 'storage'),
+      '--runroot',
+      `/tmp/interoperator-images-run-${process.getuid?.() ?? 0}`,
+      '--storage-driver',
+      'overlay',
+      ...args,
+    ],
+    { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 },
+  );
+  if (result.status !== 0) throw new Error(`buildah ${args[0]} failed: ${result.stderr || result.error}`);
+  return result.stdout.trim();
+}
+
+/**
+ * A second build of the image, as the next release of the same Dockerfile: `base` with its
+ * prebuilt workflow bundle changed by `change` (one layer more), tagged `tag`, written as a docker
+ * archive into `dir`; resolves with the archive's path.
+ */
+export function buildChangedImage(
+  base: ImageBuild,
+  tag: string,
+  change: (bundle: string) => string,
+  dir: string,
+): string {
+  const container = buildah('from', '--pull-never', '--quiet', `oci-archive:${base.archive}`);
+  try {
+    const root = buildah('mount', container);
+    const bundle = path.join(root, 'app', 'dist', 'bundles', 'workflows.js');
+    writeFileSync(bundle, change(readFileSync(bundle, 'utf8')));
+    buildah('umount', container);
+    buildah('commit', '--quiet', container, `localhost/${tag}`);
+    const archive = path.join(dir, `${tag.replace(/[:/]/g, '-')}.docker.tar`);
+    rmSync(archive, { force: true });
+    buildah('push', '--quiet', `localhost/${tag}`, `docker-archive:${archive}:${tag}`);
+    return archive;
+  } finally {
+    buildah('rm', container);
+    try {
+      buildah('rmi', `localhost/${tag}`);
+    } catch {
+      // not committed
+    }
+  }
 }
