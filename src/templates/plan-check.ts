@@ -82,6 +82,10 @@ export const SAMPLE_IDS = {
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
+/** An object as templates see it; one without metadata (a hand-written sample) as it is. */
+const seen = (obj: unknown): KubeObject =>
+  isRecord(obj) && isRecord(obj.metadata) ? forTemplate(obj as unknown as KubeObject) : (obj as KubeObject);
+
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** The `openAPIV3Schema` of an SFPlan CRD (its storage version's, else its first's). */
@@ -353,10 +357,10 @@ function sampleRecords(plan: SFPlan, service: unknown) {
       };
   return {
     namespace,
-    instance: forTemplate(instance as unknown as KubeObject),
-    binding: forTemplate(binding as unknown as KubeObject),
-    plan: forTemplate(plan as unknown as KubeObject),
-    service: forTemplate(serviceObject as unknown as KubeObject),
+    instance: seen(instance),
+    binding: seen(binding),
+    plan: seen(plan),
+    service: seen(serviceObject),
   };
 }
 
@@ -384,6 +388,7 @@ async function renderFindings(plan: SFPlan, service: unknown): Promise<PlanFindi
   const samples = sampleRecords(plan, service);
   const base = { instance: samples.instance, plan: samples.plan, service: samples.service };
 
+  const failures = new Set<string>();
   /** Renders, reporting a failure as an error of the action; undefined when it failed or there is no template. */
   async function attempt<T>(
     action: string,
@@ -395,7 +400,10 @@ async function renderFindings(plan: SFPlan, service: unknown): Promise<PlanFindi
     try {
       return await render(template);
     } catch (err) {
-      error(action, `does not render ${situation}: ${message(err)}`);
+      // A template that fails the same way over several samples is said to fail once.
+      const said = `${action}\n${message(err)}`;
+      if (!failures.has(said)) error(action, `does not render ${situation}: ${message(err)}`);
+      failures.add(said);
       return undefined;
     }
   }
