@@ -47,7 +47,7 @@ import type { ActivityDeps } from './deps.js';
 import { ownerReferenceTo } from './desired-objects.js';
 import { namespaceReady } from './namespaces.js';
 import { FAILURE_TYPES, retryable, terminal } from './failures.js';
-import { forTemplate } from './template-values.js';
+import { forTemplate } from '../templates/values.js';
 
 /** The ConfigMap, in the registry's namespace, that keeps what schedulers remember between decisions. */
 export const SCHEDULER_STATE_CONFIGMAP = 'interoperator-scheduler-state';

@@ -3,7 +3,7 @@
  * action's template over them and apply what it describes (server-side apply with our field
  * manager, owned by the record, every object recorded in its status), prune the objects no longer
  * rendered once an update succeeded, read the `status` template, and delete what was applied. What to apply, prune and
- * delete is decided by desired-objects.ts, what the templates' values say by template-values.ts;
+ * delete is decided by desired-objects.ts, what the templates' values say by templates/values.ts;
  * these activities do the reads and writes.
  */
 import { Context } from '@temporalio/activity';
@@ -74,7 +74,7 @@ import {
   readStatusSection,
   sourceReferences,
   unobservedSource,
-} from './template-values.js';
+} from '../templates/values.js';
 
 /**
  * What template data holds besides the sources: the records themselves, a custom action's run, and

@@ -2,16 +2,17 @@
  * The `interoperator` command line: the service owner's `template render`, the operator's
  * commands over the admin API (instances, bindings, rollouts), and the workers' versions over
  * Temporal (`worker-version`). Parsing, help and usage errors are commander's; each command is a
- * small function over the AdminClient (or the WorkerVersions).
+ * small function over the AdminClient (or the WorkerVersions); `plan check` runs offline.
  *
  * Exit statuses: 0 done; 1 failed (the API refused, the render failed, the rollout watched halted,
  * was aborted or left instances failed, the action waited for failed); 2 the command line is wrong
  * or incomplete; 3 a dry run ran but some instances could not be dry run (each is printed with its
  * error).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
-import { parse as parseYaml } from 'yaml';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { RolloutProgress, RolloutSettings } from '../admin/contract.js';
 import type { PlanDryRunReport } from '../admin/dry-run.js';
@@ -19,6 +20,7 @@ import type { Page, PageRequest, RecordFilter } from '../admin/service.js';
 import type { AdminClientConfig, RendererConfig } from '../config.js';
 import { RESOURCE_STATES, type TemplateAction, type TemplateType } from '../resources/types.js';
 import { closeRenderer, configureRenderer, parseDataFile, renderTemplate } from '../templates/index.js';
+import { checkPlan, crdSchemaOf, findingLine, reportSummary } from '../templates/plan-check.js';
 import type { WorkerVersions } from '../temporal/worker-versions.js';
 import { retirable, summaryText } from '../temporal/worker-version-status.js';
 import { AdminApiError, AdminClient, type AdminEndpoint } from './admin-client.js';
@@ -464,16 +466,31 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
   }
 }
 
-/** `plan dry-run`: what a plan change would do to the plan's instances, page after page. */
+/** `plan check` and `plan dry-run`: a plan before it is applied, and what a plan change would do to its instances. */
 function planCommands(
   program: Command,
   client: () => AdminClient,
   print: (text: string) => void,
   setExit: (exit: Exit) => void,
 ): void {
-  program
-    .command('plan')
-    .description('plans')
+  const plan = program.command('plan').description('plans');
+  plan
+    .command('check')
+    .description(
+      'check an SFPlan before applying it, offline: its form, its templates rendered over sample data, and ' +
+        "the status template's answer for each operation (exit 1 when it has errors)",
+    )
+    .requiredOption(
+      '-f, --file <file>',
+      "the SFPlan, YAML or JSON; again for the plan's SFService (both may be in one file)",
+      collectFile,
+      [],
+    )
+    .addOption(new Option('-o, --output <format>', 'text or json').choices(['text', 'json']).default('text'))
+    .action(async (opts: { file: string[]; output: 'text' | 'json' }) => {
+      setExit(await checkPlans(opts.file, opts.output, print));
+    });
+  plan
     .command('dry-run')
     .description(
       "what a new spec of the plan would change in each of its instances' objects; nothing is applied " +
@@ -628,6 +645,70 @@ function failures(progress: RolloutProgress): string {
     .filter(([, r]) => r.state === 'failed')
     .map(([id, r]) => `failed: ${id}${r.description ? `: ${r.description}` : ''}\n`)
     .join('');
+}
+
+/** Adds one `-f FILE` to those given before. */
+function collectFile(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** Where the SFPlan CRD is, from this file in src/cli or dist/src/cli: the chart's crds. */
+function sfplanCrdFile(): string | undefined {
+  const tail = 'charts/interoperator/crds/osb.servicefabrik.io_sfplans.yaml';
+  for (const up of ['../../', '../../../']) {
+    const file = fileURLToPath(new URL(`${up}${tail}`, import.meta.url));
+    if (existsSync(file)) return file;
+  }
+  return undefined;
+}
+
+/**
+ * `plan check`: reads the files (every SFPlan in them, and an SFService), checks each plan, and
+ * prints its findings and a summary line (or JSON). Exit 1 when a plan has errors; an unreadable
+ * file is a usage error.
+ */
+async function checkPlans(
+  files: readonly string[],
+  output: 'text' | 'json',
+  print: (text: string) => void,
+): Promise<Exit> {
+  const plans: unknown[] = [];
+  let service: unknown;
+  for (const file of files) {
+    let docs: unknown[];
+    try {
+      docs = parseAllDocuments(readInput(file, 'file')).map((doc) => {
+        if (doc.errors.length > 0) throw new Error(`${file} is not YAML or JSON: ${doc.errors[0]!.message}`);
+        return doc.toJS({ maxAliasCount: 100 }) as unknown;
+      });
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    for (const doc of docs) {
+      const kind = (doc as { kind?: unknown } | null)?.kind;
+      if (kind === 'SFService') service = doc;
+      else if (doc !== null && doc !== undefined) plans.push(doc);
+    }
+  }
+  if (plans.length === 0) throw new UsageError(`no SFPlan in ${files.join(', ')}`);
+  const crdFile = sfplanCrdFile();
+  const crdSchema = crdFile ? crdSchemaOf(parseYaml(readFileSync(crdFile, 'utf8'))) : undefined;
+  const reports = [];
+  try {
+    for (const plan of plans)
+      reports.push(
+        await checkPlan({ plan, ...(service ? { service } : {}), ...(crdSchema ? { crdSchema } : {}) }),
+      );
+  } finally {
+    await closeRenderer();
+  }
+  if (output === 'json') print(`${JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2)}\n`);
+  else
+    for (const checked of reports)
+      print(
+        [...checked.findings.map(findingLine), reportSummary(checked)].map((line) => `${line}\n`).join(''),
+      );
+  return reports.some((r) => r.errors > 0) ? EXIT.failed : EXIT.ok;
 }
 
 /** Adds one `--param key=value` to those given before. */

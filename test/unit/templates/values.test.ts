@@ -7,7 +7,7 @@ import {
   sourceReferences,
   type StatusSection,
   unobservedSource,
-} from '../../../src/activities/template-values.js';
+} from '../../../src/templates/values.js';
 import type { AppliedResource, KubeObject } from '../../../src/resources/types.js';
 import type { OperationType } from '../../../src/workflows/messages.js';
 

@@ -3,18 +3,24 @@
  * its `status` template says of an operation, and the bind response in it. Also what templates
  * see of an object.
  *
- * Pure: plain values in, plain values out. The resource activities render and read.
+ * Pure: plain values in, plain values out. The resource activities render and read; `plan check`
+ * reads a plan's samples with the same functions.
  */
 import { bindingResponseProblem } from '../osb/responses.js';
 import type { AppliedResource, KubeObject } from '../resources/types.js';
-import type { OperationName, OperationState } from '../workflows/messages.js';
+
+/** The states an operation is in, as the status template says them. */
+export type StatusState = 'in progress' | 'succeeded' | 'failed';
+
+/** The states a status section may declare, as the workers read them. */
+export const STATUS_STATES: readonly StatusState[] = ['in progress', 'succeeded', 'failed'];
 
 /** Top-level template keys that sources may not shadow (`action`: a custom action's run). */
 const RESERVED = new Set(['instance', 'binding', 'plan', 'service', 'action']);
 
 /** What the `status` template says of one operation. */
 export interface StatusSection {
-  readonly state: OperationState;
+  readonly state: StatusState;
   readonly description?: string;
   readonly dashboardUrl?: string;
   /** The bind response, as the template rendered it (an object, or JSON text). */
@@ -54,13 +60,13 @@ export function sourceReferences(sources: unknown, namespace: string): [string, 
  * which the caller checks) and anything else is in progress. The description is the `error`, else
  * the `description`.
  */
-export function readStatusSection(values: unknown, operation: OperationName): StatusSection {
+export function readStatusSection(values: unknown, operation: string): StatusSection {
   const sections = isRecord(values) ? values : {};
   const key = operation === 'update' && !sections.update ? 'provision' : operation;
   const section = (sections[key] ?? {}) as Record<string, unknown>;
   const declared = text(section.state);
   const deletion = operation === 'deprovision' || operation === 'unbind';
-  const state: OperationState =
+  const state: StatusState =
     declared === 'succeeded' || declared === 'failed'
       ? declared
       : declared || !deletion
@@ -77,7 +83,7 @@ export function readStatusSection(values: unknown, operation: OperationName): St
 }
 
 /** Whether the `status` template's values have a section named `operation` (a custom action's, `x-<name>`). */
-export function hasStatusSection(values: unknown, operation: OperationName): boolean {
+export function hasStatusSection(values: unknown, operation: string): boolean {
   return isRecord(values) && Object.hasOwn(values, operation) && isRecord(values[operation]);
 }
 
