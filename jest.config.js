@@ -43,7 +43,11 @@ const common = {
  * ready, and asserts what it sees meanwhile; another file's operator, which takes 0.5 s, reconciling
  * the same postgresql objects would cut that short. Beside each other they keep one pace.
  */
-const APART = ['/test/integration/example-operator.test.ts', '/test/integration/osb-rules.test.ts'];
+const APART = [
+  '/test/integration/example-operator.test.ts',
+  '/test/integration/osb-rules.test.ts',
+  '/test/integration/osb-rules-limits.test.ts',
+];
 
 /** @type {import('jest').Config} */
 export default {

@@ -208,6 +208,10 @@ const DYNAMIC_CONFIG = {
   'frontend.workerVersioningWorkflowAPIs': [{ value: true }],
   'matching.wv.VersionDrainageStatusVisibilityGracePeriod': [{ value: '5s' }],
   'matching.wv.VersionDrainageStatusRefreshInterval': [{ value: '2s' }],
+  // The history queues' progress saved every second rather than every 30 s: a closed workflow's
+  // deletion waits until its close has been processed and that progress saved.
+  'history.transferProcessorUpdateAckInterval': [{ value: '1s' }],
+  'history.visibilityProcessorUpdateAckInterval': [{ value: '1s' }],
 };
 
 const { IndexedValueType } = proto.temporal.api.enums.v1;

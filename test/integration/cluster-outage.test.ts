@@ -174,7 +174,6 @@ describe('a sister that stops mid-operation', () => {
       name: `sapcp-${first.instanceId}`,
     });
 
-    await deprovision(first.instanceId);
-    await deprovision(second.instanceId);
+    await Promise.all([deprovision(first.instanceId), deprovision(second.instanceId)]);
   }, 400_000);
 });

@@ -351,7 +351,7 @@ describe('instances on sister clusters', () => {
     );
     placed.push(none);
 
-    for (const p of placed.filter((p) => p !== removed)) await deprovision(p.instanceId, p.planId);
+    await Promise.all(placed.filter((p) => p !== removed).map((p) => deprovision(p.instanceId, p.planId)));
   }, 300_000);
 
   test('resource-aware: 20 concurrent provisions never exceed the declared capacity', async () => {
