@@ -238,6 +238,22 @@ describeWithTool(allOf([nodeTool(), helmTool(), imageTools()]))('the chart on a 
     mkdirSync(helmHome, { recursive: true });
   }, IMAGE_BUILD_MS);
 
+  /** Waits until two brokers are Ready again and the deleted pod `victim` is gone. */
+  const twoReadyBrokersWithout = (victim: string) =>
+    eventually(
+      'two ready brokers again, without the deleted one',
+      async () => {
+        const pods = await podsOf('broker');
+        const ready = pods.filter(
+          (p) =>
+            !p.metadata?.deletionTimestamp &&
+            p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+        );
+        return ready.length === 2 && !pods.some((p) => p.metadata?.name === victim) ? true : undefined;
+      },
+      120_000,
+    );
+
   /** What a test left running (traffic), stopped after it whether it passed or not. */
   const stopAfterTest: (() => Promise<unknown>)[] = [];
   afterEach(async () => {
@@ -504,21 +520,7 @@ describeWithTool(allOf([nodeTool(), helmTool(), imageTools()]))('the chart on a 
       await new Promise((resolve) => setTimeout(resolve, 500));
       settled = await call('GET', lastOperation);
     }
-    await eventually(
-      'two ready brokers again, without the deleted one',
-      async () => {
-        const pods = await podsOf('broker');
-        const ready = pods.filter(
-          (p) =>
-            !p.metadata?.deletionTimestamp &&
-            p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
-        );
-        return ready.length === 2 && !pods.some((p) => p.metadata?.name === victim!.metadata!.name)
-          ? true
-          : undefined;
-      },
-      120_000,
-    );
+    await twoReadyBrokersWithout(victim!.metadata!.name!);
     stop = true;
     await catalogs;
     expect(unanswered).toEqual([]);
@@ -806,20 +808,7 @@ describeWithTool(allOf([nodeTool(), helmTool(), imageTools()]))('the chart on a 
     // AND it runs pods: a broker pod deleted is replaced, and gets Ready
     const [victim] = await podsOf('broker');
     await master.core.deleteNamespacedPod({ name: victim!.metadata!.name!, namespace });
-    await eventually(
-      'two ready brokers again',
-      async () => {
-        const brokers = await podsOf('broker');
-        const readyOnes = brokers.filter(
-          (p) =>
-            !p.metadata?.deletionTimestamp &&
-            p.metadata?.name !== victim!.metadata!.name &&
-            p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
-        );
-        return readyOnes.length === 2 ? true : undefined;
-      },
-      120_000,
-    );
+    await twoReadyBrokersWithout(victim!.metadata!.name!);
     const seen = await traffic.stop();
     console.log(
       `[chart] kubelet ${pid} killed, ${restarted} took over; traffic: ${seen.requests} requests, ${seen.failures.length} failed, ${seen.lifecycles} instance lives`,
