@@ -162,8 +162,8 @@ export const staleResources = (
 
 /**
  * What a record lists in `status.resources` once its template is applied: every object it applied,
- * now and before, since applying a template deletes nothing. A binding's bind and unbind templates
- * each apply their own objects and the unbind deletes all of them; an instance lists what it
+ * now and before, since applying a template deletes nothing. A binding lists what its bind applied
+ * (the unbind deletes those first, and lists its own objects apart: {@link unbindOwnResources}); an instance lists what it
  * applied now first, then the {@link staleResources}, which it also lists apart
  * (`status.staleResources`) until an update that the operator reported done prunes them.
  */
@@ -193,6 +193,19 @@ export const ownResourcesOf = (
   bindingResources: readonly AppliedResource[],
   instanceResources: readonly AppliedResource[],
 ): AppliedResource[] => bindingResources.filter((ref) => !isIn(instanceResources)(ref));
+
+/**
+ * What an unbind applied that is neither its instance's nor made by its bind: the unbind's own
+ * objects, such as a Job that takes the binding's access away. They are what the status template
+ * waits on, so they stay while the unbind runs (the bind's objects go at once) and are deleted once
+ * it reports success.
+ */
+export const unbindOwnResources = (
+  applied: readonly AppliedResource[],
+  bindingResources: readonly AppliedResource[],
+  instanceResources: readonly AppliedResource[],
+): AppliedResource[] =>
+  applied.filter((ref) => !isIn(bindingResources)(ref) && !isIn(instanceResources)(ref));
 
 /** The Secret that holds a binding's response (its JSON text), owned by the binding's record. */
 export function responseSecret(binding: SFServiceBinding, name: string, response: string): KubeObject {

@@ -54,6 +54,8 @@ import {
   ownResourcesOf,
   afterPruning,
   recordedResources,
+  unbindOwnResources,
+  sameResource,
   responseSecret,
   staleResources,
 } from './desired-objects.js';
@@ -425,6 +427,38 @@ export function resourceActivities(deps: ActivityDeps) {
     return present;
   }
 
+  /** The objects the unbind applied of its own (unbindOwnResources) that are still there. */
+  async function presentUnbindObjects(
+    loaded: Loaded,
+  ): Promise<{ listed: number; present: { ref: AppliedResource; deleting: boolean }[] }> {
+    const listed = loaded.binding?.status?.unbindResources ?? [];
+    const present: { ref: AppliedResource; deleting: boolean }[] = [];
+    for (const ref of listed) {
+      const obj = await kubeCall(
+        `reading ${describe(ref, loaded.cluster.id)}`,
+        () => readObject(loaded.cluster, ref),
+        sisterId(loaded.cluster),
+      );
+      if (obj) present.push({ ref, deleting: Boolean(obj.metadata?.deletionTimestamp) });
+    }
+    return { listed: listed.length, present };
+  }
+
+  /** Deletes the unbind's own objects once the status template said it succeeded. */
+  async function deleteUnbindObjects(
+    loaded: Loaded,
+    present: readonly { ref: AppliedResource; deleting: boolean }[],
+  ): Promise<void> {
+    for (const { ref, deleting } of present) {
+      if (deleting) continue;
+      await kubeCall(
+        `deleting ${describe(ref, loaded.cluster.id)}`,
+        () => deleteObject(loaded.cluster, ref),
+        sisterId(loaded.cluster),
+      );
+    }
+  }
+
   /** Writes a bind's response into the Secret `name`, owned by the binding's record. */
   async function writeResponse(binding: SFServiceBinding, name: string, response: unknown): Promise<void> {
     const text = bindResponseText(response);
@@ -592,13 +626,18 @@ export function resourceActivities(deps: ActivityDeps) {
       binding && action === 'bind' && !binding.status?.generatedSecrets
         ? bindingVersions(instance.status?.generatedSecrets)
         : [];
+    // An unbind's own objects are listed apart: the bind's objects go at once, these once it is done.
+    const unbindOwn =
+      action === 'unbind' ? unbindOwnResources(applied, previous, instance.status?.resources ?? []) : [];
+    const listed = applied.filter((ref) => !unbindOwn.some((own) => sameResource(own, ref)));
     await patchRecordStatus(
       clusters.master,
       binding ? SFSERVICEBINDING : SFSERVICEINSTANCE,
       record.metadata.namespace!,
       record.metadata.name,
       {
-        resources: recordedResources(previous, applied, binding !== undefined),
+        resources: recordedResources(previous, listed, binding !== undefined),
+        ...(unbindOwn.length > 0 ? { unbindResources: unbindOwn } : {}),
         ...(binding ? {} : { staleResources: staleResources(previous, applied) }),
         ...(binding ? {} : { references: referenced }),
         ...(revision ? { planRevision: revision } : {}),
@@ -717,8 +756,15 @@ export function resourceActivities(deps: ActivityDeps) {
           description: `waiting for the operator to observe the change of ${behind}`,
         };
     }
+    // The unbind's own objects are deleted only once it succeeded: when they are gone, it is done.
+    const unbindObjects = operation === 'unbind' ? await presentUnbindObjects(loaded) : undefined;
+    if (unbindObjects && unbindObjects.listed > 0 && unbindObjects.present.length === 0) state = 'succeeded';
     if ((operation === 'deprovision' || operation === 'unbind') && state === 'succeeded') {
       if ((await remainingResources(loaded)).length > 0) state = 'in progress';
+      else if (unbindObjects && unbindObjects.present.length > 0) {
+        await deleteUnbindObjects(loaded, unbindObjects.present);
+        return { state: 'in progress', description: 'Deleting the objects the unbind applied' };
+      }
     }
     if (operation === 'bind' && state === 'succeeded' && loaded.binding) {
       const secret = bindingSecretName(loaded.binding.metadata.name);

@@ -449,6 +449,11 @@ export interface SFServiceBindingStatus {
   response?: { secretRef?: string };
   operation?: string;
   resources?: AppliedResource[];
+  /**
+   * What the unbind applied of its own (neither the bind's objects nor the instance's): kept while
+   * the unbind runs, for its status template to read, and deleted once it reports success.
+   */
+  unbindResources?: AppliedResource[];
   /** The versions of the instance's generated secrets the binding was made with: kept while it exists. */
   generatedSecrets?: BindingSecretVersion[];
   /** The generation of the spec the conditions describe. */

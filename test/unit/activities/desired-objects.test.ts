@@ -7,6 +7,7 @@ import {
   ownResourcesOf,
   afterPruning,
   recordedResources,
+  unbindOwnResources,
   responseSecret,
   sameResource,
   staleResources,
@@ -282,6 +283,20 @@ describe('the objects recorded, pruned and deleted', () => {
     (_name, binding, instance, shared, own) => {
       expect(instanceResourcesOf(binding, instance)).toEqual(shared);
       expect(ownResourcesOf(binding, instance)).toEqual(own);
+    },
+  );
+});
+
+describe('the objects of an unbind', () => {
+  test.each<[string, AppliedResource[], AppliedResource[], AppliedResource[], AppliedResource[]]>([
+    ['a Job of its own', [ref('job')], [ref('secret')], [ref('db')], [ref('job')]],
+    ['only the instance’s object changed back', [ref('db')], [ref('secret')], [ref('db')], []],
+    ['the bind’s own object applied again', [ref('secret'), ref('job')], [ref('secret')], [], [ref('job')]],
+    ['nothing applied', [], [ref('secret')], [ref('db')], []],
+  ])(
+    'GIVEN an unbind that applied %s THEN its own objects are those neither the bind nor the instance made',
+    (_name, applied, binding, instance, own) => {
+      expect(unbindOwnResources(applied, binding, instance)).toEqual(own);
     },
   );
 });
