@@ -158,6 +158,48 @@ describe('GIVEN a plan with a mistake WHEN it is checked THEN the mistake is an 
   });
 });
 
+describe('GIVEN a plan whose provision is a helm chart, not rendered offline', () => {
+  const helmProvision = { action: 'provision', type: 'helm', url: 'https://charts.example.org/db-1.0.0.tgz' };
+  const bindReadingWhatTheChartMakes = {
+    action: 'bind',
+    type: 'gotemplate',
+    content:
+      '{{ if not .key }}{{ fail "the instance has no key" }}{{ end }}apiVersion: v1\nkind: Secret\nmetadata: {name: x}\n',
+  };
+  const statusOfBoth = status(
+    'provision: {state: succeeded}\ndeprovision: {state: succeeded}\nbind: {state: succeeded}\nunbind: {state: succeeded}\n',
+  );
+
+  test('WHEN another template fails for lack of what the chart makes THEN that is a warning saying why, not an error', async () => {
+    const checked = await checkPlan({
+      plan: planWith([helmProvision, bindReadingWhatTheChartMakes, statusOfBoth], { bindable: true }),
+      crdSchema,
+    });
+    expect(errors(checked)).toEqual([]);
+    expect(checked.findings).toEqual(
+      expect.arrayContaining([
+        {
+          severity: 'warning',
+          action: 'bind',
+          message: expect.stringMatching(
+            /the instance has no key.*the provision template was not rendered offline, so the objects and generated secrets it makes are not among the samples/,
+          ),
+        },
+      ]),
+    );
+  });
+
+  test('WHEN the provision is a gotemplate THEN the same failure is an error', async () => {
+    const checked = await checkPlan({
+      plan: planWith([provision, bindReadingWhatTheChartMakes, statusOfBoth], { bindable: true }),
+      crdSchema,
+    });
+    expect(errors(checked)).toEqual([
+      { severity: 'error', action: 'bind', message: expect.stringMatching(/the instance has no key/) },
+    ]);
+  });
+});
+
 describe('GIVEN a plan that works', () => {
   test('WHEN it is checked THEN it has no finding', async () => {
     const checked = await checkPlan({ plan: planWith([provision, GOOD_STATUS]), crdSchema });
