@@ -139,7 +139,7 @@ const STAGES = {
     return code === 0;
   },
   async deploy() {
-    const code = await jest('deploy', ['deploy'], 1);
+    const code = await jest('deploy', ['deploy'], 1, ['--testSequencer', './test/deploy/sequencer.mjs']);
     count('deploy');
     return code === 0;
   },

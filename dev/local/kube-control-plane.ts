@@ -64,8 +64,11 @@ const CONTROLLERS = ['namespace-controller', 'garbage-collector-controller'];
 /**
  * The controllers a master with a node runs besides: workloads make pods, Services get endpoints,
  * every namespace gets its `default` ServiceAccount and the `kube-root-ca.crt` ConfigMap that pods'
- * service-account volumes mount, the kubelet's `not-ready` taint goes once the node is Ready, and
- * the aggregated ClusterRoles (`view`, `edit`, `admin`) get their rules.
+ * service-account volumes mount, the kubelet's `not-ready` taint goes once the node is Ready, the
+ * aggregated ClusterRoles (`view`, `edit`, `admin`) get their rules, and claims get volumes: a
+ * StorageClass whose provisioner is `kubernetes.io/host-path` provisions folders of this machine
+ * under /tmp/hostpath_pv and removes them with their claims (`--enable-hostpath-provisioner`, the
+ * single-node provisioner Kubernetes keeps for development).
  */
 const NODE_CONTROLLERS = [
   'node-lifecycle-controller',
@@ -80,6 +83,9 @@ const NODE_CONTROLLERS = [
   'endpointslice-mirroring-controller',
   'serviceaccount-controller',
   'root-ca-certificate-publisher-controller',
+  'persistentvolume-binder-controller',
+  'persistentvolume-protection-controller',
+  'persistentvolumeclaim-protection-controller',
 ];
 
 /** Starts the controllers a cluster needs for what we do, against its apiserver. */
@@ -98,7 +104,9 @@ function startControllers(options: {
     args: [
       `--kubeconfig=${options.kubeconfigPath}`,
       `--controllers=${[...CONTROLLERS, ...(options.rootCaFile ? NODE_CONTROLLERS : [])].join(',')}`,
-      ...(options.rootCaFile ? [`--root-ca-file=${options.rootCaFile}`] : []),
+      ...(options.rootCaFile
+        ? [`--root-ca-file=${options.rootCaFile}`, '--enable-hostpath-provisioner=true']
+        : []),
       '--leader-elect=false',
       '--secure-port=0',
       `--service-account-private-key-file=${options.saKey}`,

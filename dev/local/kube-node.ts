@@ -148,8 +148,12 @@ export async function createNodeNetwork(): Promise<NodeNetwork> {
     await sh('ip', ['route', 'add', SERVICE_CLUSTER_IP_RANGE, 'dev', bridge, 'src', NODE_HOST_ADDRESS]);
     for (const rule of bridgeOnlyRules(bridge))
       await sh('iptables', ['-t', 'mangle', '-I', 'FORWARD', '1', ...rule]);
-    // A pod reaching another pod through a Service is forwarded (in and out of the bridge).
+    // A pod reaching another pod through a Service is forwarded (in and out of the bridge), and
+    // the answer, which crosses the bridge only, must pass iptables too to be translated back.
     writeSysctl('net/ipv4/ip_forward', '1');
+    await tryRun('modprobe', ['br_netfilter']);
+    if (existsSync('/proc/sys/net/bridge/bridge-nf-call-iptables'))
+      writeSysctl('net/bridge/bridge-nf-call-iptables', '1');
   } catch (err) {
     await tryRun('ip', ['link', 'del', bridge]);
     await removeBridgeOnlyRules(bridge);
