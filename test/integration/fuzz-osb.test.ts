@@ -623,7 +623,19 @@ describe('without credentials', () => {
     ['POST', `/admin/bindings/${b}/force-remove`],
     ['GET', `/admin/plans/${PLAN_ID}/rollout`],
     ['POST', `/admin/plans/${PLAN_ID}/rollout`],
+    ['POST', `/admin/plans/${PLAN_ID}/rollout/pause`],
+    ['POST', `/admin/plans/${PLAN_ID}/rollout/resume`],
     ['POST', `/admin/plans/${PLAN_ID}/rollout/abort`],
+    ['POST', `/admin/plans/${PLAN_ID}/dry-run`],
+    ['GET', '/admin/rollouts'],
+    ['GET', `/admin/rollouts/plan-${PLAN_ID}`],
+    ...['pause', 'resume', 'abort'].map((a): [string, string] => [
+      'POST',
+      `/admin/rollouts/plan-${PLAN_ID}/${a}`,
+    ]),
+    ['POST', `/admin/instances/${i}/actions/x-backup`],
+    ['GET', `/admin/instances/${i}/actions/x-backup/${randomUUID()}`],
+    ['POST', `/admin/instances/${i}/secrets/password/rotate`],
     ['GET', '/ADMIN/instances'],
   ];
   const basic = (user: string, password: string) =>
