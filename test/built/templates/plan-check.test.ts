@@ -200,6 +200,45 @@ describe('GIVEN a plan whose provision is a helm chart, not rendered offline', (
   });
 });
 
+describe('GIVEN a plan file with __proto__ and constructor keys', () => {
+  test('WHEN it is checked THEN they are plain keys: no object prototype changes, the plan is judged as it is', async () => {
+    const text = [
+      'apiVersion: osb.servicefabrik.io/v1alpha1',
+      'kind: SFPlan',
+      'metadata: {name: p-1}',
+      'spec:',
+      '  id: p-1',
+      '  name: small',
+      '  serviceId: s-1',
+      '  description: a plan',
+      '  bindable: false',
+      '  __proto__: {polluted: true}',
+      '  context:',
+      '    __proto__: {isAdmin: true}',
+      '    constructor: {prototype: {polluted: true}}',
+      '  templates:',
+      '    - action: provision',
+      '      type: gotemplate',
+      `      content: "apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: x}\\ndata: {a: '{{ .plan.spec.context.isAdmin }}'}\\n"`,
+      '    - action: status',
+      '      type: gotemplate',
+      '      content: "provision: {state: succeeded}\\ndeprovision: {state: succeeded}\\n"',
+      '  schemas:',
+      '    service_instance:',
+      '      create:',
+      '        parameters:',
+      '          type: object',
+      '          properties:',
+      '            __proto__: {type: string, default: x}',
+      '',
+    ].join('\n');
+    const checked = await checkPlan({ plan: parse(text) as unknown, crdSchema });
+    expect(errors(checked)).toEqual([]);
+    const probe = {} as Record<string, unknown>;
+    expect([probe.polluted, probe.isAdmin]).toEqual([undefined, undefined]);
+  });
+});
+
 describe('GIVEN a plan that works', () => {
   test('WHEN it is checked THEN it has no finding', async () => {
     const checked = await checkPlan({ plan: planWith([provision, GOOD_STATUS]), crdSchema });
