@@ -50,12 +50,17 @@ describeWithTool(certManagerTool())('the certificates service with cert-manager'
       (async () => {
         const installed = await installCatalog(master, registry, ['examples/certificates']);
         const plan = installed.find((o) => o.kind === 'SFPlan') as SFPlan;
-        const copy = (id: string, name: string, templates: SFPlan['spec']['templates']) =>
+        const copy = (
+          id: string,
+          name: string,
+          templates: SFPlan['spec']['templates'],
+          context: Record<string, unknown> = {},
+        ) =>
           applyObject(master, {
             apiVersion: plan.apiVersion,
             kind: plan.kind,
             metadata: { name: id, namespace: registry, labels: { serviceId: SERVICE_ID, planId: id } },
-            spec: { ...plan.spec, id, name, templates },
+            spec: { ...plan.spec, id, name, templates, context: { ...plan.spec.context, ...context } },
           } as KubeObject);
         await copy(SISTER_PLAN_ID, 'private-ca-on-sister', [
           ...plan.spec.templates,
@@ -75,6 +80,8 @@ describeWithTool(certManagerTool())('the certificates service with cert-manager'
                 }
               : t,
           ),
+          // The issuer that cannot sign is given up on sooner than the example's default.
+          { issuerGraceSeconds: 10 },
         );
       })(),
     ]);
