@@ -23,7 +23,7 @@
  * checks' build).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -149,6 +149,25 @@ const asked = process.argv.slice(2);
 for (const name of asked)
   if (!(name in STAGES)) throw new Error(`no stage ${name}: ${Object.keys(STAGES).join(', ')}`);
 const started = Date.now();
+
+/**
+ * The servers' folders of earlier runs (logs, data), which each run leaves for reading: those of
+ * runs more than half a day old go now, so repeated runs do not fill the temporary folder.
+ */
+function removeOldRunFolders() {
+  const tmp = os.tmpdir();
+  const before = Date.now() - 12 * 3600_000;
+  for (const name of readdirSync(tmp)) {
+    if (!/^interop-(test|fault|test-results|postgresql)-/.test(name)) continue;
+    const folder = path.join(tmp, name);
+    try {
+      if (statSync(folder).mtimeMs < before) rmSync(folder, { recursive: true, force: true });
+    } catch {
+      // Gone meanwhile, or not ours to remove: left as it is.
+    }
+  }
+}
+removeOldRunFolders();
 
 let build = 1;
 await stage('checks', async () => {
