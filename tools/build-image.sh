@@ -254,5 +254,9 @@ for old in "$cache/$prefix"*.tar; do
   [[ "$old_key" =~ ^[0-9a-f]{16}$ && "$old_key" != "$key" ]] || continue
   rm -f "$old" "$cache/build-$old_key.log"
 done
+# Images no tag names and no image builds on (earlier builds, and the tips of their build stages)
+# pile up in the storage with every build: the four newest stay as the layer cache, the rest go.
+bah images --all --filter dangling=true --format '{{.CreatedAtRaw.Unix}} {{.ID}}' 2>/dev/null |
+  sort -rn | tail -n +5 | while read -r _ id; do bah rmi "$id" >/dev/null 2>&1 || true; done
 sizes
 echo "$archive"
