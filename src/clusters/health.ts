@@ -6,7 +6,12 @@
  *
  * Pure: the caller probes and passes `now`, so a workflow can run it.
  */
-import { clusterConditionFacts, nextConditions } from '../resources/conditions.js';
+import {
+  clusterConditionFacts,
+  clusterRemovalMessage,
+  nextConditions,
+  type ConditionFacts,
+} from '../resources/conditions.js';
 import {
   CLUSTER_CONDITIONS,
   type ClusterCondition,
@@ -20,6 +25,7 @@ import {
   type ClusterResources,
   type InstanceNamespaces,
 } from './capacity.js';
+import { crdsMissing } from './onboarding.js';
 
 /** What one probe of a cluster found. */
 export type ProbeResult =
@@ -51,6 +57,12 @@ export interface HealthInput {
   readonly instances?: number;
   /** Where instances keep their pods, which their reservations book: left out of the requests. */
   readonly instanceNamespaces?: InstanceNamespaces;
+  /**
+   * The `CrdsInstalled` condition of this probe's onboarding (src/clusters/onboarding.ts); absent
+   * when the cluster was not onboarded now (the master, no answer), and then the one written last
+   * is kept.
+   */
+  readonly crds?: ConditionFacts;
 }
 
 /**
@@ -114,9 +126,20 @@ export function nextClusterStatus(input: HealthInput): HealthStatus {
     }
   }
 
-  const [schedulable, reason, message] = schedulability(phase, isCordoned(cluster), invalidCapacity);
+  const instances = input.instances ?? previous?.serviceInstanceCount ?? 0;
+  const withoutCrds = input.crds
+    ? input.crds.status === 'False'
+      ? input.crds.message
+      : undefined
+    : crdsMissing(cluster);
+  const [schedulable, reason, message] = schedulability(phase, isCordoned(cluster), {
+    instances,
+    ...(invalidCapacity ? { invalidCapacity } : {}),
+    ...(withoutCrds ? { withoutCrds } : {}),
+  });
   const facts = [
-    ...clusterConditionFacts(phase, probeSummary(probe, previous)),
+    ...clusterConditionFacts(phase, probeSummary(probe, previous), instances),
+    ...(input.crds ? [input.crds] : []),
     {
       type: CLUSTER_CONDITIONS.schedulable,
       status: schedulable ? ('True' as const) : ('False' as const),
@@ -146,7 +169,7 @@ export function nextClusterStatus(input: HealthInput): HealthStatus {
     ...(capacity !== undefined ? { capacity } : {}),
     ...(allocatable !== undefined ? { allocatable } : {}),
     ...(requests !== undefined ? { requests } : {}),
-    serviceInstanceCount: input.instances ?? previous?.serviceInstanceCount ?? 0,
+    serviceInstanceCount: instances,
     ...(lastProbeTime !== undefined ? { lastProbeTime } : {}),
   };
 }
@@ -170,16 +193,26 @@ function nextPhase(
   return from ?? 'pending';
 }
 
+/** What besides its phase and cordon keeps new instances off a cluster. */
+interface Hindrances {
+  readonly instances: number;
+  readonly invalidCapacity?: string;
+  /** Why our CRDs are not installed there. */
+  readonly withoutCrds?: string;
+}
+
 /** Whether new instances may go to the cluster, with the condition's reason and message. */
 function schedulability(
   phase: ClusterPhase,
   cordoned: boolean,
-  invalidCapacity: string | undefined,
+  hindrances: Hindrances,
 ): [boolean, string, string] {
-  if (phase === 'terminated') return [false, 'Terminating', 'the cluster is being removed'];
+  if (phase === 'terminated') return [false, 'Terminating', clusterRemovalMessage(hindrances.instances)];
   if (phase === 'offline') return [false, 'Offline', 'the cluster is unreachable'];
   if (phase === 'pending') return [false, 'NotProbed', 'the cluster has not answered a probe yet'];
   if (cordoned) return [false, 'SchedulingDisabled', 'the cluster is cordoned'];
+  if (hindrances.withoutCrds) return [false, 'CrdsNotInstalled', hindrances.withoutCrds];
+  const { invalidCapacity } = hindrances;
   if (invalidCapacity) return [false, 'InvalidCapacity', invalidCapacity];
   return [true, 'Schedulable', 'new instances may be placed on the cluster'];
 }

@@ -482,6 +482,11 @@ export const CLUSTER_CONDITIONS = {
   ready: 'Ready',
   /** True while new instances may be placed on the cluster. */
   schedulable: 'Schedulable',
+  /**
+   * On a sister: True once our CRDs are established there (src/clusters/onboarding.ts); False,
+   * with why, while they cannot be installed, and then no instance is placed on it.
+   */
+  crdsInstalled: 'CrdsInstalled',
 } as const;
 
 /** A condition of a cluster, as Kubernetes conditions are written. */

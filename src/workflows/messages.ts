@@ -371,6 +371,8 @@ export interface ClusterHealthReport {
   /** The phase written; absent when the SFCluster is gone. */
   readonly phase?: ClusterPhase;
   readonly serviceInstanceCount?: number;
+  /** On a sister: whether our CRDs are installed there (its `CrdsInstalled` condition); absent when not reported. */
+  readonly crdsInstalled?: boolean;
   /** The finalizer was removed: the deletion of the SFCluster may finish. */
   readonly released?: boolean;
 }

@@ -63,7 +63,9 @@ const progress = (
 ];
 const ANSWERS = 'apiserver v1.31.0 answers';
 const REFUSED = 'connect ECONNREFUSED 127.0.0.1:6443';
-const REMOVED = 'the cluster is being removed';
+/** Being removed while the 3 instances of the previous status are placed there. */
+const REMOVED =
+  'the cluster is being removed, but 3 instances are still placed on it: move or deprovision them first; the SFCluster stays until none is left';
 
 const REACHABLE = ['True', 'Reachable', 'apiserver v1.31.0 answers'] as const;
 const UNREACHABLE = ['False', 'Unreachable', 'connect ECONNREFUSED 127.0.0.1:6443'] as const;
@@ -468,5 +470,84 @@ describe('nextClusterStatus: resources and counts', () => {
       offlineAfterMs: THRESHOLD_MS,
     });
     expect(status).not.toHaveProperty('reserved');
+  });
+});
+
+describe('nextClusterStatus: the CrdsInstalled condition of onboarding', () => {
+  const installed = {
+    type: 'CrdsInstalled',
+    status: 'True' as const,
+    reason: 'Installed',
+    message: 'the CRDs a, b are established',
+  };
+  const forbidden = {
+    type: 'CrdsInstalled',
+    status: 'False' as const,
+    reason: 'Forbidden',
+    message: 'the worker may not install our CRDs on this cluster (no)',
+  };
+  const conditionOf = (status: SFClusterStatus, type: string) =>
+    status.conditions?.find((c) => c.type === type);
+
+  test('GIVEN an answering sister whose CRDs are installed THEN the condition is written and it is schedulable', () => {
+    const status = nextClusterStatus({
+      cluster: cluster(),
+      probe: ok,
+      now: NOW,
+      offlineAfterMs: THRESHOLD_MS,
+      crds: installed,
+    });
+    expect(status.phase).toBe('running');
+    expect(conditionOf(status, 'CrdsInstalled')).toEqual(
+      condition('CrdsInstalled')('True', 'Installed', installed.message),
+    );
+    expect(conditionOf(status, 'Schedulable')).toEqual(schedulable(...SCHEDULABLE));
+  });
+
+  test('GIVEN a sister that may not get our CRDs THEN it runs but is not schedulable, saying why', () => {
+    const status = nextClusterStatus({
+      cluster: cluster(),
+      probe: ok,
+      now: NOW,
+      offlineAfterMs: THRESHOLD_MS,
+      crds: forbidden,
+    });
+    expect(status.phase).toBe('running');
+    expect(conditionOf(status, 'CrdsInstalled')).toMatchObject({ status: 'False', reason: 'Forbidden' });
+    expect(conditionOf(status, 'Schedulable')).toEqual(
+      schedulable('False', 'CrdsNotInstalled', forbidden.message),
+    );
+  });
+
+  test('GIVEN no onboarding this time (no answer) THEN the condition written last is kept, and still hinders', () => {
+    const before = previous('running', 'True', at(600), {
+      conditions: [
+        ...previous('running', 'True', at(600)).conditions!,
+        { ...forbidden, lastTransitionTime: at(600) },
+      ],
+    });
+    const status = nextClusterStatus({
+      cluster: cluster(before),
+      probe: down,
+      now: NOW,
+      offlineAfterMs: THRESHOLD_MS,
+    });
+    expect(conditionOf(status, 'CrdsInstalled')).toMatchObject({
+      status: 'False',
+      reason: 'Forbidden',
+      lastTransitionTime: at(600),
+    });
+    expect(conditionOf(status, 'Schedulable')).toMatchObject({ status: 'False', reason: 'CrdsNotInstalled' });
+  });
+
+  test('GIVEN a cordoned sister without CRDs THEN the cordon is the reason given', () => {
+    const status = nextClusterStatus({
+      cluster: cluster(undefined, { schedulingDisabled: true }),
+      probe: ok,
+      now: NOW,
+      offlineAfterMs: THRESHOLD_MS,
+      crds: forbidden,
+    });
+    expect(conditionOf(status, 'Schedulable')).toMatchObject({ reason: 'SchedulingDisabled' });
   });
 });
