@@ -3,35 +3,50 @@
  * own, WITHOUT our CRDs, is registered as an SFCluster on the master. While the identity the
  * master holds may not install CRDs there, its SFCluster says so and no scheduler chooses it;
  * once the identity may, the health round installs our CRDs there (Established), reports
- * CrdsInstalled and copies the catalog. Deleting the SFCluster while an instance is placed there
- * is held by its finalizer, the status saying how many instances must go first; once none is
- * left, the SFCluster goes and our CRDs stay on the cluster.
+ * CrdsInstalled and copies the catalog, and an instance provisioned through the OSB API is placed
+ * there. Deleting the SFCluster while that instance is there is held by its finalizer, the status
+ * saying how many instances must go first; once it is deprovisioned, the SFCluster goes and our
+ * CRDs stay on the cluster.
  */
+import { randomUUID } from 'node:crypto';
 import { RbacAuthorizationV1Api, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { installCatalog } from '../../dev/catalog.js';
+import { crdFiles } from '../../dev/local/environment.js';
+import { startExampleOperator, type ExampleOperator } from '../../examples/operator/operator.js';
 import type { ExtraCluster } from '../../dev/local/kube-control-plane.js';
 import { clusterActivities } from '../../src/activities/clusters.js';
 import type { ClusterClient } from '../../src/kube/clients.js';
 import { clusterDirectory } from '../../src/kube/cluster-directory.js';
 import { registerCluster } from '../../src/kube/cluster-registry.js';
+import { installCrds, readCrds } from '../../src/kube/crds.js';
 import { deleteRecord, getRecord, listRecords } from '../../src/kube/custom-objects.js';
 import { isNotFound } from '../../src/kube/errors.js';
-import { CLUSTER_FINALIZER, LABELS, labelValue } from '../../src/resources/names.js';
+import { CLUSTER_FINALIZER, LABELS, resourceName } from '../../src/resources/names.js';
 import {
   SFCLUSTER,
   SFPLAN,
   SFSERVICEINSTANCE,
   type ClusterCondition,
-  type KubeObject,
   type SFCluster,
   type SFPlan,
+  type SFServiceInstance,
 } from '../../src/resources/types.js';
 import { schedule } from '../../src/scheduling/registry.js';
 import { clusterSnapshot } from '../../src/scheduling/snapshot.js';
 import { clusterHealthWorkflowId, type ClusterHealthSettings } from '../../src/workflows/messages.js';
 import { issueIdentity, removeRegistry, startOwnCluster, type Identity } from '../support/clusters.js';
-import { builtWorkflows, clusters, environment, eventually, temporalClient, unique } from '../support/env.js';
+import {
+  builtWorkflows,
+  clusters,
+  environment,
+  eventually,
+  temporalClient,
+  unique,
+  untilNamespaceGone,
+} from '../support/env.js';
+import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
+import { startProcess, systemSettings, type SystemProcess } from '../support/system.js';
 
 const SETTINGS: ClusterHealthSettings = { probeSeconds: 1, offlineSeconds: 30 };
 const OUR_CRDS = [
@@ -40,6 +55,10 @@ const OUR_CRDS = [
   'sfserviceinstances.osb.servicefabrik.io',
   'sfservices.osb.servicefabrik.io',
 ];
+
+/** The mustache plan of the example operator (examples/mustache). */
+const SERVICE_ID = '7c1a5a2e-6a4b-4c55-9a7e-2d6f5f0f1a01';
+const PLAN_ID = '2f3c9a8e-0d7b-4a8e-b7a6-5a1c0e9d4b02';
 
 const namespace = unique('onboard');
 const freshId = unique('fresh');
@@ -52,6 +71,11 @@ let worker: Worker;
 let running: Promise<void>;
 let temporal: Awaited<ReturnType<typeof temporalClient>>;
 let connection: NativeConnection;
+let system: SystemProcess | undefined;
+let operator: ExampleOperator | undefined;
+let osb: OsbClient;
+/** The instance provisioned on the onboarded cluster. */
+let instanceId: string;
 
 const readCluster = () => getRecord<SFCluster>(master, SFCLUSTER, namespace, freshId);
 const conditionOf = (cluster: SFCluster | undefined, type: string): ClusterCondition | undefined =>
@@ -119,6 +143,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await system?.stop();
+  await operator?.stop();
   await temporal?.client.workflow
     .getHandle(clusterHealthWorkflowId(namespace))
     .terminate('test over')
@@ -206,51 +232,86 @@ describe('onboarding a sister', () => {
   });
 });
 
+describe('an instance on the onboarded sister', () => {
+  test('GIVEN the onboarded cluster THEN an instance provisioned through the OSB API is placed there, its record copied there', async () => {
+    // The example operator, with its own CRD, runs on the new cluster: that is the operator's business, not onboarding's.
+    await installCrds(fresh.admin, readCrds(crdFiles().filter((file) => file.includes('examples/operator'))));
+    operator = await startExampleOperator({ clusters: [fresh.admin], readyAfterMs: 200, resyncMs: 200 });
+    system = await startProcess(
+      'all',
+      await systemSettings({ INTEROP_NAMESPACE: namespace, INTEROP_SCHEDULER: 'round-robin' }),
+    );
+    osb = osbClient(system.url);
+    await eventually('the catalog served', async () => {
+      const services = (await osb('GET', '/v2/catalog')).body.services as { id: string }[] | undefined;
+      return services?.some((s) => s.id === SERVICE_ID) ? true : undefined;
+    });
+
+    instanceId = randomUUID();
+    const accepted = await osb(
+      'PUT',
+      `/v2/service_instances/${instanceId}?accepts_incomplete=true`,
+      provisionBody(SERVICE_ID, PLAN_ID),
+    );
+    expect(accepted.status).toBe(202);
+    const done = await untilSettled(
+      osb,
+      `/v2/service_instances/${instanceId}/last_operation?operation=${encodeURIComponent(String(accepted.body.operation))}`,
+    );
+    expect(done.body.state).toBe('succeeded');
+    const record = await getRecord<SFServiceInstance>(
+      master,
+      SFSERVICEINSTANCE,
+      `sf-${instanceId}`,
+      resourceName(instanceId),
+    );
+    expect(record?.spec.clusterId).toBe(freshId);
+    // The record's copy on the sister, which our CRD makes possible there.
+    const copy = await getRecord<SFServiceInstance>(
+      fresh.admin,
+      SFSERVICEINSTANCE,
+      `sf-${instanceId}`,
+      resourceName(instanceId),
+    );
+    expect(copy?.metadata.name).toBe(resourceName(instanceId));
+  });
+});
+
 describe('offboarding a sister', () => {
-  test('GIVEN an instance placed there WHEN its SFCluster is deleted THEN the finalizer holds it, saying so, until none is left; our CRDs stay', async () => {
-    const instanceNamespace = unique('sf-placed');
-    await master.core.createNamespace({ body: { metadata: { name: instanceNamespace } } });
-    try {
-      const instance: KubeObject = {
-        apiVersion: SFSERVICEINSTANCE.apiVersion,
-        kind: SFSERVICEINSTANCE.kind,
-        metadata: {
-          name: 'placed',
-          namespace: instanceNamespace,
-          labels: { [LABELS.clusterId]: labelValue(freshId) },
-        },
-        spec: { serviceId: 'svc', planId: 'plan', clusterId: freshId },
-      } as KubeObject;
-      await master.custom.createNamespacedCustomObject({
-        group: SFSERVICEINSTANCE.group,
-        version: SFSERVICEINSTANCE.version,
-        plural: SFSERVICEINSTANCE.plural,
-        namespace: instanceNamespace,
-        body: instance,
-      });
-      await untilCluster('counting the instance', (c) => c.status?.serviceInstanceCount === 1);
+  test('GIVEN the instance placed there WHEN its SFCluster is deleted THEN the finalizer holds it, saying so, until the instance is deprovisioned; our CRDs stay', async () => {
+    expect(instanceId).toBeDefined();
+    await untilCluster('counting the instance', (c) => c.status?.serviceInstanceCount === 1);
 
-      await deleteRecord(master, SFCLUSTER, namespace, freshId);
-      const held = await untilCluster('terminated', (c) => c.status?.phase === 'terminated');
-      const waiting =
-        'the cluster is being removed, but 1 instance is still placed on it: move or deprovision it first; the SFCluster stays until none is left';
-      expect(conditionOf(held, 'Ready')).toMatchObject({
-        status: 'False',
-        reason: 'Terminating',
-        message: waiting,
-      });
-      expect(conditionOf(held, 'Schedulable')).toMatchObject({ status: 'False', message: waiting });
-      // Rounds later it is still there, held by the instance.
-      await new Promise((r) => setTimeout(r, 3 * SETTINGS.probeSeconds * 1000));
-      expect((await readCluster())?.metadata.finalizers).toContain(CLUSTER_FINALIZER);
+    await deleteRecord(master, SFCLUSTER, namespace, freshId);
+    const held = await untilCluster('terminated', (c) => c.status?.phase === 'terminated');
+    const waiting =
+      'the cluster is being removed, but 1 instance is still placed on it: move or deprovision it first; the SFCluster stays until none is left';
+    expect(conditionOf(held, 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'Terminating',
+      message: waiting,
+    });
+    expect(conditionOf(held, 'Schedulable')).toMatchObject({ status: 'False', message: waiting });
+    // Rounds later it is still there, held by the instance.
+    await new Promise((r) => setTimeout(r, 3 * SETTINGS.probeSeconds * 1000));
+    expect((await readCluster())?.metadata.finalizers).toContain(CLUSTER_FINALIZER);
 
-      await deleteRecord(master, SFSERVICEINSTANCE, instanceNamespace, 'placed');
-      await eventually(`SFCluster ${freshId} gone`, async () => ((await readCluster()) ? undefined : true));
-      await expect(directory.get(freshId)).rejects.toThrow(/not registered/);
-      // Deleting a CRD deletes every object of its kind: offboarding leaves them.
-      expect(await ourCrdsThere()).toEqual(Object.fromEntries(OUR_CRDS.map((name) => [name, true])));
-    } finally {
-      await master.core.deleteNamespace({ name: instanceNamespace }).catch(() => undefined);
-    }
+    // The instance there still works: its deprovision goes through the cluster being removed.
+    const deleting = await osb(
+      'DELETE',
+      `/v2/service_instances/${instanceId}?service_id=${SERVICE_ID}&plan_id=${PLAN_ID}&accepts_incomplete=true`,
+    );
+    expect(deleting.status).toBe(202);
+    const gone = await untilSettled(
+      osb,
+      `/v2/service_instances/${instanceId}/last_operation?operation=${encodeURIComponent(String(deleting.body.operation))}`,
+    );
+    expect(gone.body.state).toBe('succeeded');
+    await untilNamespaceGone(fresh.admin, `sf-${instanceId}`);
+
+    await eventually(`SFCluster ${freshId} gone`, async () => ((await readCluster()) ? undefined : true));
+    await expect(directory.get(freshId)).rejects.toThrow(/not registered/);
+    // Deleting a CRD deletes every object of its kind: offboarding leaves them.
+    expect(await ourCrdsThere()).toEqual(Object.fromEntries(OUR_CRDS.map((name) => [name, true])));
   });
 });
