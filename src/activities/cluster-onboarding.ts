@@ -79,7 +79,9 @@ export async function onboardSister(
     };
   } catch (err) {
     const error = apiMessageOf(err);
-    if (statusCodeOf(err) === 403) return { kind: 'forbidden', error, served: await allServed(sister, crds) };
-    return { kind: 'failed', error };
+    const code = statusCodeOf(err);
+    if (code === 403) return { kind: 'forbidden', error, served: await allServed(sister, crds) };
+    const transient = code === undefined || code === 429 || code >= 500;
+    return { kind: 'failed', error, ...(transient ? { transient } : {}) };
   }
 }

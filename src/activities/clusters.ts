@@ -305,7 +305,9 @@ export function clusterActivities({
             heartbeat,
           },
         );
-        return { probe, crds: onboardingCondition(onboarded) };
+        const previous = cluster.status?.conditions?.find((c) => c.type === CLUSTER_CONDITIONS.crdsInstalled);
+        const crds = onboardingCondition(onboarded, previous);
+        return { probe, ...(crds ? { crds } : {}) };
       };
       const [found, instances] = await Promise.all([
         cluster.metadata.deletionTimestamp ? undefined : probed(),

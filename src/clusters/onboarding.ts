@@ -86,6 +86,8 @@ export type OnboardingOutcome =
       /** Anything else: a 422, an unreachable cluster, a timeout. */
       readonly kind: 'failed';
       readonly error: string;
+      /** Whether it may pass by itself (no answer, 429, 5xx): the condition written last then stands. */
+      readonly transient?: boolean;
     };
 
 /** Reasons of the `CrdsInstalled` condition. */
@@ -102,9 +104,17 @@ const RBAC_HINT =
 
 const listed = (names: readonly string[]) => names.join(', ');
 
-/** The `CrdsInstalled` condition of a sister's SFCluster after an onboarding. */
-export function onboardingCondition(outcome: OnboardingOutcome): ConditionFacts {
+/**
+ * The `CrdsInstalled` condition of a sister's SFCluster after an onboarding; undefined when the
+ * one written last (`previous`) stands: a transient failure does not turn a cluster unschedulable,
+ * but a cluster that never reported one gets it, so that none runs without saying.
+ */
+export function onboardingCondition(
+  outcome: OnboardingOutcome,
+  previous?: { readonly status: string },
+): ConditionFacts | undefined {
   const type = CLUSTER_CONDITIONS.crdsInstalled;
+  if (outcome.kind === 'failed' && outcome.transient && previous) return undefined;
   switch (outcome.kind) {
     case 'installed': {
       const changes = [

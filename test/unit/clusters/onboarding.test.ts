@@ -129,6 +129,19 @@ describe('onboardingCondition: the CrdsInstalled condition', () => {
     ],
   ])('GIVEN %s', (_name, outcome, expected) => {
     expect(onboardingCondition(outcome)).toEqual(expected);
+    // What is not transient replaces the condition written last.
+    expect(onboardingCondition(outcome, { status: 'True' })).toEqual(expected);
+  });
+
+  test('GIVEN a transient failure (no answer, 429, 5xx) THEN the condition written last stands; without one, it is reported', () => {
+    const outcome: OnboardingOutcome = {
+      kind: 'failed',
+      error: 'storage is (re)initializing',
+      transient: true,
+    };
+    expect(onboardingCondition(outcome, { status: 'True' })).toBeUndefined();
+    expect(onboardingCondition(outcome, { status: 'False' })).toBeUndefined();
+    expect(onboardingCondition(outcome)).toMatchObject({ status: 'False', reason: 'InstallFailed' });
   });
 });
 
