@@ -283,6 +283,7 @@ export function clusterActivities({
       clusterId: string,
       offlineAfterMs: number,
       unanswered?: string,
+      stabilizeAfterMs = 0,
     ): Promise<ClusterHealthReport> {
       const cluster = await getRecord<SFCluster>(master, SFCLUSTER, namespace, clusterId);
       if (!cluster) {
@@ -319,6 +320,7 @@ export function clusterActivities({
         probe: found?.probe,
         now: new Date(),
         offlineAfterMs,
+        stabilizeAfterMs,
         instances,
         instanceNamespaces,
         ...(found?.crds ? { crds: found.crds } : {}),

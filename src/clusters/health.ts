@@ -1,8 +1,9 @@
 /**
  * A cluster's health as a state machine: from the status written last, what one probe found and
  * the time, the next status. The phase moves pending -> running on the first answer, running ->
- * offline once the apiserver has not answered for the offline threshold, offline -> running on the
- * next answer, and any phase -> terminated when the SFCluster is being deleted.
+ * offline once the apiserver has not answered for the offline threshold, offline -> running once
+ * it has answered every probe for the stabilization window (a cluster that comes and goes is not
+ * scheduled onto at each return), and any phase -> terminated when the SFCluster is being deleted.
  *
  * Pure: the caller probes and passes `now`, so a workflow can run it.
  */
@@ -53,6 +54,11 @@ export interface HealthInput {
   readonly now: Date;
   /** How long a cluster may stay unreachable before it is offline, in milliseconds. */
   readonly offlineAfterMs: number;
+  /**
+   * How long an offline cluster must answer every probe before it is running again, in
+   * milliseconds. @default 0 (at its first answer)
+   */
+  readonly stabilizeAfterMs?: number;
   /** Instances placed on the cluster; the previous count is kept when absent. */
   readonly instances?: number;
   /** Where instances keep their pods, which their reservations book: left out of the requests. */
@@ -73,7 +79,8 @@ export type HealthStatus = Required<Pick<SFClusterStatus, 'phase' | 'conditions'
   Pick<
     SFClusterStatus,
     'observedGeneration' | 'version' | 'capacity' | 'allocatable' | 'requests' | 'lastProbeTime'
-  >;
+  > &
+  Pick<SFClusterStatus, 'answeringSince'>;
 
 const findCondition = (status: SFClusterStatus | undefined, type: string) =>
   status?.conditions?.find((c) => c.type === type);
@@ -109,7 +116,17 @@ export function nextClusterStatus(input: HealthInput): HealthStatus {
         ? previousReady.lastTransitionTime
         : now
       : undefined;
-  const phase = nextPhase(cluster, previous?.phase, probe, unanswered, input.now, offlineAfterMs);
+  // Since when the apiserver has answered every probe: kept while it answers, gone when it does not.
+  const answeringSince = probe
+    ? probe.ok
+      ? (previous?.answeringSince ?? now)
+      : null
+    : previous?.answeringSince;
+  const phase = nextPhase(cluster, previous?.phase, probe, unanswered, input.now, offlineAfterMs, {
+    answeringSince: answeringSince ?? undefined,
+    stabilizeAfterMs: input.stabilizeAfterMs ?? 0,
+  });
+  const stabilizing = phase === 'offline' && probe?.ok === true;
 
   let resources: ClusterResources | undefined;
   let invalidCapacity: string | undefined;
@@ -134,6 +151,9 @@ export function nextClusterStatus(input: HealthInput): HealthStatus {
     : crdsMissing(cluster);
   const [schedulable, reason, message] = schedulability(phase, isCordoned(cluster), {
     instances,
+    ...(stabilizing && answeringSince
+      ? { stabilizing: { since: answeringSince, windowMs: input.stabilizeAfterMs ?? 0 } }
+      : {}),
     ...(invalidCapacity ? { invalidCapacity } : {}),
     ...(withoutCrds ? { withoutCrds } : {}),
   });
@@ -171,6 +191,7 @@ export function nextClusterStatus(input: HealthInput): HealthStatus {
     ...(requests !== undefined ? { requests } : {}),
     serviceInstanceCount: instances,
     ...(lastProbeTime !== undefined ? { lastProbeTime } : {}),
+    ...(answeringSince !== undefined ? { answeringSince } : {}),
   };
 }
 
@@ -181,12 +202,18 @@ function nextPhase(
   unansweredSince: string | undefined,
   now: Date,
   offlineAfterMs: number,
+  recovery: { readonly answeringSince?: string; readonly stabilizeAfterMs: number },
 ): ClusterPhase {
   if (cluster.metadata.deletionTimestamp) return 'terminated';
   // Without a deletion, a terminated phase is stale (written by another writer); probe afresh.
   const from = previous === 'terminated' ? undefined : previous;
   if (!probe) return from ?? 'pending';
-  if (probe.ok) return 'running';
+  if (probe.ok) {
+    if (from !== 'offline' || recovery.stabilizeAfterMs <= 0) return 'running';
+    const answering = Date.parse(recovery.answeringSince ?? '');
+    const answeredFor = Number.isNaN(answering) ? 0 : now.getTime() - answering;
+    return answeredFor >= recovery.stabilizeAfterMs ? 'running' : 'offline';
+  }
   const since = Date.parse(unansweredSince ?? '');
   const unreachableFor = Number.isNaN(since) ? 0 : now.getTime() - since;
   if (unreachableFor >= offlineAfterMs) return 'offline';
@@ -199,6 +226,8 @@ interface Hindrances {
   readonly invalidCapacity?: string;
   /** Why our CRDs are not installed there. */
   readonly withoutCrds?: string;
+  /** An offline cluster that answers again, since when, and the window it must answer through. */
+  readonly stabilizing?: { readonly since: string; readonly windowMs: number };
 }
 
 /** Whether new instances may go to the cluster, with the condition's reason and message. */
@@ -208,6 +237,14 @@ function schedulability(
   hindrances: Hindrances,
 ): [boolean, string, string] {
   if (phase === 'terminated') return [false, 'Terminating', clusterRemovalMessage(hindrances.instances)];
+  if (phase === 'offline' && hindrances.stabilizing) {
+    const { since, windowMs } = hindrances.stabilizing;
+    return [
+      false,
+      'Stabilizing',
+      `the cluster answers again since ${since}; it is scheduled onto once it has answered for ${Math.round(windowMs / 1000)} s`,
+    ];
+  }
   if (phase === 'offline') return [false, 'Offline', 'the cluster is unreachable'];
   if (phase === 'pending') return [false, 'NotProbed', 'the cluster has not answered a probe yet'];
   if (cordoned) return [false, 'SchedulingDisabled', 'the cluster is cordoned'];

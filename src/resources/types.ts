@@ -561,6 +561,12 @@ export interface SFClusterStatus {
   serviceInstanceCount?: number;
   /** When the cluster was last probed. */
   lastProbeTime?: string;
+  /**
+   * Since when its apiserver has answered every probe; absent while it does not answer. A cluster
+   * that was offline is running again once this is older than the stabilization window. Written
+   * as null (which a merge patch removes) when a probe gets no answer.
+   */
+  answeringSince?: string | null;
 }
 
 export interface SFCluster extends KubeObject {

@@ -57,11 +57,15 @@ const stepsThere = (taskQueue: string, settings: ClusterHealthSettings) =>
  */
 async function recordHealth(cluster: RegisteredCluster, settings: ClusterHealthSettings) {
   const offlineAfterMs = settings.offlineSeconds * 1000;
-  if (!cluster.taskQueue) return steps.recordClusterHealth(cluster.clusterId, offlineAfterMs);
+  const stabilizeAfterMs = (settings.stabilizationSeconds ?? 0) * 1000;
+  if (!cluster.taskQueue)
+    return steps.recordClusterHealth(cluster.clusterId, offlineAfterMs, undefined, stabilizeAfterMs);
   try {
     return await stepsThere(cluster.taskQueue, settings).recordClusterHealth(
       cluster.clusterId,
       offlineAfterMs,
+      undefined,
+      stabilizeAfterMs,
     );
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
@@ -69,6 +73,7 @@ async function recordHealth(cluster: RegisteredCluster, settings: ClusterHealthS
       cluster.clusterId,
       offlineAfterMs,
       `the worker of task queue ${cluster.taskQueue} did not answer`,
+      stabilizeAfterMs,
     );
   }
 }

@@ -342,6 +342,8 @@ export interface ClusterHealthSettings {
   readonly probeSeconds: number;
   /** Seconds a cluster may stay unreachable before it is offline. */
   readonly offlineSeconds: number;
+  /** Seconds an offline cluster must answer every probe before it is running again. @default 0 */
+  readonly stabilizationSeconds?: number;
 }
 
 /**

@@ -399,9 +399,106 @@ describe('nextClusterStatus: the phase state machine', () => {
       },
     ],
   ])('%s', (_name, input, probe, offlineAfterMs, expected) => {
-    expect(nextClusterStatus({ cluster: input, probe, now: NOW, offlineAfterMs })).toEqual({
+    // Since when the apiserver answers is the next table's.
+    const { answeringSince: _since, ...next } = nextClusterStatus({
+      cluster: input,
+      probe,
+      now: NOW,
+      offlineAfterMs,
+    });
+    expect(next).toEqual({
       observedGeneration: GENERATION,
       ...expected,
+    });
+  });
+});
+
+describe('nextClusterStatus: back from offline after the stabilization window', () => {
+  const WINDOW_MS = 30_000;
+  const before = (seconds: number) => new Date(NOW.getTime() - seconds * 1000).toISOString();
+  const offline = (answeringSince?: string) =>
+    cluster(previous('offline', 'False', before(600), answeringSince ? { answeringSince } : {}));
+
+  test.each<
+    [string, HealthInput['cluster'], ProbeResult | undefined, number, string, string | null | undefined]
+  >([
+    [
+      'offline, its first answer: still offline, answering since now',
+      offline(),
+      ok,
+      WINDOW_MS,
+      'offline',
+      now,
+    ],
+    [
+      'offline, answering for less than the window: still offline',
+      offline(before(29)),
+      ok,
+      WINDOW_MS,
+      'offline',
+      before(29),
+    ],
+    ['offline, answering for the window: running', offline(before(30)), ok, WINDOW_MS, 'running', before(30)],
+    [
+      'offline, answering, then no answer: still offline, answering since nothing',
+      offline(before(20)),
+      down,
+      WINDOW_MS,
+      'offline',
+      null,
+    ],
+    [
+      'offline, not probed: as written last',
+      offline(before(20)),
+      undefined,
+      WINDOW_MS,
+      'offline',
+      before(20),
+    ],
+    ['without a window: running at the first answer', offline(), ok, 0, 'running', now],
+    [
+      'running, answering: running, answering since as before',
+      cluster(previous('running', 'True', before(600), { answeringSince: before(600) })),
+      ok,
+      WINDOW_MS,
+      'running',
+      before(600),
+    ],
+    [
+      'pending, its first answer: running at once (it was never offline)',
+      cluster(),
+      ok,
+      WINDOW_MS,
+      'running',
+      now,
+    ],
+  ])('%s', (_name, input, probe, stabilizeAfterMs, phase, answeringSince) => {
+    const next = nextClusterStatus({
+      cluster: input,
+      probe,
+      now: NOW,
+      offlineAfterMs: THRESHOLD_MS,
+      stabilizeAfterMs,
+    });
+    expect([next.phase, next.answeringSince]).toEqual([phase, answeringSince]);
+  });
+
+  test('GIVEN an offline cluster answering again within the window THEN it is not schedulable, saying it stabilizes and until when', () => {
+    const next = nextClusterStatus({
+      cluster: offline(before(10)),
+      probe: ok,
+      now: NOW,
+      offlineAfterMs: THRESHOLD_MS,
+      stabilizeAfterMs: WINDOW_MS,
+    });
+    expect(next.conditions.find((c) => c.type === 'Schedulable')).toMatchObject({
+      status: 'False',
+      reason: 'Stabilizing',
+      message: `the cluster answers again since ${before(10)}; it is scheduled onto once it has answered for 30 s`,
+    });
+    expect(next.conditions.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'Reachable',
     });
   });
 });
