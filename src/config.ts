@@ -108,6 +108,12 @@ export interface Config {
      * offline (and gets no new instances). @default 120
      */
     readonly offlineSeconds: number;
+    /**
+     * INTEROP_CLUSTER_STABILIZATION_SECONDS: how long a cluster that was offline must answer
+     * every probe before it is running again (and gets new instances); 0: at its first answer.
+     * @default 60
+     */
+    readonly stabilizationSeconds: number;
   };
   readonly broker: {
     /** INTEROP_HOST @default 127.0.0.1 */
@@ -502,6 +508,7 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
     clusterHealth: {
       probeSeconds: number(env, 'INTEROP_CLUSTER_PROBE_SECONDS', 30, { orZero: true }),
       offlineSeconds: number(env, 'INTEROP_CLUSTER_OFFLINE_SECONDS', 120),
+      stabilizationSeconds: number(env, 'INTEROP_CLUSTER_STABILIZATION_SECONDS', 60, { orZero: true }),
     },
     broker: {
       host: env.INTEROP_HOST || '127.0.0.1',

@@ -5,9 +5,15 @@
  * on it, so running one twice changes nothing.
  */
 import { Context } from '@temporalio/activity';
-import { PatchStrategy, VersionApi, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  PatchStrategy,
+  VersionApi,
+  type KubernetesObject,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
 import {
   declaresCapacity,
+  onboardingCondition,
   nextClusterStatus,
   nodeResources,
   podFieldSelector,
@@ -30,6 +36,7 @@ import {
 import { ensureNamespace } from '../kube/objects.js';
 import { apiMessageOf, isNotFound, statusCodeOf } from '../kube/errors.js';
 import type { ClusterHealthRecorder } from '../metrics/recorders.js';
+import type { ConditionFacts } from '../resources/conditions.js';
 import {
   CLUSTER_FINALIZER,
   FIELD_MANAGER,
@@ -39,6 +46,7 @@ import {
   labelValue,
 } from '../resources/names.js';
 import {
+  CLUSTER_CONDITIONS,
   SFCLUSTER,
   SFPLAN,
   SFSERVICE,
@@ -48,6 +56,7 @@ import {
   type SFCluster,
 } from '../resources/types.js';
 import type { CatalogReplication, ClusterHealthReport, RegisteredCluster } from '../workflows/messages.js';
+import { defaultSisterCrds, onboardSister } from './cluster-onboarding.js';
 
 /** Kinds copied to every running sister. */
 const CATALOG_KINDS: readonly ResourceKind[] = [SFSERVICE, SFPLAN];
@@ -72,6 +81,11 @@ export interface ClusterActivityDeps {
   readonly health?: ClusterHealthRecorder;
   /** Nodes or pods a probe reads in one request. @default {@link PROBE_PAGE_SIZE} */
   readonly probePageSize?: number;
+  /**
+   * The CRDs every sister gets when it answers a probe (onboarding).
+   * @default the `osb.servicefabrik.io` CRDs of the chart (charts/interoperator/crds)
+   */
+  readonly sisterCrds?: readonly V1CustomResourceDefinition[];
 }
 
 /** Tells the server the activity is alive; a no-op outside an activity (tests call activities directly). */
@@ -236,6 +250,7 @@ export function clusterActivities({
   instanceNamespace,
   health,
   probePageSize = PROBE_PAGE_SIZE,
+  sisterCrds,
 }: ClusterActivityDeps) {
   const { master, masterId, namespace } = clusters;
   const instanceNamespaces: InstanceNamespaces = {
@@ -258,13 +273,17 @@ export function clusterActivities({
     /**
      * Probes the cluster and writes its health to its SFCluster's status (a merge patch: the
      * reservations are left alone); keeps the finalizer on it while it exists and removes it once
-     * its deletion is requested and no instance is placed there. With `unanswered` (why the
-     * worker that serves the cluster alone could not probe it), records the cluster as unreachable.
+     * its deletion is requested and no instance is placed there. A sister that answers is
+     * onboarded too (our CRDs installed or upgraded there), and its `CrdsInstalled` condition goes
+     * in the same patch, so it never turns running without saying whether it can take instances.
+     * With `unanswered` (why the worker that serves the cluster alone could not probe it), records
+     * the cluster as unreachable.
      */
     async recordClusterHealth(
       clusterId: string,
       offlineAfterMs: number,
       unanswered?: string,
+      stabilizeAfterMs = 0,
     ): Promise<ClusterHealthReport> {
       const cluster = await getRecord<SFCluster>(master, SFCLUSTER, namespace, clusterId);
       if (!cluster) {
@@ -276,8 +295,21 @@ export function clusterActivities({
         instanceNamespaces,
         pageSize: probePageSize,
       };
-      const probed = async (): Promise<ProbeResult> =>
-        unanswered ? { ok: false, error: unanswered } : probeCluster(clusters, clusterId, scope);
+      const probed = async (): Promise<{ probe: ProbeResult; crds?: ConditionFacts }> => {
+        if (unanswered) return { probe: { ok: false, error: unanswered } };
+        const probe = await probeCluster(clusters, clusterId, scope);
+        if (!probe.ok || clusterId === masterId) return { probe };
+        const onboarded = await onboardSister(
+          await clusters.get(clusterId),
+          sisterCrds ?? defaultSisterCrds(),
+          {
+            heartbeat,
+          },
+        );
+        const previous = cluster.status?.conditions?.find((c) => c.type === CLUSTER_CONDITIONS.crdsInstalled);
+        const crds = onboardingCondition(onboarded, previous);
+        return { probe, ...(crds ? { crds } : {}) };
+      };
       const [found, instances] = await Promise.all([
         cluster.metadata.deletionTimestamp ? undefined : probed(),
         instancesOn(master, clusterId, instanceNamespace),
@@ -285,11 +317,13 @@ export function clusterActivities({
       heartbeat();
       const status = nextClusterStatus({
         cluster,
-        probe: found,
+        probe: found?.probe,
         now: new Date(),
         offlineAfterMs,
+        stabilizeAfterMs,
         instances,
         instanceNamespaces,
+        ...(found?.crds ? { crds: found.crds } : {}),
       });
       let written: SFCluster;
       try {
@@ -318,9 +352,11 @@ export function clusterActivities({
           );
         }
       }
+      const crdsInstalled = status.conditions.find((c) => c.type === CLUSTER_CONDITIONS.crdsInstalled);
       return {
         phase: status.phase,
         serviceInstanceCount: instances,
+        ...(crdsInstalled ? { crdsInstalled: crdsInstalled.status === 'True' } : {}),
         ...(finalizers?.released ? { released: true } : {}),
       };
     },

@@ -1,12 +1,18 @@
 /**
  * A cluster's health as a state machine: from the status written last, what one probe found and
  * the time, the next status. The phase moves pending -> running on the first answer, running ->
- * offline once the apiserver has not answered for the offline threshold, offline -> running on the
- * next answer, and any phase -> terminated when the SFCluster is being deleted.
+ * offline once the apiserver has not answered for the offline threshold, offline -> running once
+ * it has answered every probe for the stabilization window (a cluster that comes and goes is not
+ * scheduled onto at each return), and any phase -> terminated when the SFCluster is being deleted.
  *
  * Pure: the caller probes and passes `now`, so a workflow can run it.
  */
-import { clusterConditionFacts, nextConditions } from '../resources/conditions.js';
+import {
+  clusterConditionFacts,
+  clusterRemovalMessage,
+  nextConditions,
+  type ConditionFacts,
+} from '../resources/conditions.js';
 import {
   CLUSTER_CONDITIONS,
   type ClusterCondition,
@@ -20,6 +26,7 @@ import {
   type ClusterResources,
   type InstanceNamespaces,
 } from './capacity.js';
+import { crdsMissing } from './onboarding.js';
 
 /** What one probe of a cluster found. */
 export type ProbeResult =
@@ -47,10 +54,21 @@ export interface HealthInput {
   readonly now: Date;
   /** How long a cluster may stay unreachable before it is offline, in milliseconds. */
   readonly offlineAfterMs: number;
+  /**
+   * How long an offline cluster must answer every probe before it is running again, in
+   * milliseconds. @default 0 (at its first answer)
+   */
+  readonly stabilizeAfterMs?: number;
   /** Instances placed on the cluster; the previous count is kept when absent. */
   readonly instances?: number;
   /** Where instances keep their pods, which their reservations book: left out of the requests. */
   readonly instanceNamespaces?: InstanceNamespaces;
+  /**
+   * The `CrdsInstalled` condition of this probe's onboarding (src/clusters/onboarding.ts); absent
+   * when the cluster was not onboarded now (the master, no answer), and then the one written last
+   * is kept.
+   */
+  readonly crds?: ConditionFacts;
 }
 
 /**
@@ -61,7 +79,8 @@ export type HealthStatus = Required<Pick<SFClusterStatus, 'phase' | 'conditions'
   Pick<
     SFClusterStatus,
     'observedGeneration' | 'version' | 'capacity' | 'allocatable' | 'requests' | 'lastProbeTime'
-  >;
+  > &
+  Pick<SFClusterStatus, 'answeringSince'>;
 
 const findCondition = (status: SFClusterStatus | undefined, type: string) =>
   status?.conditions?.find((c) => c.type === type);
@@ -97,7 +116,17 @@ export function nextClusterStatus(input: HealthInput): HealthStatus {
         ? previousReady.lastTransitionTime
         : now
       : undefined;
-  const phase = nextPhase(cluster, previous?.phase, probe, unanswered, input.now, offlineAfterMs);
+  // Since when the apiserver has answered every probe: kept while it answers, gone when it does not.
+  const answeringSince = probe
+    ? probe.ok
+      ? (previous?.answeringSince ?? now)
+      : null
+    : previous?.answeringSince;
+  const phase = nextPhase(cluster, previous?.phase, probe, unanswered, input.now, offlineAfterMs, {
+    answeringSince: answeringSince ?? undefined,
+    stabilizeAfterMs: input.stabilizeAfterMs ?? 0,
+  });
+  const stabilizing = phase === 'offline' && probe?.ok === true;
 
   let resources: ClusterResources | undefined;
   let invalidCapacity: string | undefined;
@@ -114,9 +143,23 @@ export function nextClusterStatus(input: HealthInput): HealthStatus {
     }
   }
 
-  const [schedulable, reason, message] = schedulability(phase, isCordoned(cluster), invalidCapacity);
+  const instances = input.instances ?? previous?.serviceInstanceCount ?? 0;
+  const withoutCrds = input.crds
+    ? input.crds.status === 'False'
+      ? input.crds.message
+      : undefined
+    : crdsMissing(cluster);
+  const [schedulable, reason, message] = schedulability(phase, isCordoned(cluster), {
+    instances,
+    ...(stabilizing && answeringSince
+      ? { stabilizing: { since: answeringSince, windowMs: input.stabilizeAfterMs ?? 0 } }
+      : {}),
+    ...(invalidCapacity ? { invalidCapacity } : {}),
+    ...(withoutCrds ? { withoutCrds } : {}),
+  });
   const facts = [
-    ...clusterConditionFacts(phase, probeSummary(probe, previous)),
+    ...clusterConditionFacts(phase, probeSummary(probe, previous), instances),
+    ...(input.crds ? [input.crds] : []),
     {
       type: CLUSTER_CONDITIONS.schedulable,
       status: schedulable ? ('True' as const) : ('False' as const),
@@ -146,8 +189,9 @@ export function nextClusterStatus(input: HealthInput): HealthStatus {
     ...(capacity !== undefined ? { capacity } : {}),
     ...(allocatable !== undefined ? { allocatable } : {}),
     ...(requests !== undefined ? { requests } : {}),
-    serviceInstanceCount: input.instances ?? previous?.serviceInstanceCount ?? 0,
+    serviceInstanceCount: instances,
     ...(lastProbeTime !== undefined ? { lastProbeTime } : {}),
+    ...(answeringSince !== undefined ? { answeringSince } : {}),
   };
 }
 
@@ -158,28 +202,54 @@ function nextPhase(
   unansweredSince: string | undefined,
   now: Date,
   offlineAfterMs: number,
+  recovery: { readonly answeringSince?: string; readonly stabilizeAfterMs: number },
 ): ClusterPhase {
   if (cluster.metadata.deletionTimestamp) return 'terminated';
   // Without a deletion, a terminated phase is stale (written by another writer); probe afresh.
   const from = previous === 'terminated' ? undefined : previous;
   if (!probe) return from ?? 'pending';
-  if (probe.ok) return 'running';
+  if (probe.ok) {
+    if (from !== 'offline' || recovery.stabilizeAfterMs <= 0) return 'running';
+    const answering = Date.parse(recovery.answeringSince ?? '');
+    const answeredFor = Number.isNaN(answering) ? 0 : now.getTime() - answering;
+    return answeredFor >= recovery.stabilizeAfterMs ? 'running' : 'offline';
+  }
   const since = Date.parse(unansweredSince ?? '');
   const unreachableFor = Number.isNaN(since) ? 0 : now.getTime() - since;
   if (unreachableFor >= offlineAfterMs) return 'offline';
   return from ?? 'pending';
 }
 
+/** What besides its phase and cordon keeps new instances off a cluster. */
+interface Hindrances {
+  readonly instances: number;
+  readonly invalidCapacity?: string;
+  /** Why our CRDs are not installed there. */
+  readonly withoutCrds?: string;
+  /** An offline cluster that answers again, since when, and the window it must answer through. */
+  readonly stabilizing?: { readonly since: string; readonly windowMs: number };
+}
+
 /** Whether new instances may go to the cluster, with the condition's reason and message. */
 function schedulability(
   phase: ClusterPhase,
   cordoned: boolean,
-  invalidCapacity: string | undefined,
+  hindrances: Hindrances,
 ): [boolean, string, string] {
-  if (phase === 'terminated') return [false, 'Terminating', 'the cluster is being removed'];
+  if (phase === 'terminated') return [false, 'Terminating', clusterRemovalMessage(hindrances.instances)];
+  if (phase === 'offline' && hindrances.stabilizing) {
+    const { since, windowMs } = hindrances.stabilizing;
+    return [
+      false,
+      'Stabilizing',
+      `the cluster answers again since ${since}; it is scheduled onto once it has answered for ${Math.round(windowMs / 1000)} s`,
+    ];
+  }
   if (phase === 'offline') return [false, 'Offline', 'the cluster is unreachable'];
   if (phase === 'pending') return [false, 'NotProbed', 'the cluster has not answered a probe yet'];
   if (cordoned) return [false, 'SchedulingDisabled', 'the cluster is cordoned'];
+  if (hindrances.withoutCrds) return [false, 'CrdsNotInstalled', hindrances.withoutCrds];
+  const { invalidCapacity } = hindrances;
   if (invalidCapacity) return [false, 'InvalidCapacity', invalidCapacity];
   return [true, 'Schedulable', 'new instances may be placed on the cluster'];
 }

@@ -1,8 +1,23 @@
-/** Installs CustomResourceDefinitions from YAML files and waits until the apiserver serves them. */
-import { readFileSync } from 'node:fs';
-import { loadAllYaml, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+/**
+ * CustomResourceDefinitions: read from YAML files (the chart's), installed and waited for until
+ * the apiserver serves them; and, for onboarding a sister, read one by one and applied with a
+ * digest of the definition beside it, so that a later round knows whether it is current.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  loadAllYaml,
+  PatchStrategy,
+  type KubernetesObject,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
+import { ANNOTATIONS, FIELD_MANAGER } from '../resources/names.js';
 import type { ClusterClient } from './clients.js';
-import { isAlreadyExists } from './errors.js';
+import { isAlreadyExists, isNotFound } from './errors.js';
+
+const CRD_API = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' } as const;
 
 /**
  * Reads CRDs into the client's typed model: its serializer knows only model properties, so raw
@@ -51,4 +66,76 @@ export async function installCrds(
       await new Promise((r) => setTimeout(r, 100));
     }
   }
+}
+
+/**
+ * The chart's CRD files (charts/interoperator/crds), found from this file in src/kube or
+ * dist/src/kube; the image holds them at the same place.
+ */
+export function chartCrdFiles(): string[] {
+  for (const up of ['../../', '../../../']) {
+    const dir = fileURLToPath(new URL(`${up}charts/interoperator/crds/`, import.meta.url));
+    if (!existsSync(dir)) continue;
+    return readdirSync(dir)
+      .filter((f) => f.endsWith('.yaml') || f.endsWith('.yml'))
+      .sort()
+      .map((f) => path.join(dir, f));
+  }
+  throw new Error(
+    `the chart's CRDs (charts/interoperator/crds) are not beside ${fileURLToPath(import.meta.url)}`,
+  );
+}
+
+/** Digest of a CRD's definition (its labels and spec), as kept in its `crd-digest` annotation. */
+export function crdDigest(crd: V1CustomResourceDefinition): string {
+  const definition = JSON.stringify({ labels: crd.metadata?.labels ?? {}, spec: crd.spec });
+  return createHash('sha256').update(definition).digest('hex').slice(0, 32);
+}
+
+/** A CRD as found on a cluster: its digest annotation and whether it is Established. */
+export interface FoundCrd {
+  readonly name: string;
+  readonly digest?: string;
+  readonly established: boolean;
+}
+
+/** Reads one CRD of a cluster; undefined when it is not there. */
+export async function readCrd(cluster: ClusterClient, name: string): Promise<FoundCrd | undefined> {
+  try {
+    const crd = (await cluster.objects.read({
+      ...CRD_API,
+      metadata: { name },
+    })) as V1CustomResourceDefinition;
+    const digest = crd.metadata?.annotations?.[ANNOTATIONS.crdDigest];
+    return {
+      name,
+      ...(digest ? { digest } : {}),
+      established: Boolean(
+        crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'),
+      ),
+    };
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Server-side applies a CRD (creating or upgrading it) with its digest annotation, taking over
+ * the fields another manager set; never deletes anything.
+ */
+export async function applyCrd(cluster: ClusterClient, crd: V1CustomResourceDefinition): Promise<void> {
+  const { name, labels, annotations } = crd.metadata ?? {};
+  await cluster.objects.patch(
+    {
+      ...CRD_API,
+      metadata: { name, labels, annotations: { ...annotations, [ANNOTATIONS.crdDigest]: crdDigest(crd) } },
+      spec: crd.spec,
+    } as KubernetesObject,
+    undefined,
+    undefined,
+    FIELD_MANAGER,
+    true,
+    PatchStrategy.ServerSideApply,
+  );
 }

@@ -200,6 +200,16 @@ export interface ClusterProbeSummary {
 }
 
 /**
+ * What a cluster being removed says: with instances still placed on it, how many and that they
+ * must go first (its finalizer keeps the SFCluster until then).
+ */
+export function clusterRemovalMessage(instances: number): string {
+  if (instances <= 0) return 'the cluster is being removed: no instance is placed on it';
+  const many = instances === 1 ? '1 instance is' : `${instances} instances are`;
+  return `the cluster is being removed, but ${many} still placed on it: move or deprovision ${instances === 1 ? 'it' : 'them'} first; the SFCluster stays until none is left`;
+}
+
+/**
  * The kstatus conditions of an SFCluster:
  * - `running` and its apiserver answered the last probe (cordoned or not: a cordon stops
  *   placements, which the `Schedulable` condition tells): Ready True (`Reachable`), Reconciling and
@@ -211,14 +221,18 @@ export interface ClusterProbeSummary {
  * - `offline`: Stalled True and Ready False (`Unreachable`, with why): it comes back only when the
  *   cluster or its kubeconfig is mended;
  * - `terminated`: Reconciling True and Ready False (`Terminating`) while its removal waits for its
- *   instances to go.
+ *   `instances` to go, the message saying how many are left.
  */
-export function clusterConditionFacts(phase: ClusterPhase, probe: ClusterProbeSummary): ConditionFacts[] {
+export function clusterConditionFacts(
+  phase: ClusterPhase,
+  probe: ClusterProbeSummary,
+  instances = 0,
+): ConditionFacts[] {
   if (phase === 'terminated')
     return kstatusFacts(
       { ready: false, reconciling: true, stalled: false },
       'Terminating',
-      'the cluster is being removed',
+      clusterRemovalMessage(instances),
     );
   const reason = probe.answered === undefined ? 'NotProbed' : probe.answered ? 'Reachable' : 'Unreachable';
   const ready: ConditionStatus =

@@ -115,6 +115,8 @@ export const ANNOTATIONS = {
   operationClaims: 'interoperator.servicefabrik.io/operation-claims',
   /** On instance records: the cluster the scheduler chose, and its reasons. */
   placement: 'interoperator.servicefabrik.io/placement',
+  /** On our CRDs installed on a sister: the digest of the definition applied (src/clusters/onboarding.ts). */
+  crdDigest: 'interoperator.servicefabrik.io/crd-digest',
 } as const;
 
 /** kubectl's copy of what `kubectl apply` sent: neither a difference worth showing nor worth copying. */

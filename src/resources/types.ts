@@ -487,6 +487,11 @@ export const CLUSTER_CONDITIONS = {
   ready: 'Ready',
   /** True while new instances may be placed on the cluster. */
   schedulable: 'Schedulable',
+  /**
+   * On a sister: True once our CRDs are established there (src/clusters/onboarding.ts); False,
+   * with why, while they cannot be installed, and then no instance is placed on it.
+   */
+  crdsInstalled: 'CrdsInstalled',
 } as const;
 
 /** A condition of a cluster, as Kubernetes conditions are written. */
@@ -561,6 +566,12 @@ export interface SFClusterStatus {
   serviceInstanceCount?: number;
   /** When the cluster was last probed. */
   lastProbeTime?: string;
+  /**
+   * Since when its apiserver has answered every probe; absent while it does not answer. A cluster
+   * that was offline is running again once this is older than the stabilization window. Written
+   * as null (which a merge patch removes) when a probe gets no answer.
+   */
+  answeringSince?: string | null;
 }
 
 export interface SFCluster extends KubeObject {

@@ -383,6 +383,7 @@ async function startClusterHealth(config: Config, log: Logger): Promise<void> {
   const settings: ClusterHealthSettings = {
     probeSeconds: config.clusterHealth.probeSeconds,
     offlineSeconds: config.clusterHealth.offlineSeconds,
+    stabilizationSeconds: config.clusterHealth.stabilizationSeconds,
   };
   const workflowId = clusterHealthWorkflowId(config.namespace);
   const { client, close } = await connectClient(config.temporal);

@@ -1,5 +1,6 @@
 /** What a scheduler sees of an SFCluster. */
 import { isCordoned } from '../clusters/health.js';
+import { crdsMissing } from '../clusters/onboarding.js';
 import type { ResourceList, ResourceListInput } from '../clusters/quantity.js';
 import { reservedTotal } from '../clusters/reservations.js';
 import type { SFCluster } from '../resources/types.js';
@@ -14,7 +15,8 @@ function stringList(list: ResourceListInput | undefined): ResourceList {
 /**
  * The snapshot of an SFCluster: its labels (metadata labels, then `spec.labels` over them); phase
  * `terminated` once it is being deleted, `pending` before its first probe; cordoned by
- * `spec.schedulingDisabled` or `spec.unschedulable`; capacity and allocatable as declared in
+ * `spec.schedulingDisabled` or `spec.unschedulable`; without our CRDs when its `CrdsInstalled`
+ * condition is False; capacity and allocatable as declared in
  * `spec.totalCapacity`, else from its status; requests and reservations from its status.
  * Never throws: a reservation that cannot be read becomes the snapshot's `problem`.
  */
@@ -31,6 +33,7 @@ export function clusterSnapshot(cluster: SFCluster): ClusterSnapshot {
   } catch (err) {
     problem = err instanceof Error ? err.message : String(err);
   }
+  const withoutCrds = crdsMissing(cluster);
   return {
     id: cluster.metadata.name,
     labels: { ...cluster.metadata.labels, ...cluster.spec.labels },
@@ -44,6 +47,7 @@ export function clusterSnapshot(cluster: SFCluster): ClusterSnapshot {
     ...(cluster.spec.schedulingLimitPercentage !== undefined
       ? { schedulingLimitPercentage: cluster.spec.schedulingLimitPercentage }
       : {}),
+    ...(withoutCrds ? { withoutCrds } : {}),
     ...(problem ? { problem } : {}),
   };
 }

@@ -31,6 +31,8 @@ export interface ClusterSnapshot {
   readonly instances: number;
   /** Per cent of allocatable the resource-aware scheduler may fill. @default 100 */
   readonly schedulingLimitPercentage?: number;
+  /** Why our CRDs are not installed on the cluster (its `CrdsInstalled` condition is False); never chosen then. */
+  readonly withoutCrds?: string;
   /** Why the cluster's record cannot be read (an invalid quantity); such a cluster is never chosen. */
   readonly problem?: string;
 }

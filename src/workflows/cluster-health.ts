@@ -1,7 +1,8 @@
 /**
  * The cluster health workflow: one per landscape (its id from the registry's namespace), started
- * by the worker when absent. Each round probes every registered cluster and writes its SFCluster
- * status, then copies the master's catalog to every running sister, so a sister that was offline
+ * by the worker when absent. Each round probes every registered cluster, onboards every sister that
+ * answers (our CRDs installed there) and writes its SFCluster status, then copies the master's
+ * catalog to every running sister that has our CRDs, so a sister that was offline
  * catches up when it answers again. It sleeps between the rounds and continues as new before its
  * history grows long. New settings arrive as a signal (the worker sends them when it starts).
  */
@@ -56,11 +57,15 @@ const stepsThere = (taskQueue: string, settings: ClusterHealthSettings) =>
  */
 async function recordHealth(cluster: RegisteredCluster, settings: ClusterHealthSettings) {
   const offlineAfterMs = settings.offlineSeconds * 1000;
-  if (!cluster.taskQueue) return steps.recordClusterHealth(cluster.clusterId, offlineAfterMs);
+  const stabilizeAfterMs = (settings.stabilizationSeconds ?? 0) * 1000;
+  if (!cluster.taskQueue)
+    return steps.recordClusterHealth(cluster.clusterId, offlineAfterMs, undefined, stabilizeAfterMs);
   try {
     return await stepsThere(cluster.taskQueue, settings).recordClusterHealth(
       cluster.clusterId,
       offlineAfterMs,
+      undefined,
+      stabilizeAfterMs,
     );
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
@@ -68,6 +73,7 @@ async function recordHealth(cluster: RegisteredCluster, settings: ClusterHealthS
       cluster.clusterId,
       offlineAfterMs,
       `the worker of task queue ${cluster.taskQueue} did not answer`,
+      stabilizeAfterMs,
     );
   }
 }
@@ -81,7 +87,9 @@ export async function clusterHealthRound(settings: ClusterHealthSettings): Promi
       try {
         const report = await recordHealth(cluster, settings);
         const there = taskQueue ? stepsThere(taskQueue, settings) : steps;
-        if (!master && report.phase === 'running') await there.replicateCatalog(clusterId);
+        // The catalog's copies need our CRDs there: a sister not onboarded gets them once it is.
+        if (!master && report.phase === 'running' && report.crdsInstalled !== false)
+          await there.replicateCatalog(clusterId);
       } catch (err) {
         // The next round tries again; one cluster's failure does not hold up the others.
         log.warn('cluster health round failed for a cluster', { clusterId, error: String(err) });

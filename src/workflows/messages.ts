@@ -342,6 +342,8 @@ export interface ClusterHealthSettings {
   readonly probeSeconds: number;
   /** Seconds a cluster may stay unreachable before it is offline. */
   readonly offlineSeconds: number;
+  /** Seconds an offline cluster must answer every probe before it is running again. @default 0 */
+  readonly stabilizationSeconds?: number;
 }
 
 /**
@@ -371,6 +373,8 @@ export interface ClusterHealthReport {
   /** The phase written; absent when the SFCluster is gone. */
   readonly phase?: ClusterPhase;
   readonly serviceInstanceCount?: number;
+  /** On a sister: whether our CRDs are installed there (its `CrdsInstalled` condition); absent when not reported. */
+  readonly crdsInstalled?: boolean;
   /** The finalizer was removed: the deletion of the SFCluster may finish. */
   readonly released?: boolean;
 }

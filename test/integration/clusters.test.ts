@@ -43,7 +43,7 @@ import {
   untilGone,
 } from '../support/env.js';
 
-const SETTINGS: ClusterHealthSettings = { probeSeconds: 1, offlineSeconds: 3 };
+const SETTINGS: ClusterHealthSettings = { probeSeconds: 1, offlineSeconds: 3, stabilizationSeconds: 4 };
 const DECLARED = { cpu: '4', memory: '8Gi' };
 /** Nodes or pods the probe reads in one request. */
 const PAGE_SIZE = 2;
@@ -285,7 +285,7 @@ describe('the cluster health workflow', () => {
     }
   });
 
-  test('a stopped apiserver turns offline within the threshold, and running again once it answers, catching up on the catalog', async () => {
+  test('a stopped apiserver turns offline within the threshold, and running again once it has answered for the stabilization window, catching up on the catalog', async () => {
     await own.extra.stop();
     const stoppedAt = Date.now();
     const offline = await untilCluster(ownId, 'offline', (c) => c.status?.phase === 'offline');
@@ -309,8 +309,30 @@ describe('the cluster health workflow', () => {
     });
 
     await own.extra.start();
+    // Answering again, it stays offline and unschedulable through the stabilization window.
+    const stabilizing = await untilCluster(
+      ownId,
+      'answering again, still offline',
+      (c) => c.status?.phase === 'offline' && Boolean(c.status.answeringSince),
+    );
+    expect(stabilizing.status?.conditions).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'Ready', status: 'False', reason: 'Reachable' }),
+        expect.objectContaining({
+          type: 'Schedulable',
+          status: 'False',
+          reason: 'Stabilizing',
+          message: `the cluster answers again since ${stabilizing.status!.answeringSince}; it is scheduled onto once it has answered for 4 s`,
+        }),
+      ]),
+    );
     const again = await untilCluster(ownId, 'running again', (c) => c.status?.phase === 'running');
     expect(waitableCondition(again, 'Ready')).toBe('True');
+    const runningSince = again.status?.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime;
+    expect(again.status?.answeringSince).toBe(stabilizing.status?.answeringSince);
+    expect(Date.parse(runningSince!) - Date.parse(again.status!.answeringSince!)).toBeGreaterThanOrEqual(
+      SETTINGS.stabilizationSeconds! * 1000,
+    );
     expect(again.status?.conditions).toContainEqual(
       expect.objectContaining({ type: 'Stalled', status: 'False' }),
     );

@@ -1,7 +1,7 @@
 /**
  * Clusters of one test's own, for tests that stop an apiserver or change its credentials without
- * disturbing the shared servers: an extra apiserver on the run's etcd with our CRDs, and
- * identities (service-account tokens bound to cluster-admin) issued and revoked on demand.
+ * disturbing the shared servers: an extra apiserver on the run's etcd, with our CRDs or without, and
+ * identities (service-account tokens bound to a cluster role) issued and revoked on demand.
  */
 import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { crdFiles } from '../../dev/local/environment.js';
@@ -14,8 +14,14 @@ import { SFCLUSTER, type SFCluster } from '../../src/resources/types.js';
 import { clusterHealthWorkflowId } from '../../src/workflows/messages.js';
 import { environment, temporalClient } from './env.js';
 
-/** An extra cluster with our CRDs installed, and the admin's clients of it. */
-export async function startOwnCluster(id: string): Promise<{ extra: ExtraCluster; admin: ClusterClient }> {
+/**
+ * An extra cluster with our CRDs installed (none with `crds: false`, as a cluster to onboard is),
+ * and the admin's clients of it.
+ */
+export async function startOwnCluster(
+  id: string,
+  options: { readonly crds?: boolean } = {},
+): Promise<{ extra: ExtraCluster; admin: ClusterClient }> {
   const env = environment();
   if (!env.kube) throw new Error('the environment uses existing servers: no etcd to start a cluster on');
   const extra = await startExtraCluster({
@@ -26,7 +32,7 @@ export async function startOwnCluster(id: string): Promise<{ extra: ExtraCluster
   });
   try {
     const admin = clusterClientFromKubeconfig(id, extra.cluster.kubeconfig);
-    await installCrds(admin, readCrds(crdFiles()));
+    if (options.crds ?? true) await installCrds(admin, readCrds(crdFiles()));
     return { extra, admin };
   } catch (err) {
     await extra.stop();
@@ -52,13 +58,15 @@ function withToken(kubeconfig: string, token: string): string {
 }
 
 /**
- * Issues a new identity for the cluster: a ServiceAccount bound to cluster-admin and a token for
- * it (a TokenRequest), in a kubeconfig like `adminKubeconfig` with that token instead.
+ * Issues a new identity for the cluster: a ServiceAccount bound to `clusterRole` (cluster-admin
+ * unless told) and a token for it (a TokenRequest), in a kubeconfig like `adminKubeconfig` with
+ * that token instead.
  */
 export async function issueIdentity(
   admin: ClusterClient,
   adminKubeconfig: string,
   name: string,
+  clusterRole = 'cluster-admin',
 ): Promise<Identity> {
   await admin.core.createNamespacedServiceAccount({
     namespace: IDENTITY_NAMESPACE,
@@ -68,7 +76,7 @@ export async function issueIdentity(
   await rbac.createClusterRoleBinding({
     body: {
       metadata: { name },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole },
       subjects: [{ kind: 'ServiceAccount', name, namespace: IDENTITY_NAMESPACE }],
     },
   });

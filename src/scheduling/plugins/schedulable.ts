@@ -1,6 +1,6 @@
 /**
  * `schedulable`: the filter every scheduler runs first. Only running clusters that are not
- * cordoned and whose record can be read take new instances.
+ * cordoned, have our CRDs and whose record can be read take new instances.
  */
 import { invalid, SUCCESS, unschedulable, type Plugin, type PluginOptions } from '../types.js';
 
@@ -21,6 +21,8 @@ export function schedulable({ acceptPending = false }: PluginOptions = {}): Plug
           break;
       }
       if (cluster.schedulingDisabled) return unschedulable('cordoned');
+      // Why is on its SFCluster's CrdsInstalled condition; the placement summary stays one line.
+      if (cluster.withoutCrds) return unschedulable('our CRDs are not installed');
       return SUCCESS;
     },
   };

@@ -361,6 +361,7 @@ withHelm('the chart rendered by helm', () => {
       INTEROP_MASTER_CLUSTER_ID: '1',
       INTEROP_CLUSTER_PROBE_SECONDS: '30',
       INTEROP_CLUSTER_OFFLINE_SECONDS: '120',
+      INTEROP_CLUSTER_STABILIZATION_SECONDS: '60',
       INTEROP_SCHEDULER: 'default',
       INTEROP_PLAN_SCHEDULERS: '',
       INTEROP_METRICS_PORT: '9090',
@@ -399,6 +400,8 @@ withHelm('the chart rendered by helm', () => {
     });
     expect(JSON.stringify(rules)).not.toContain('"*"');
     expect(verbsOn(rules, '', 'nodes')).toEqual(['list']);
+    // CRDs are the chart's to install on the master; a sister's worker gets them with rbac.installCrds.
+    expect(verbsOn(rules, 'apiextensions.k8s.io', 'customresourcedefinitions')).toEqual([]);
     find(manifests, 'ClusterRoleBinding', 'r-interoperator');
     find(manifests, 'ServiceAccount', 'r-interoperator');
     expect(manifests.some((m) => m.kind === 'HorizontalPodAutoscaler')).toBe(false);
@@ -858,6 +861,15 @@ withHelm('the chart rendered by helm', () => {
   test('GIVEN no admin user THEN the Secret holds no admin credentials (the admin API is off)', () => {
     const secret = find(render('auth.adminUsername='), 'Secret', 'r-interoperator');
     expect(Object.keys(secret.data ?? {}).sort()).toEqual(['password', 'payloadKeys', 'username']);
+  });
+
+  test('GIVEN rbac.installCrds THEN the workers may install and upgrade CRDs, never delete them', () => {
+    const rules = find(render('rbac.installCrds=true'), 'ClusterRole', 'r-interoperator').rules as Rule[];
+    expect(verbsOn(rules, 'apiextensions.k8s.io', 'customresourcedefinitions')).toEqual([
+      'create',
+      'get',
+      'patch',
+    ]);
   });
 
   test('GIVEN rbac.clusterWide=false THEN Roles in the SF and the instance namespaces, or a clear failure', () => {

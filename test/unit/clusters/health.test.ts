@@ -63,7 +63,9 @@ const progress = (
 ];
 const ANSWERS = 'apiserver v1.31.0 answers';
 const REFUSED = 'connect ECONNREFUSED 127.0.0.1:6443';
-const REMOVED = 'the cluster is being removed';
+/** Being removed while the 3 instances of the previous status are placed there. */
+const REMOVED =
+  'the cluster is being removed, but 3 instances are still placed on it: move or deprovision them first; the SFCluster stays until none is left';
 
 const REACHABLE = ['True', 'Reachable', 'apiserver v1.31.0 answers'] as const;
 const UNREACHABLE = ['False', 'Unreachable', 'connect ECONNREFUSED 127.0.0.1:6443'] as const;
@@ -397,9 +399,106 @@ describe('nextClusterStatus: the phase state machine', () => {
       },
     ],
   ])('%s', (_name, input, probe, offlineAfterMs, expected) => {
-    expect(nextClusterStatus({ cluster: input, probe, now: NOW, offlineAfterMs })).toEqual({
+    // Since when the apiserver answers is the next table's.
+    const { answeringSince: _since, ...next } = nextClusterStatus({
+      cluster: input,
+      probe,
+      now: NOW,
+      offlineAfterMs,
+    });
+    expect(next).toEqual({
       observedGeneration: GENERATION,
       ...expected,
+    });
+  });
+});
+
+describe('nextClusterStatus: back from offline after the stabilization window', () => {
+  const WINDOW_MS = 30_000;
+  const before = (seconds: number) => new Date(NOW.getTime() - seconds * 1000).toISOString();
+  const offline = (answeringSince?: string) =>
+    cluster(previous('offline', 'False', before(600), answeringSince ? { answeringSince } : {}));
+
+  test.each<
+    [string, HealthInput['cluster'], ProbeResult | undefined, number, string, string | null | undefined]
+  >([
+    [
+      'offline, its first answer: still offline, answering since now',
+      offline(),
+      ok,
+      WINDOW_MS,
+      'offline',
+      now,
+    ],
+    [
+      'offline, answering for less than the window: still offline',
+      offline(before(29)),
+      ok,
+      WINDOW_MS,
+      'offline',
+      before(29),
+    ],
+    ['offline, answering for the window: running', offline(before(30)), ok, WINDOW_MS, 'running', before(30)],
+    [
+      'offline, answering, then no answer: still offline, answering since nothing',
+      offline(before(20)),
+      down,
+      WINDOW_MS,
+      'offline',
+      null,
+    ],
+    [
+      'offline, not probed: as written last',
+      offline(before(20)),
+      undefined,
+      WINDOW_MS,
+      'offline',
+      before(20),
+    ],
+    ['without a window: running at the first answer', offline(), ok, 0, 'running', now],
+    [
+      'running, answering: running, answering since as before',
+      cluster(previous('running', 'True', before(600), { answeringSince: before(600) })),
+      ok,
+      WINDOW_MS,
+      'running',
+      before(600),
+    ],
+    [
+      'pending, its first answer: running at once (it was never offline)',
+      cluster(),
+      ok,
+      WINDOW_MS,
+      'running',
+      now,
+    ],
+  ])('%s', (_name, input, probe, stabilizeAfterMs, phase, answeringSince) => {
+    const next = nextClusterStatus({
+      cluster: input,
+      probe,
+      now: NOW,
+      offlineAfterMs: THRESHOLD_MS,
+      stabilizeAfterMs,
+    });
+    expect([next.phase, next.answeringSince]).toEqual([phase, answeringSince]);
+  });
+
+  test('GIVEN an offline cluster answering again within the window THEN it is not schedulable, saying it stabilizes and until when', () => {
+    const next = nextClusterStatus({
+      cluster: offline(before(10)),
+      probe: ok,
+      now: NOW,
+      offlineAfterMs: THRESHOLD_MS,
+      stabilizeAfterMs: WINDOW_MS,
+    });
+    expect(next.conditions.find((c) => c.type === 'Schedulable')).toMatchObject({
+      status: 'False',
+      reason: 'Stabilizing',
+      message: `the cluster answers again since ${before(10)}; it is scheduled onto once it has answered for 30 s`,
+    });
+    expect(next.conditions.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'Reachable',
     });
   });
 });
@@ -468,5 +567,84 @@ describe('nextClusterStatus: resources and counts', () => {
       offlineAfterMs: THRESHOLD_MS,
     });
     expect(status).not.toHaveProperty('reserved');
+  });
+});
+
+describe('nextClusterStatus: the CrdsInstalled condition of onboarding', () => {
+  const installed = {
+    type: 'CrdsInstalled',
+    status: 'True' as const,
+    reason: 'Installed',
+    message: 'the CRDs a, b are established',
+  };
+  const forbidden = {
+    type: 'CrdsInstalled',
+    status: 'False' as const,
+    reason: 'Forbidden',
+    message: 'the worker may not install our CRDs on this cluster (no)',
+  };
+  const conditionOf = (status: SFClusterStatus, type: string) =>
+    status.conditions?.find((c) => c.type === type);
+
+  test('GIVEN an answering sister whose CRDs are installed THEN the condition is written and it is schedulable', () => {
+    const status = nextClusterStatus({
+      cluster: cluster(),
+      probe: ok,
+      now: NOW,
+      offlineAfterMs: THRESHOLD_MS,
+      crds: installed,
+    });
+    expect(status.phase).toBe('running');
+    expect(conditionOf(status, 'CrdsInstalled')).toEqual(
+      condition('CrdsInstalled')('True', 'Installed', installed.message),
+    );
+    expect(conditionOf(status, 'Schedulable')).toEqual(schedulable(...SCHEDULABLE));
+  });
+
+  test('GIVEN a sister that may not get our CRDs THEN it runs but is not schedulable, saying why', () => {
+    const status = nextClusterStatus({
+      cluster: cluster(),
+      probe: ok,
+      now: NOW,
+      offlineAfterMs: THRESHOLD_MS,
+      crds: forbidden,
+    });
+    expect(status.phase).toBe('running');
+    expect(conditionOf(status, 'CrdsInstalled')).toMatchObject({ status: 'False', reason: 'Forbidden' });
+    expect(conditionOf(status, 'Schedulable')).toEqual(
+      schedulable('False', 'CrdsNotInstalled', forbidden.message),
+    );
+  });
+
+  test('GIVEN no onboarding this time (no answer) THEN the condition written last is kept, and still hinders', () => {
+    const before = previous('running', 'True', at(600), {
+      conditions: [
+        ...previous('running', 'True', at(600)).conditions!,
+        { ...forbidden, lastTransitionTime: at(600) },
+      ],
+    });
+    const status = nextClusterStatus({
+      cluster: cluster(before),
+      probe: down,
+      now: NOW,
+      offlineAfterMs: THRESHOLD_MS,
+    });
+    expect(conditionOf(status, 'CrdsInstalled')).toMatchObject({
+      status: 'False',
+      reason: 'Forbidden',
+      lastTransitionTime: at(600),
+    });
+    expect(conditionOf(status, 'Schedulable')).toMatchObject({ status: 'False', reason: 'CrdsNotInstalled' });
+  });
+
+  test('GIVEN a cordoned sister without CRDs THEN the cordon is the reason given', () => {
+    const status = nextClusterStatus({
+      cluster: cluster(undefined, { schedulingDisabled: true }),
+      probe: ok,
+      now: NOW,
+      offlineAfterMs: THRESHOLD_MS,
+      crds: forbidden,
+    });
+    expect(conditionOf(status, 'Schedulable')).toMatchObject({ reason: 'SchedulingDisabled' });
   });
 });

@@ -1,6 +1,7 @@
 import {
   CONDITION_MESSAGE_LIMIT,
   clusterConditionFacts,
+  clusterRemovalMessage,
   nextConditions,
   recordConditionFacts,
   recordStatusConditions,
@@ -148,10 +149,29 @@ describe('clusterConditionFacts: the conditions of an SFCluster by its phase and
       'terminated: reconciling, not ready, terminating',
       'terminated',
       answers,
-      ['False', 'True', 'False', 'Terminating', 'the cluster is being removed'],
+      ['False', 'True', 'False', 'Terminating', 'the cluster is being removed: no instance is placed on it'],
     ],
   ])('%s', (_name, phase, probe, expected) => {
     expect(asKstatus(clusterConditionFacts(phase, probe))).toEqual(expected);
+  });
+});
+
+describe('clusterRemovalMessage: what a cluster being removed says of the instances still there', () => {
+  test.each<[number, string]>([
+    [0, 'the cluster is being removed: no instance is placed on it'],
+    [
+      1,
+      'the cluster is being removed, but 1 instance is still placed on it: move or deprovision it first; the SFCluster stays until none is left',
+    ],
+    [
+      4,
+      'the cluster is being removed, but 4 instances are still placed on it: move or deprovision them first; the SFCluster stays until none is left',
+    ],
+  ])('GIVEN %i instances THEN %s', (instances, expected) => {
+    expect(clusterRemovalMessage(instances)).toBe(expected);
+    // The conditions of a terminated cluster say the same.
+    const facts = clusterConditionFacts('terminated', { answered: true, message: 'x' }, instances);
+    expect(new Set(facts.map((f) => f.message))).toEqual(new Set([expected]));
   });
 });
 

@@ -86,6 +86,26 @@ describe('clusterSnapshot', () => {
       { ...empty, phase: 'terminated' },
     ],
     [
+      'our CRDs not installed (CrdsInstalled False): why',
+      {
+        status: {
+          phase: 'running',
+          conditions: [{ type: 'CrdsInstalled', status: 'False', reason: 'Forbidden', message: 'forbidden' }],
+        },
+      },
+      { ...empty, phase: 'running', withoutCrds: 'forbidden' },
+    ],
+    [
+      'our CRDs installed (CrdsInstalled True): nothing in the way',
+      {
+        status: {
+          phase: 'running',
+          conditions: [{ type: 'CrdsInstalled', status: 'True', reason: 'Installed', message: 'ok' }],
+        },
+      },
+      { ...empty, phase: 'running' },
+    ],
+    [
       'an unreadable reservation: a problem, not an exception',
       { status: { phase: 'running', reserved: { a: { cpu: 'x' } } } },
       {

@@ -32,6 +32,18 @@ describe('schedulable: the filter of every scheduler', () => {
       { code: 'Unschedulable', reason: 'terminated' },
     ],
     [
+      'without our CRDs',
+      { withoutCrds: 'the worker may not install our CRDs on this cluster (forbidden)' },
+      false,
+      { code: 'Unschedulable', reason: 'our CRDs are not installed' },
+    ],
+    [
+      'without our CRDs and cordoned',
+      { withoutCrds: 'forbidden', schedulingDisabled: true },
+      false,
+      { code: 'Unschedulable', reason: 'cordoned' },
+    ],
+    [
       'unreadable',
       { problem: 'invalid quantity "x"' },
       false,
@@ -42,18 +54,19 @@ describe('schedulable: the filter of every scheduler', () => {
   });
 
   test.each(['default', 'round-robin', 'least-utilized', 'label-selector', 'resource-aware'] as const)(
-    'the %s scheduler never chooses an offline, cordoned, terminated or unprobed cluster',
+    'the %s scheduler never chooses an offline, cordoned, terminated or unprobed cluster, nor one without our CRDs',
     (name) => {
       const clusters = [
         cluster('1', { schedulingDisabled: true, instances: 0 }),
         cluster('2', { phase: 'offline' }),
         cluster('3', { phase: 'terminated' }),
         cluster('4', { phase: 'pending' }),
+        cluster('5', { withoutCrds: 'forbidden' }),
       ];
       const decision = schedule({ scheduler: name, clusters, request });
       expect(decision.clusterId).toBeUndefined();
       expect(decision.summary).toBe(
-        'no eligible cluster: 1: cordoned; 2: offline; 3: terminated; 4: not probed yet',
+        'no eligible cluster: 1: cordoned; 2: offline; 3: terminated; 4: not probed yet; 5: our CRDs are not installed',
       );
     },
   );
