@@ -6,8 +6,9 @@
  *                 workflow bundles)
  *   unit          the unit and built projects on two jest workers; no servers
  *   integration   one landscape (Temporal dev server, a master and two sister apiservers) for the
- *                 whole stage: the integration files two at a time, then the few that must run
- *                 apart (jest.config.js says which and why), two at a time among themselves
+ *                 whole stage, started while the unit stage runs (when both run): the integration
+ *                 files two at a time, then the few that must run apart (jest.config.js says which
+ *                 and why), two at a time among themselves
  *   temporal-server  the production Temporal server on PostgreSQL beside the integration stage's
  *                 clusters, its files two at a time
  *   faults        the fault-injection files and the landscape soak, each with servers of its own
@@ -64,6 +65,30 @@ function jest(name, projects, workers, extra = [], env = {}) {
 /** The integration stage's servers, stopped after the production Temporal's stage. */
 let landscape;
 
+/**
+ * Starts the integration stage's landscape; resolves with its description file, for
+ * INTEROP_TEST_ENV. Started beside the unit stage, it is up when the integration stage begins, and
+ * the clusters' garbage collectors, which look for new resource kinds every 30 s, know our CRDs by
+ * then: owner references to our resources are collected, and foreground deletions finish, at once.
+ */
+async function startLandscape() {
+  // global-setup.mjs finds INTEROP_TEST_ENV set in the stage's jest runs and starts nothing.
+  const { startEnvironment } = await import('../test/integration/global-setup.mjs');
+  await startEnvironment({
+    temporalKind: 'dev',
+    key: '__interopEnvironment',
+    envVar: 'INTEROP_STAGE_LANDSCAPE',
+  });
+  landscape = globalThis.__interopEnvironment;
+  // Only the integration stages' jest runs get it, not the unit run beside.
+  const file = process.env.INTEROP_STAGE_LANDSCAPE;
+  delete process.env.INTEROP_STAGE_LANDSCAPE;
+  return file;
+}
+
+/** The landscape on its way up, once started: see {@link startLandscape}. */
+let landscapeStarting;
+
 const counts = { passed: 0, failed: 0, skipped: 0 };
 const failedStages = [];
 
@@ -105,13 +130,9 @@ const STAGES = {
     return code === 0;
   },
   async integration() {
-    // One landscape for the stage's two jest runs: global-setup.mjs finds INTEROP_TEST_ENV set and
-    // starts nothing. Its clusters stay up for the production Temporal's stage.
-    const { startEnvironment } = await import('../test/integration/global-setup.mjs');
-    await startEnvironment({ temporalKind: 'dev', key: '__interopEnvironment', envVar: 'INTEROP_TEST_ENV' });
-    landscape = globalThis.__interopEnvironment;
-    const env = { INTEROP_TEST_ENV: process.env.INTEROP_TEST_ENV };
-    delete process.env.INTEROP_TEST_ENV;
+    // One landscape for the stage's two jest runs. Its clusters stay up for the production
+    // Temporal's stage.
+    const env = { INTEROP_TEST_ENV: await (landscapeStarting ?? startLandscape()) };
     const together = await jest('integration', ['integration'], 2, [], env);
     const apart = await jest('integration-apart', ['integration-apart'], 2, [], env);
     count('integration');
@@ -184,8 +205,14 @@ if (build !== 0) {
   console.log('\nThe build failed: no test can run.');
   process.exit(1);
 }
+const runs = (name) => asked.length === 0 || asked.includes(name);
 for (const [name, body] of Object.entries(STAGES)) {
-  if (asked.length > 0 && !asked.includes(name)) continue;
+  if (!runs(name)) continue;
+  if (name === 'unit' && runs('integration')) {
+    landscapeStarting = startLandscape();
+    // Its failure is the integration stage's, when that stage awaits it.
+    landscapeStarting.catch(() => {});
+  }
   await stage(name, body);
 }
 
