@@ -134,6 +134,10 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions): P
       stops.push(() => postgres!.stop());
       return startTemporalServer({ workDir: path.join(options.workDir, 'temporal-server'), postgres });
     };
+    const crds = readCrds(crdFiles());
+    const chartCrdsOnMaster = options.chartCrdsOnMaster ?? true;
+    const operatorCrds = readCrds(crdFiles().filter((file) => !file.startsWith(CHART_CRDS)));
+    const crdsOf = (clusterIndex: number) => (clusterIndex > 0 || chartCrdsOnMaster ? crds : operatorCrds);
     const [controlPlane, temporal] = await Promise.all([
       masterKubeconfig
         ? Promise.resolve(undefined)
@@ -141,6 +145,12 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions): P
             workDir: path.join(options.workDir, 'kube'),
             sisters: options.sisters ?? 2,
             ...(options.nodeAddress ? { nodeAddress: options.nodeAddress } : {}),
+            // Before the controller managers start, so that their garbage collectors know our kinds.
+            beforeControllers: (cluster) =>
+              installCrds(
+                clusterClientFromFile(cluster.id, cluster.kubeconfigPath),
+                crdsOf(cluster.id === MASTER_CLUSTER_ID ? 0 : 1),
+              ),
           }),
       temporalAddress
         ? Promise.resolve(undefined)
@@ -162,12 +172,8 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions): P
 
     const clusterFiles = clusterKubeconfigs(controlPlane, existing);
     const clusters = clusterFiles.map((c) => clusterClientFromFile(c.id, c.kubeconfigPath));
-    const crds = readCrds(crdFiles());
-    const chartCrdsOnMaster = options.chartCrdsOnMaster ?? true;
-    const operatorCrds = readCrds(crdFiles().filter((file) => !file.startsWith(CHART_CRDS)));
-    await Promise.all(
-      clusters.map((cluster, i) => installCrds(cluster, i > 0 || chartCrdsOnMaster ? crds : operatorCrds)),
-    );
+    // Servers started elsewhere get them now.
+    if (!controlPlane) await Promise.all(clusters.map((cluster, i) => installCrds(cluster, crdsOf(i))));
     const master = clusters[0]!;
     if (chartCrdsOnMaster)
       for (const c of clusterFiles) await registerCluster(master, namespace, c.id, c.kubeconfigPath);

@@ -16,6 +16,7 @@ import {
   startControlPlane,
   startExtraCluster,
   type ExtraCluster,
+  type LocalCluster,
 } from '../../dev/local/kube-control-plane.js';
 import { freePort } from '../../dev/local/processes.js';
 import { startTemporalDevServer, type TemporalDevServer } from '../../dev/local/temporal-dev-server.js';
@@ -82,8 +83,12 @@ export async function startFaultEnvironment(name: string): Promise<FaultEnvironm
     const dbFile = path.join(workDir, 'temporal.sqlite');
     const startTemporal = () =>
       startTemporalDevServer({ workDir: path.join(workDir, 'temporal'), port: temporalPort, dbFile });
+    const crds = readCrds(crdFiles());
+    // Before the controller managers start, so that their garbage collectors know our kinds.
+    const beforeControllers = (cluster: LocalCluster) =>
+      installCrds(clusterClientFromFile(cluster.id, cluster.kubeconfigPath), crds);
     const [controlPlane, firstTemporal] = await Promise.all([
-      startControlPlane({ workDir: path.join(workDir, 'kube'), sisters: 0 }),
+      startControlPlane({ workDir: path.join(workDir, 'kube'), sisters: 0, beforeControllers }),
       startTemporal(),
     ]);
     let temporal: TemporalDevServer | undefined = firstTemporal;
@@ -94,6 +99,7 @@ export async function startFaultEnvironment(name: string): Promise<FaultEnvironm
       etcdUrl: controlPlane.etcdUrl,
       pkiDir: controlPlane.pkiDir,
       workDir: path.join(workDir, 'kube'),
+      beforeControllers,
     });
     stops.push(() => sister.stop());
 
@@ -102,8 +108,6 @@ export async function startFaultEnvironment(name: string): Promise<FaultEnvironm
       { id: SISTER_ID, kubeconfigPath: sister.cluster.kubeconfigPath },
     ];
     const clusters = files.map((c) => clusterClientFromFile(c.id, c.kubeconfigPath));
-    const crds = readCrds(crdFiles());
-    await Promise.all(clusters.map((cluster) => installCrds(cluster, crds)));
     const namespace = 'interoperator';
     // Nothing probes the clusters (system.ts turns the health workflow off): they are written
     // running, as the health workflow would, so that the schedulers place instances on both.
