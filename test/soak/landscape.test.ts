@@ -208,8 +208,12 @@ describe('soak: a day in the life of a landscape', () => {
       const rollouts = await eventually(
         'every rollout done',
         async () => {
+          // A change of the settings starts its rollouts a moment after it is seen (it settles
+          // first): the tenants may be done before that, so the listing waits for them too.
           const listed = await listRollouts();
-          return listed.length > 0 && listed.every((r) => r.endsWith(' done')) ? listed : undefined;
+          const both =
+            listed.some((r) => r.startsWith('plan')) && listed.some((r) => r.startsWith('reference'));
+          return both && listed.every((r) => r.endsWith(' done')) ? listed : undefined;
         },
         STUCK_AFTER_MS,
       ).catch(async (err: Error) => {
