@@ -415,14 +415,22 @@ export function resourceActivities(deps: ActivityDeps) {
     const mine = loaded.binding
       ? ownResourcesOf(loaded.binding.status?.resources ?? [], instanceResources)
       : instanceResources;
-    const present: AppliedResource[] = [];
-    for (const ref of mine) {
+    return (await presentOf(loaded, mine)).map(({ ref }) => ref);
+  }
+
+  /** Those of `refs` that exist on the target's cluster, each with the object as read. */
+  async function presentOf(
+    loaded: Loaded,
+    refs: readonly AppliedResource[],
+  ): Promise<{ ref: AppliedResource; obj: KubeObject }[]> {
+    const present: { ref: AppliedResource; obj: KubeObject }[] = [];
+    for (const ref of refs) {
       const obj = await kubeCall(
         `reading ${describe(ref, loaded.cluster.id)}`,
         () => readObject(loaded.cluster, ref),
         sisterId(loaded.cluster),
       );
-      if (obj) present.push(ref);
+      if (obj) present.push({ ref, obj });
     }
     return present;
   }
@@ -432,15 +440,10 @@ export function resourceActivities(deps: ActivityDeps) {
     loaded: Loaded,
   ): Promise<{ listed: number; present: { ref: AppliedResource; deleting: boolean }[] }> {
     const listed = loaded.binding?.status?.unbindResources ?? [];
-    const present: { ref: AppliedResource; deleting: boolean }[] = [];
-    for (const ref of listed) {
-      const obj = await kubeCall(
-        `reading ${describe(ref, loaded.cluster.id)}`,
-        () => readObject(loaded.cluster, ref),
-        sisterId(loaded.cluster),
-      );
-      if (obj) present.push({ ref, deleting: Boolean(obj.metadata?.deletionTimestamp) });
-    }
+    const present = (await presentOf(loaded, listed)).map(({ ref, obj }) => ({
+      ref,
+      deleting: Boolean(obj.metadata?.deletionTimestamp),
+    }));
     return { listed: listed.length, present };
   }
 
