@@ -304,7 +304,8 @@ describeWithTool(nodeTool())('real PostgreSQL through the broker, on the node', 
           namespace,
           resourceName(instanceId),
         );
-        return record?.status?.state === 'succeeded' &&
+        return record?.status?.operation === 'update' &&
+          record.status.state === 'succeeded' &&
           record.status.planRevision !== undefined &&
           record.status.planRevision === planNow?.status?.specHash
           ? true
