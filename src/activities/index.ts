@@ -3,6 +3,7 @@
  * type only: `proxyActivities<Activities>()`.
  */
 import type { ActivityDeps } from './deps.js';
+import { moveActivities } from './moves.js';
 import { placementActivities } from './placement.js';
 import { recordActivities } from './records.js';
 import { resourceActivities } from './resources.js';
@@ -14,6 +15,7 @@ export function createActivities(deps: ActivityDeps) {
     ...placementActivities(deps),
     ...resourceActivities(deps),
     ...secretRotationActivities(deps),
+    ...moveActivities(deps),
   };
 }
 

@@ -52,7 +52,7 @@ import {
 import { holdCatalogEntries, releaseCatalogEntries } from '../kube/catalog-entries.js';
 import type { ActivityDeps } from './deps.js';
 import { ownerReferenceTo } from './desired-objects.js';
-import { namespaceReady } from './namespaces.js';
+import { deleteNamespace, namespaceReady } from './namespaces.js';
 import { FAILURE_TYPES, retryable, terminal } from './failures.js';
 import { releaseReservations } from '../kube/reservations.js';
 import { bookPlacement, bookingOf, clusterFailure, deleteCopy } from './placement.js';
@@ -554,14 +554,6 @@ async function removeRecord(
     });
   }
   await deleteRecord(cluster, kind, namespace, name);
-}
-
-async function deleteNamespace(cluster: ClusterClient, name: string): Promise<void> {
-  try {
-    await cluster.core.deleteNamespace({ name });
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
 }
 
 async function deleteSecret(cluster: ClusterClient, namespace: string, name: string): Promise<void> {

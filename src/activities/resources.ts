@@ -142,7 +142,8 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
   const sisterId = (cluster: ClusterClient) => (cluster === clusters.master ? undefined : cluster.id);
 
   /**
-   * The records of the target, its plan and service, and a client of its cluster. `override`
+   * The records of the target, its plan and service, and a client of its cluster (the one the
+   * target names, else the one the instance's record names). `override`
    * stands for the records as read (a dry run's plan with its new spec, the instance as the
    * update would record it).
    */
@@ -170,7 +171,7 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
       );
       if (!binding) throw retryable(`binding ${target.binding.bindingId} has no record`);
     }
-    const clusterId = instance.spec.clusterId ?? ref.clusterId ?? clusters.masterId;
+    const clusterId = target.cluster ?? instance.spec.clusterId ?? ref.clusterId ?? clusters.masterId;
     let cluster: ClusterClient;
     try {
       cluster = await clusters.get(clusterId);

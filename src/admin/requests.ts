@@ -134,3 +134,25 @@ export function parseActionRequest(
     throw badRequest('parameters must be an object.');
   return parameters as Readonly<Record<string, unknown>>;
 }
+
+/** What a move request says: where to (absent: the plan's scheduler chooses). */
+export interface MoveInstanceRequest {
+  readonly cluster?: string;
+}
+
+/**
+ * The body of POST /admin/instances/:instance_id/move: `{cluster?}`, a registered cluster's id.
+ *
+ * @throws OsbError 400 for an unknown field or a cluster that is no non-empty string.
+ */
+export function parseMoveRequest(body: Readonly<Record<string, unknown>>): MoveInstanceRequest {
+  for (const key of Object.keys(body)) {
+    if (key !== 'cluster')
+      throw badRequest(`Unknown field ${key.slice(0, 80)} of a move request; known: cluster.`);
+  }
+  const cluster = body.cluster;
+  if (cluster === undefined || cluster === null) return {};
+  if (typeof cluster !== 'string' || cluster.trim() === '' || cluster.length > 253)
+    throw badRequest('cluster must be the id of a registered cluster (its SFCluster name).');
+  return { cluster };
+}

@@ -199,6 +199,22 @@ export interface AdminService {
    *   failed, its plan left the catalog).
    */
   rotateSecret(instanceId: string, secret: string, requestedBy: string): Promise<ActionStarted>;
+  /**
+   * Starts the move of the instance to the cluster `toClusterId` (absent: where its plan's
+   * scheduler places it among the others), as a run of the instance's workflow: the action
+   * `move`, whose state {@link actionState} tells. `reason` goes into the placement annotation.
+   *
+   * @throws OsbError 404 without the instance; 422 `ConcurrencyError` while another operation runs
+   *   on the instance or one of its bindings; 409 while a move runs, when the instance cannot move
+   *   (being deleted, its provision failed, its plan says its instances do not move or left the
+   *   catalog), or when it is on that cluster already.
+   */
+  moveInstance(
+    instanceId: string,
+    toClusterId: string | undefined,
+    requestedBy: string,
+    reason?: string,
+  ): Promise<ActionStarted>;
   readonly rollouts: RolloutControl;
   /** Dry runs of plan changes (dry-run.ts). */
   readonly dryRuns: DryRunControl;

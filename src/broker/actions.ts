@@ -15,12 +15,14 @@ import {
   isCustomAction,
   type CustomAction,
 } from '../resources/actions.js';
+import { MOVE_OPERATION, migrationOf } from '../resources/migration.js';
 import { instanceWorkflowId } from '../resources/names.js';
 import { findTemplate } from '../templates/index.js';
 import {
   ROTATE_SECRET_ACTION,
   operationString,
   type ActionRequest,
+  type MoveRequest,
   type SecretRotationRequest,
 } from '../workflows/messages.js';
 import type { BrokerParts } from './deps.js';
@@ -151,6 +153,43 @@ export function actionOperations({ deps, runs, records, digests }: BrokerParts) 
     },
 
     /**
+     * Starts the move of the instance to another cluster (`toClusterId`, else where its plan's
+     * scheduler places it among the others): a run of the instance's workflow, claimed against
+     * its bindings' operations as an update is.
+     *
+     * @throws OsbError as {@link AdminService.moveInstance} says.
+     */
+    async move(
+      instanceId: string,
+      toClusterId: string | undefined,
+      reason: string | undefined,
+      meta: RequestMeta,
+    ): Promise<ActionStarted> {
+      const action = MOVE_OPERATION;
+      const { workflowId, record, plan } = await readyFor(instanceId, action);
+      const how = migrationOf(plan);
+      if ('refusal' in how) throw conflict(`The instance cannot move: ${how.refusal}.`);
+      if (toClusterId !== undefined && toClusterId === record.spec.clusterId)
+        throw conflict(`The instance is on cluster ${toClusterId} already.`);
+      const parameters = toClusterId !== undefined ? { cluster: toClusterId } : undefined;
+      const input: MoveRequest = {
+        instanceId,
+        serviceId: record.spec.serviceId,
+        planId: record.spec.planId,
+        ...(toClusterId !== undefined ? { toClusterId } : {}),
+        ...(reason ? { reason } : {}),
+        ...runs.envelope(meta, digests.action(instanceId, action, parameters), plan),
+      };
+      const started = await runs.start(action, workflowId, input, record);
+      if (!started.handle)
+        throw concurrencyError(
+          `Another operation (${started.running.memo?.operation ?? 'unknown'}) started on the instance just now; move it when it has finished.`,
+        );
+      const runId = started.handle.firstExecutionRunId;
+      return { instanceId, action, workflowId, runId, operation: operationString(action, runId) };
+    },
+
+    /**
      * Where the run `runId` of `action` on the instance stands: its workflow's memo (a run that
      * stopped without recording its end failed), else the record's `status.lastAction` when it is
      * that run.
@@ -158,7 +197,7 @@ export function actionOperations({ deps, runs, records, digests }: BrokerParts) 
      * @throws OsbError 400 for a malformed action or run id; 404 when no such run is known.
      */
     async state(instanceId: string, name: string, runId: string): Promise<ActionState> {
-      const action = requestedAction(name);
+      const action = name === MOVE_OPERATION ? MOVE_OPERATION : requestedAction(name);
       if (!RUN_ID.test(runId)) throw badRequest(`"${runId.slice(0, 80)}" is not a run id.`);
       const unknown = () => notFound(`No run ${runId} of ${action} on the service instance is known.`);
       const run = await runs.describe(instanceWorkflowId(instanceId), runId);
@@ -174,7 +213,12 @@ export function actionOperations({ deps, runs, records, digests }: BrokerParts) 
         };
       }
       const last = (await records.instance(instanceId))?.status?.lastAction;
-      if (!last || last.runId !== runId || last.operation !== action || !isCustomAction(last.operation))
+      if (
+        !last ||
+        last.runId !== runId ||
+        last.operation !== action ||
+        !(isCustomAction(last.operation) || last.operation === MOVE_OPERATION)
+      )
         throw unknown();
       return {
         instanceId,

@@ -202,6 +202,28 @@ export class TemporalAdminService implements AdminService {
     return started;
   }
 
+  async moveInstance(
+    instanceId: string,
+    toClusterId: string | undefined,
+    requestedBy: string,
+    reason?: string,
+  ): Promise<ActionStarted> {
+    const started = await this.actions.move(
+      instanceId,
+      toClusterId,
+      reason ?? `moved by ${requestedBy}`,
+      adminMeta(requestedBy),
+    );
+    this.admin.log.info('instance move requested', {
+      audit: true,
+      instanceId,
+      toClusterId: toClusterId ?? null,
+      requestedBy,
+      runId: started.runId,
+    });
+    return started;
+  }
+
   actionState(instanceId: string, action: string, runId: string): Promise<ActionState> {
     return this.actions.state(instanceId, action, runId);
   }

@@ -22,10 +22,12 @@ import type { OperationStartRecorder } from '../metrics/recorders.js';
 import { concurrencyError, conflict, gone, notFound, OsbError } from '../osb/errors.js';
 import type { LastOperation, OperationOutcome, RequestMeta } from '../osb/service-broker.js';
 import { isCustomAction } from '../resources/actions.js';
+import { MOVE_OPERATION } from '../resources/migration.js';
 import type { SFPlan, SFServiceInstance } from '../resources/types.js';
 import {
   MEMO_KEY,
   type ActionRequest,
+  type MoveRequest,
   operationString,
   type BindingRequest,
   type InstanceRequest,
@@ -192,7 +194,7 @@ export class WorkflowRuns {
   async start(
     type: OperationName,
     workflowId: string,
-    input: InstanceRequest | BindingRequest | ActionRequest,
+    input: InstanceRequest | BindingRequest | ActionRequest | MoveRequest,
     instance?: SFServiceInstance,
   ): Promise<Started> {
     const side = claimSideOf(type, 'bindingId' in input ? input.bindingId : undefined);
@@ -204,7 +206,8 @@ export class WorkflowRuns {
         type,
         request: input,
       });
-      if (!isCustomAction(type)) this.deps.metrics?.operationStarted(type, input.serviceId, input.planId);
+      if (!isCustomAction(type) && type !== MOVE_OPERATION)
+        this.deps.metrics?.operationStarted(type, input.serviceId, input.planId);
       return { handle };
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {

@@ -94,6 +94,14 @@ export class AdminClient {
     );
   }
 
+  moveInstance(instanceId: string, cluster: string | undefined): Promise<ActionStarted> {
+    return this.call(
+      'POST',
+      `/admin/instances/${encodeURIComponent(instanceId)}/move`,
+      cluster !== undefined ? { cluster } : {},
+    );
+  }
+
   actionState(instanceId: string, action: string, runId: string): Promise<ActionState> {
     return this.call('GET', `${actionPath(instanceId, action)}/${encodeURIComponent(runId)}`);
   }

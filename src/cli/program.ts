@@ -274,6 +274,22 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
       exit = opts.wait ? await follow(admin, id, started.action, started.runId, opts.interval) : EXIT.ok;
     });
 
+  instances
+    .command('move')
+    .description('move the instance to another cluster, as its plan says its instances move')
+    .argument('<INSTANCE_ID>')
+    .option('--to <cluster>', "the cluster to move to; else the plan's scheduler chooses among the others")
+    .option('--wait', 'wait until the move ends; exit 0 when it succeeded, 1 when it failed')
+    .option('--interval <seconds>', 'between two reads while waiting', positiveSeconds, 2)
+    .action(async (id: string, opts: { to?: string; wait?: boolean; interval: number }) => {
+      const admin = client();
+      const started = await admin.moveInstance(id, opts.to);
+      print(
+        `move of ${id}${opts.to ? ` to cluster ${opts.to}` : ''} started: run ${started.runId} of workflow ${started.workflowId}\n`,
+      );
+      exit = opts.wait ? await follow(admin, id, started.action, started.runId, opts.interval) : EXIT.ok;
+    });
+
   const bindings = program.command('bindings').description('service bindings');
   listing(bindings, 'binding records').action((opts: ListOptions) =>
     list(opts, (f, p) => client().listBindings(f, p), BINDING_COLUMNS),

@@ -7,6 +7,7 @@
  * (visible with kubectl), as JSON. Pure.
  */
 import { isCustomAction } from './actions.js';
+import { MOVE_OPERATION } from './migration.js';
 
 /** One operation's claim: what it is and when it was claimed (ISO time). */
 export interface OperationClaim {
@@ -79,10 +80,10 @@ export type ClaimSide =
 /**
  * The side of the rule an operation of `type` is on; none for a provision (nothing to bind yet).
  * A custom action (`x-<name>`, a generated secret's rotation among them) changes the instance like
- * an update, and is on the instance's side.
+ * an update, and is on the instance's side; so is a move.
  */
 export function claimSideOf(type: string, bindingId: string | undefined): ClaimSide | undefined {
-  if (type === 'update' || type === 'deprovision' || isCustomAction(type))
+  if (type === 'update' || type === 'deprovision' || type === MOVE_OPERATION || isCustomAction(type))
     return { kind: 'instance', operation: type };
   if ((type === 'bind' || type === 'unbind') && bindingId !== undefined)
     return { kind: 'binding', bindingId, operation: type };

@@ -6,6 +6,7 @@
  * Pure types and constants: no I/O, safe to import from workflows.
  */
 import type { CustomAction, OsbTemplateAction } from './actions.js';
+import type { PlanMigrate } from './migration.js';
 
 /** Group/version of the OSB-facing resources. */
 export const OSB_GROUP = 'osb.servicefabrik.io';
@@ -219,6 +220,8 @@ export interface SFPlanSpec {
    * plan is rotated: a whole number and a unit, `s`, `m`, `h` or `d` (`90d`, `1h30m`). @default never
    */
   rotateAfter?: string;
+  /** How the plan's instances move to another cluster (resources/migration.ts); absent: they never move. */
+  migrate?: PlanMigrate;
   /** How the plan's rollouts proceed, unless a rollout says otherwise. */
   rollout?: {
     canary?: number;
@@ -407,7 +410,7 @@ export interface BindingSecretVersion {
 
 /** A custom action's run, as the instance's record shows it. */
 export interface InstanceActionStatus {
-  /** The action, `x-<name>`. */
+  /** The action, `x-<name>`, or `move`. */
   operation: string;
   state: 'in progress' | 'succeeded' | 'failed';
   description?: string;

@@ -42,3 +42,4 @@ export {
 } from './registry.js';
 export { freeCapacity, shortfall } from './plugins/resource-aware.js';
 export { clusterSnapshot } from './snapshot.js';
+export { decideMove, moveScheduler, type MoveInput } from './moves.js';

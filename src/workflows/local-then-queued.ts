@@ -93,6 +93,11 @@ export const STEP_POLICIES = {
   recordActionStatus: RECORDING_THE_END,
   rotateGeneratedSecret: WORK_ON_THE_CLUSTER,
   removeUnusedSecretVersions: WORK_ON_THE_CLUSTER,
+  startMove: WORK,
+  placeMove: WORK,
+  copyGeneratedSecrets: WORK_ON_THE_CLUSTER,
+  switchCluster: WORK,
+  leaveCluster: WORK_ON_THE_CLUSTER,
 } as const satisfies Record<StepName, StepPolicy>;
 
 /** Until when an operation's steps may keep trying, and how long that is, for the message. */

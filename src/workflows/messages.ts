@@ -12,14 +12,18 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { RolloutProgress, RolloutRequest, RolloutSettings } from '../admin/contract.js';
 import type { BindRequest, ProvisionRequest, UpdateRequest } from '../osb/service-broker.js';
 import type { CustomAction } from '../resources/actions.js';
+import type { MoveOperation } from '../resources/migration.js';
 import type { ClusterPhase } from '../resources/types.js';
 
 export type InstanceOperationType = 'provision' | 'update' | 'deprovision';
 export type BindingOperationType = 'bind' | 'unbind';
 export type OperationType = InstanceOperationType | BindingOperationType;
 export type OperationState = 'in progress' | 'succeeded' | 'failed';
-/** What an instance's workflow runs: an OSB operation, or a custom action of the plan (`x-<name>`). */
-export type OperationName = OperationType | CustomAction;
+/**
+ * What an instance's workflow runs: an OSB operation, a custom action of the plan (`x-<name>`), or
+ * a move to another cluster.
+ */
+export type OperationName = OperationType | CustomAction | MoveOperation;
 
 /** Who asked, from `X-Broker-API-Originating-Identity`, kept for audit. */
 export interface RequestedBy {
@@ -91,6 +95,25 @@ export interface SecretRotationRequest extends ActionRequest {
   readonly action: typeof ROTATE_SECRET_ACTION;
   readonly parameters: { readonly secret: string };
 }
+
+/**
+ * The move of an instance to another cluster, run by an admin or by a cluster's drain, under the
+ * instance's workflow id like the custom actions: the instance's ids as its record holds them,
+ * where it goes (absent: its plan's scheduler chooses among the other clusters), why, and the
+ * envelope.
+ */
+export interface MoveRequest extends OperationEnvelope {
+  readonly instanceId: string;
+  readonly serviceId: string;
+  readonly planId: string;
+  /** The cluster to move to; absent: the plan's scheduler chooses among the other clusters. */
+  readonly toClusterId?: string;
+  /** Why it moves (an admin's move, the drain of its cluster): kept in the placement annotation. */
+  readonly reason?: string;
+}
+
+/** Workflow type name of the move of an instance. */
+export const MOVE_WORKFLOW_TYPE = 'moveWorkflow';
 
 /** The action a rotation of a generated secret runs as: what the record's `lastAction` and Temporal show. */
 export const ROTATE_SECRET_ACTION = 'x-rotate-secret';
@@ -325,6 +348,12 @@ export interface BindingRef {
 export interface Target {
   readonly instance: InstanceRef;
   readonly binding?: BindingRef;
+  /**
+   * The cluster the step works on when it is not the one the instance's record names: a move
+   * works on its source and its target alike (`instance.clusterId` and `instance.taskQueue` then
+   * say the same cluster).
+   */
+  readonly cluster?: string;
 }
 
 /** What the `status` template says of an operation. */

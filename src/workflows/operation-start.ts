@@ -6,9 +6,11 @@
  * operations through `startOperation` (src/temporal/operations.ts).
  */
 import { isCustomAction } from '../resources/actions.js';
+import { MOVE_OPERATION } from '../resources/migration.js';
 import {
   ACTION_WORKFLOW_TYPE,
   MEMO_KEY,
+  MOVE_WORKFLOW_TYPE,
   ROTATE_SECRET_ACTION,
   SECRET_ROTATION_WORKFLOW_TYPE,
   WORKFLOW_TYPES,
@@ -21,9 +23,13 @@ import { operationSearchAttributes } from './search-attributes.js';
 export type OperationStartRequest = Parameters<typeof startingStatus>[1] &
   Parameters<typeof operationSearchAttributes>[1];
 
-/** The workflow type an operation runs as: one per OSB operation, one for the rotation of a generated secret, one for every other custom action. */
+/**
+ * The workflow type an operation runs as: one per OSB operation, one for the rotation of a
+ * generated secret, one for every other custom action, one for a move.
+ */
 export function operationWorkflowType(type: OperationName): string {
   if (type === ROTATE_SECRET_ACTION) return SECRET_ROTATION_WORKFLOW_TYPE;
+  if (type === MOVE_OPERATION) return MOVE_WORKFLOW_TYPE;
   return isCustomAction(type) ? ACTION_WORKFLOW_TYPE : WORKFLOW_TYPES[type];
 }
 

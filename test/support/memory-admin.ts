@@ -244,6 +244,24 @@ export class MemoryAdmin implements AdminService {
     };
   }
 
+  async moveInstance(
+    instanceId: string,
+    toClusterId: string | undefined,
+    requestedBy: string,
+  ): Promise<ActionStarted> {
+    this.calls.push({ method: 'moveInstance', args: [instanceId, toClusterId, requestedBy] });
+    if (!this.instances.some((i) => i.instanceId === instanceId))
+      throw notFound('The service instance does not exist.');
+    if (this.busy.has(instanceId)) throw concurrencyError('Another operation (update) is in progress.');
+    return {
+      instanceId,
+      action: 'move',
+      workflowId: `instance/${instanceId}`,
+      runId: 'run-1',
+      operation: 'move:run-1',
+    };
+  }
+
   async actionState(instanceId: string, action: string, runId: string): Promise<ActionState> {
     this.calls.push({ method: 'actionState', args: [instanceId, action, runId] });
     const state =

@@ -7,6 +7,7 @@
 import { MAX_DRY_RUN_LIMIT } from '../../admin/dry-run.js';
 import {
   parseActionRequest,
+  parseMoveRequest,
   parseDryRunSpec,
   parsePageRequest,
   parseRecordFilter,
@@ -157,6 +158,16 @@ function actionRoutes(router: RouteTable<AdminState>, { admin, maxBodyBytes }: A
       param(ctx, 'secret'),
       ctx.state.requestedBy,
     );
+  });
+
+  /**
+   * POST /admin/instances/:instance_id/move, body `{cluster?}`: 202 with the run of the action
+   * `move`, whose state the GET below tells (action `move`).
+   */
+  router.post('/instances/:instance_id/move', async (ctx) => {
+    const { cluster } = parseMoveRequest(await readJsonBody(ctx, maxBodyBytes));
+    ctx.status = 202;
+    ctx.body = await admin.moveInstance(param(ctx, 'instance_id'), cluster, ctx.state.requestedBy);
   });
 
   /** GET /admin/instances/:instance_id/actions/:action/:run_id: where the run stands. */

@@ -68,6 +68,7 @@ test('GIVEN the admin routes and openapi.yaml WHEN their routes are listed THEN 
     'POST /admin/bindings/{binding_id}/force-remove',
     'POST /admin/instances/{instance_id}/actions/{action}',
     'POST /admin/instances/{instance_id}/force-remove',
+    'POST /admin/instances/{instance_id}/move',
     'POST /admin/instances/{instance_id}/secrets/{secret}/rotate',
     'POST /admin/instances/{instance_id}/update',
     'POST /admin/plans/{plan_id}/dry-run',

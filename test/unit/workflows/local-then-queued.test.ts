@@ -33,7 +33,9 @@ describe('the task queue of a cluster’s own worker', () => {
     expect(onCluster).toEqual([
       'applyTemplate',
       'checkStatus',
+      'copyGeneratedSecrets',
       'deleteResources',
+      'leaveCluster',
       'pruneResources',
       'removeBindingRecord',
       'removeInstanceRecord',

@@ -20,6 +20,7 @@ describe('versioning behavior of the workflows', () => {
       provisionWorkflow: 'the default',
       updateWorkflow: 'the default',
       deprovisionWorkflow: 'the default',
+      moveWorkflow: 'the default',
       bindWorkflow: 'the default',
       unbindWorkflow: 'the default',
       actionWorkflow: 'the default',

@@ -1,0 +1,363 @@
+/**
+ * The steps of a move of an instance from one cluster (its source) to another (its target) that
+ * are a move's own: checking that the instance and its plan can move, choosing and booking the
+ * target, carrying the generated Secrets over, switching the records to the target, and taking
+ * the instance off a cluster it leaves (the source once switched, the target when the move is
+ * undone). Provisioning, binding and the plan's backup and restore on either cluster are the
+ * operations' own steps, run with the cluster named in their target (`Target.cluster`).
+ *
+ * Every step is safe to run again: what is there already is kept, what is gone counts as done.
+ */
+import type { ClusterClient } from '../kube/clients.js';
+import { listClusters } from '../kube/cluster-registry.js';
+import { getRecord, listRecords, patchRecord, patchRecordStatus } from '../kube/custom-objects.js';
+import { isAlreadyExists, isNotFound } from '../kube/errors.js';
+import { readObject, deleteObject } from '../kube/objects.js';
+import { writeReservations } from '../kube/reservations.js';
+import { actionRefusal } from '../resources/actions.js';
+import { MOVE_OPERATION, migrationOf, type Migration } from '../resources/migration.js';
+import { ANNOTATIONS, LABELS, instanceNamespace, labelValue, resourceName } from '../resources/names.js';
+import { versionedSecretName } from '../resources/sfsecret.js';
+import {
+  SFCLUSTER,
+  SFSERVICEBINDING,
+  SFSERVICEINSTANCE,
+  type AppliedResource,
+  type SFCluster,
+  type SFServiceBinding,
+  type SFServiceInstance,
+} from '../resources/types.js';
+import { decideMove, schedulerForPlan } from '../scheduling/index.js';
+import type {
+  BindingRef,
+  InstanceRef,
+  MoveRequest,
+  Placement,
+  StatusReport,
+  Target,
+} from '../workflows/messages.js';
+import type { ActivityDeps } from './deps.js';
+import { ownResourcesOf, ownerReferenceTo } from './desired-objects.js';
+import { FAILURE_TYPES, retryable, terminal } from './failures.js';
+import { deleteNamespace } from './namespaces.js';
+import {
+  NO_ELIGIBLE_CLUSTER,
+  bookPlacement,
+  bookingOf,
+  clusterFailure,
+  deleteCopy,
+  planRequests,
+  snapshotsOf,
+  trimSummary,
+} from './placement.js';
+import { describe, kubeCall, resourceRendering } from './resources.js';
+
+/** What a move works with, once started: the instance on its source, its bindings, and how its plan moves it. */
+export interface MoveStart {
+  /** The instance, placed on its source cluster. */
+  readonly instance: InstanceRef;
+  /** The bindings that follow it. */
+  readonly bindings: readonly BindingRef[];
+  readonly migration: Migration;
+}
+
+/** Whether a binding's credentials are in use: its bind succeeded, or its unbind failed. */
+const bindingInUse = (binding: SFServiceBinding): boolean =>
+  !binding.metadata.deletionTimestamp &&
+  ((binding.status?.operation === 'bind' && binding.status.state === 'succeeded') ||
+    (binding.status?.operation === 'unbind' && binding.status.state === 'failed'));
+
+export function moveActivities(deps: ActivityDeps) {
+  const { clusters, catalog, scheduling, instanceNamespace: shared } = deps;
+  const master = clusters.master;
+  const registry = clusters.namespace;
+  const { load, copyOnCluster, secretPlace } = resourceRendering(deps);
+
+  /** The instance's reference on `clusterId`, with the task queue of that cluster's own worker. */
+  async function refOn(instanceId: string, clusterId: string): Promise<InstanceRef> {
+    const taskQueue = await clusters.taskQueueOf(clusterId);
+    return {
+      instanceId,
+      name: resourceName(instanceId),
+      namespace: instanceNamespace(instanceId, shared),
+      clusterId,
+      ...(taskQueue ? { taskQueue } : {}),
+    };
+  }
+
+  /** The instance's bindings in use, as references to them from the instance on `instance`'s cluster. */
+  async function bindingsOf(instance: InstanceRef): Promise<BindingRef[]> {
+    const bindings = await listRecords<SFServiceBinding>(
+      master,
+      SFSERVICEBINDING,
+      instance.namespace,
+      `${LABELS.instanceId}=${labelValue(instance.instanceId)}`,
+    );
+    return bindings.filter(bindingInUse).map((binding) => ({
+      bindingId: binding.spec.id,
+      name: binding.metadata.name,
+      namespace: binding.metadata.namespace!,
+      instance,
+    }));
+  }
+
+  /** Releases the instance's reservation on one cluster; safe to repeat. */
+  async function releaseReservationOn(clusterId: string, instanceId: string): Promise<void> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const cluster = await getRecord<SFCluster>(master, SFCLUSTER, registry, clusterId);
+      if (!cluster || !Object.hasOwn(cluster.status?.reserved ?? {}, instanceId)) return;
+      if (await writeReservations(master, cluster, { [instanceId]: null })) return;
+    }
+    throw retryable(
+      `releasing the reservation of instance ${instanceId} on cluster ${clusterId}: it keeps changing`,
+    );
+  }
+
+  /** Copies one Secret from one cluster to another, unless it is there already; the value never leaves this step. */
+  async function copySecret(
+    from: { cluster: ClusterClient; call: <T>(what: string, call: () => Promise<T>) => Promise<T> },
+    to: ReturnType<typeof secretPlace>,
+    namespace: string,
+    name: string,
+    ownerReferences: unknown[] | undefined,
+  ): Promise<boolean> {
+    const there = await to.call(`reading Secret ${namespace}/${name} on cluster ${to.cluster.id}`, () =>
+      readObject(to.cluster, { apiVersion: 'v1', kind: 'Secret', name, namespace }),
+    );
+    if (there) return false;
+    const secret = await from.call(`reading Secret ${namespace}/${name} on cluster ${from.cluster.id}`, () =>
+      from.cluster.core.readNamespacedSecret({ name, namespace }).catch((err: unknown) => {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      }),
+    );
+    if (!secret) return false;
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      ...(secret.type ? { type: secret.type } : {}),
+      immutable: true,
+      metadata: {
+        name,
+        namespace,
+        labels: { ...(secret.metadata?.labels ?? {}) },
+        ...(ownerReferences?.length ? { ownerReferences } : {}),
+      },
+      data: secret.data ?? {},
+    };
+    return to.call(`copying Secret ${namespace}/${name} to cluster ${to.cluster.id}`, async () => {
+      try {
+        await to.cluster.core.createNamespacedSecret({ namespace, body: body as never });
+        return true;
+      } catch (err) {
+        if (isAlreadyExists(err)) return false;
+        throw err;
+      }
+    });
+  }
+
+  return {
+    /**
+     * Starts a move: the instance must be usable and not being deleted, its plan must say how its
+     * instances move (resources/migration.ts), and it must be placed somewhere other than where it
+     * is asked to go. Marks the move on the record's `status.lastAction` and says what follows it.
+     */
+    async startMove(req: MoveRequest, runId: string): Promise<MoveStart> {
+      const name = resourceName(req.instanceId);
+      const namespace = instanceNamespace(req.instanceId, shared);
+      const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, namespace, name);
+      const refusal = actionRefusal(record);
+      if (refusal) throw terminal(`The instance cannot move: ${refusal}`, FAILURE_TYPES.instance);
+      const plan = catalog.plan(record!.spec.planId);
+      if (!plan)
+        throw terminal(
+          `The instance cannot move: its plan ${record!.spec.planId} is not in the catalog`,
+          FAILURE_TYPES.plan,
+        );
+      const how = migrationOf(plan);
+      if ('refusal' in how) throw terminal(`The instance cannot move: ${how.refusal}`, FAILURE_TYPES.plan);
+      const from = record!.spec.clusterId ?? clusters.masterId;
+      if (req.toClusterId === from)
+        throw terminal(`The instance is on cluster ${from} already`, FAILURE_TYPES.instance);
+      const who = (req.requestedBy?.identity as { user?: unknown } | undefined)?.user;
+      await patchRecordStatus(master, SFSERVICEINSTANCE, namespace, name, {
+        lastAction: {
+          operation: MOVE_OPERATION,
+          state: 'in progress',
+          description: `Moving from cluster ${from}`,
+          runId,
+          requestedBy: typeof who === 'string' ? who : null,
+          startedAt: new Date().toISOString(),
+          finishedAt: null,
+        },
+      });
+      const instance = await refOn(req.instanceId, from);
+      return { instance, bindings: await bindingsOf(instance), migration: how.migration };
+    },
+
+    /**
+     * Chooses the cluster the instance moves to (moveDestination) and books the instance there as
+     * a placement would; a cluster booked already for it by an earlier run of this step is kept.
+     * No eligible cluster fails the move with the scheduler's reasons.
+     */
+    async placeMove(instance: InstanceRef, toClusterId?: string): Promise<Placement> {
+      const record = await getRecord<SFServiceInstance>(
+        master,
+        SFSERVICEINSTANCE,
+        instance.namespace,
+        instance.name,
+      );
+      if (!record) throw retryable(`instance ${instance.instanceId} has no record`);
+      const from = instance.clusterId ?? clusters.masterId;
+      const registered = await listClusters(master, registry);
+      const booked = registered.find(
+        (c) =>
+          c.metadata.name !== from &&
+          (toClusterId === undefined || c.metadata.name === toClusterId) &&
+          Object.hasOwn(c.status?.reserved ?? {}, instance.instanceId),
+      );
+      const plan = catalog.plan(record.spec.planId);
+      let clusterId: string;
+      let summary: string;
+      if (booked) {
+        clusterId = booked.metadata.name;
+        summary = `kept ${clusterId}: reserved before`;
+      } else {
+        const requests = planRequests(plan);
+        const decision = decideMove({
+          scheduler: schedulerForPlan(scheduling ?? {}, record.spec.planId),
+          clusters: snapshotsOf(registered, instance.instanceId),
+          request: {
+            instanceId: instance.instanceId,
+            planId: record.spec.planId,
+            ...(requests ? { requests } : {}),
+          },
+          from,
+          ...(toClusterId !== undefined ? { to: toClusterId } : {}),
+          options: { masterClusterId: clusters.masterId },
+        });
+        summary = trimSummary(`${decision.scheduler}: ${decision.summary}`);
+        if (!decision.clusterId) throw terminal(`No cluster to move to: ${summary}`, NO_ELIGIBLE_CLUSTER);
+        clusterId = decision.clusterId;
+      }
+      const booking = bookingOf(scheduling, plan, instance.instanceId, clusterId);
+      if (booking) await bookPlacement(master, registry, booking);
+      const taskQueue = await clusters.taskQueueOf(clusterId);
+      return { clusterId, reasons: summary, ...(taskQueue ? { taskQueue } : {}) };
+    },
+
+    /**
+     * Copies the instance's generated Secrets (every kept version) from the source's cluster to
+     * the target's, where they are owned by the instance's copy: the target's objects are
+     * rendered with the same values, so the credentials stay what they were. Returns how many it
+     * copied; values never leave the step.
+     */
+    async copyGeneratedSecrets(source: Target, target: Target): Promise<number> {
+      const from = await load(source);
+      const to = await load(target);
+      const generated = to.instance.status?.generatedSecrets ?? [];
+      if (generated.length === 0) return 0;
+      // Owned by the instance's copy on a sister, by its record on the master.
+      const copy = await copyOnCluster(to);
+      const ownerReferences = [ownerReferenceTo(copy ?? to.instance)];
+      const namespace = to.instance.metadata.namespace!;
+      let copied = 0;
+      for (const entry of generated)
+        for (const version of entry.versions) {
+          const name = versionedSecretName(entry.secretName, version);
+          if (await copySecret(secretPlace(from), secretPlace(to), namespace, name, ownerReferences))
+            copied += 1;
+        }
+      return copied;
+    },
+
+    /**
+     * Switches the instance to `to`: its record's cluster, label and placement annotation. From now
+     * on every operation of the instance and its bindings works there.
+     */
+    async switchCluster(instance: InstanceRef, to: Placement, reason: string): Promise<InstanceRef> {
+      const from = instance.clusterId ?? clusters.masterId;
+      const placement = trimSummary(`moved from ${from} to ${to.clusterId} (${reason}): ${to.reasons}`);
+      try {
+        await patchRecord(master, SFSERVICEINSTANCE, instance.namespace, instance.name, {
+          metadata: {
+            labels: { [LABELS.clusterId]: labelValue(to.clusterId) },
+            annotations: { [ANNOTATIONS.placement]: placement },
+          },
+          spec: { clusterId: to.clusterId },
+        });
+      } catch (err) {
+        if (isNotFound(err))
+          throw terminal(`instance ${instance.instanceId} has no record`, FAILURE_TYPES.instance);
+        throw err;
+      }
+      return refOn(instance.instanceId, to.clusterId);
+    },
+
+    /**
+     * Takes the instance off the cluster its target names (`target.cluster`), the master's records
+     * aside: deletes what its bindings and it applied there, its generated Secrets, and on a
+     * sister the copies of its records (whose garbage collector removes what they own), then
+     * releases its reservation there. In progress until nothing it applied is left there; safe to
+     * run again.
+     */
+    async leaveCluster(target: Target, bindings: readonly BindingRef[]): Promise<StatusReport> {
+      const loaded = await load(target);
+      const { cluster, instance } = loaded;
+      const onSister = cluster !== master;
+      const call = <T>(what: string, run: () => Promise<T>) =>
+        kubeCall(what, run, onSister ? cluster.id : undefined);
+      const instanceResources = instance.status?.resources ?? [];
+      const listed: AppliedResource[] = [...instanceResources];
+      for (const ref of bindings) {
+        const binding = await getRecord<SFServiceBinding>(master, SFSERVICEBINDING, ref.namespace, ref.name);
+        if (binding) listed.push(...ownResourcesOf(binding.status?.resources ?? [], instanceResources));
+      }
+      const present: AppliedResource[] = [];
+      for (const ref of listed) {
+        const obj = await call(`reading ${describe(ref, cluster.id)}`, () => readObject(cluster, ref));
+        if (!obj) continue;
+        present.push(ref);
+        if (!obj.metadata?.deletionTimestamp)
+          await call(`deleting ${describe(ref, cluster.id)}`, () => deleteObject(cluster, ref));
+      }
+      const place = secretPlace(loaded);
+      for (const entry of instance.status?.generatedSecrets ?? [])
+        for (const version of entry.versions) {
+          const name = versionedSecretName(entry.secretName, version);
+          await call(`deleting Secret ${place.namespace}/${name} on cluster ${cluster.id}`, async () => {
+            try {
+              await cluster.core.deleteNamespacedSecret({ name, namespace: place.namespace });
+            } catch (err) {
+              if (!isNotFound(err)) throw err;
+            }
+          });
+        }
+      if (present.length > 0)
+        return {
+          state: 'in progress',
+          description: `waiting for ${present.length} object(s) to go from cluster ${cluster.id}`,
+        };
+      if (onSister) {
+        try {
+          for (const ref of bindings)
+            await deleteCopy(cluster, {
+              apiVersion: SFSERVICEBINDING.apiVersion,
+              kind: SFSERVICEBINDING.kind,
+              metadata: { name: ref.name, namespace: ref.namespace },
+            });
+          await deleteCopy(cluster, {
+            apiVersion: SFSERVICEINSTANCE.apiVersion,
+            kind: SFSERVICEINSTANCE.kind,
+            metadata: { name: instance.metadata.name, namespace: instance.metadata.namespace! },
+          });
+          if (!shared) await deleteNamespace(cluster, instance.metadata.namespace!);
+        } catch (err) {
+          throw clusterFailure(cluster.id, err);
+        }
+      }
+      await releaseReservationOn(cluster.id, target.instance.instanceId);
+      return { state: 'succeeded', description: `Nothing of the instance is left on cluster ${cluster.id}` };
+    },
+  };
+}
