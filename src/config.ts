@@ -114,6 +114,14 @@ export interface Config {
      * @default 60
      */
     readonly stabilizationSeconds: number;
+    /**
+     * INTEROP_CLUSTER_EVACUATE_AFTER_SECONDS: how long a cluster may stay unreachable before the
+     * instances of the plans that allow it (`migrate.evacuate`) are rebuilt on other clusters from
+     * their last backup; 0: never. @default 0
+     */
+    readonly evacuateAfterSeconds: number;
+    /** INTEROP_CLUSTER_EVACUATION_CONCURRENCY: most rebuilds in flight per lost cluster. @default 5 */
+    readonly evacuationConcurrency: number;
   };
   readonly broker: {
     /** INTEROP_HOST @default 127.0.0.1 */
@@ -509,6 +517,8 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
       probeSeconds: number(env, 'INTEROP_CLUSTER_PROBE_SECONDS', 30, { orZero: true }),
       offlineSeconds: number(env, 'INTEROP_CLUSTER_OFFLINE_SECONDS', 120),
       stabilizationSeconds: number(env, 'INTEROP_CLUSTER_STABILIZATION_SECONDS', 60, { orZero: true }),
+      evacuateAfterSeconds: number(env, 'INTEROP_CLUSTER_EVACUATE_AFTER_SECONDS', 0, { orZero: true }),
+      evacuationConcurrency: number(env, 'INTEROP_CLUSTER_EVACUATION_CONCURRENCY', 5),
     },
     broker: {
       host: env.INTEROP_HOST || '127.0.0.1',

@@ -353,11 +353,16 @@ export function clusterActivities({
         }
       }
       const crdsInstalled = status.conditions.find((c) => c.type === CLUSTER_CONDITIONS.crdsInstalled);
+      const ready = status.conditions.find((c) => c.type === CLUSTER_CONDITIONS.ready);
+      const answered = found?.probe.ok === true;
+      const since = !answered && ready?.status === 'False' ? Date.parse(ready.lastTransitionTime ?? '') : NaN;
       return {
         phase: status.phase,
         serviceInstanceCount: instances,
         ...(crdsInstalled ? { crdsInstalled: crdsInstalled.status === 'True' } : {}),
         ...(finalizers?.released ? { released: true } : {}),
+        ...(answered && cluster.status?.phase === 'offline' ? { returning: true } : {}),
+        ...(Number.isFinite(since) ? { unansweredSeconds: Math.max(0, (Date.now() - since) / 1000) } : {}),
       };
     },
 

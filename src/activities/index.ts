@@ -24,4 +24,6 @@ export type { ActivityDeps } from './deps.js';
 export { clusterActivities, type ClusterActivities } from './clusters.js';
 export { rolloutActivities, type RolloutActivities } from './rollouts.js';
 export { dryRunActivities } from './dry-run.js';
+export { evacuationActivities, type EvacuationActivities } from './evacuation.js';
+export { leftoverActivities, type LeftoverActivities } from './leftovers.js';
 export { rotationScheduleActivities, type RotationScheduleActivities } from './secret-rotation.js';

@@ -59,6 +59,8 @@ export interface MoveStart {
   /** The bindings that follow it. */
   readonly bindings: readonly BindingRef[];
   readonly migration: Migration;
+  /** The instance's last backup, which a rebuild from a lost cluster restores. */
+  readonly lastBackup?: { readonly id: string; readonly clusterId: string };
 }
 
 /** Whether a binding's credentials are in use: its bind succeeded, or its unbind failed. */
@@ -156,7 +158,44 @@ export function moveActivities(deps: ActivityDeps) {
     });
   }
 
+  /**
+   * Why the instance cannot be rebuilt elsewhere from its last backup, its cluster `from` lost:
+   * its plan must allow it (`migrate.evacuate`), its cluster must be offline (never one that is
+   * merely slow), and a plan that restores needs a backup to restore.
+   */
+  async function rebuildRefusal(
+    planName: string,
+    migration: Migration,
+    from: string,
+    lastBackup: { id: string } | undefined,
+  ): Promise<string | undefined> {
+    if (!migration.evacuate)
+      return `plan ${planName} does not let its instances be rebuilt elsewhere (its migrate.evacuate)`;
+    const cluster = await getRecord<SFCluster>(master, SFCLUSTER, registry, from);
+    if (cluster && cluster.status?.phase !== 'offline') return `cluster ${from} is not offline`;
+    if (migration.restore && !lastBackup) return 'it has no backup to restore';
+    return undefined;
+  }
+
   return {
+    /** Records a backup the move took on the source as the instance's last backup. */
+    async recordBackup(instance: InstanceRef, action: string, id: string): Promise<void> {
+      try {
+        await patchRecordStatus(master, SFSERVICEINSTANCE, instance.namespace, instance.name, {
+          lastBackup: {
+            action,
+            id,
+            clusterId: instance.clusterId ?? clusters.masterId,
+            takenAt: new Date().toISOString(),
+          },
+        });
+      } catch (err) {
+        if (isNotFound(err))
+          throw terminal(`instance ${instance.instanceId} has no record`, FAILURE_TYPES.instance);
+        throw err;
+      }
+    },
+
     /**
      * Starts a move: the instance must be usable and not being deleted, its plan must say how its
      * instances move (resources/migration.ts), and it must be placed somewhere other than where it
@@ -179,6 +218,12 @@ export function moveActivities(deps: ActivityDeps) {
       const from = record!.spec.clusterId ?? clusters.masterId;
       if (req.toClusterId === from)
         throw terminal(`The instance is on cluster ${from} already`, FAILURE_TYPES.instance);
+      const lastBackup = record!.status?.lastBackup;
+      if (req.sourceLost) {
+        const refusal = await rebuildRefusal(plan.spec.name, how.migration, from, lastBackup);
+        if (refusal)
+          throw terminal(`The instance cannot be rebuilt elsewhere: ${refusal}`, FAILURE_TYPES.plan);
+      }
       const who = (req.requestedBy?.identity as { user?: unknown } | undefined)?.user;
       await patchRecordStatus(master, SFSERVICEINSTANCE, namespace, name, {
         lastAction: {
@@ -192,7 +237,12 @@ export function moveActivities(deps: ActivityDeps) {
         },
       });
       const instance = await refOn(req.instanceId, from);
-      return { instance, bindings: await bindingsOf(instance), migration: how.migration };
+      return {
+        instance,
+        bindings: await bindingsOf(instance),
+        migration: how.migration,
+        ...(lastBackup ? { lastBackup: { id: lastBackup.id, clusterId: lastBackup.clusterId } } : {}),
+      };
     },
 
     /**
@@ -272,8 +322,9 @@ export function moveActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Switches the instance to `to`: its record's cluster, label and placement annotation. From now
-     * on every operation of the instance and its bindings works there.
+     * Switches the instance to `to`: its record's cluster, label and placement annotation, and its
+     * reservation (the one on the cluster it leaves is released). From now on every operation of
+     * the instance and its bindings works there.
      */
     async switchCluster(instance: InstanceRef, to: Placement, reason: string): Promise<InstanceRef> {
       const from = instance.clusterId ?? clusters.masterId;
@@ -291,6 +342,7 @@ export function moveActivities(deps: ActivityDeps) {
           throw terminal(`instance ${instance.instanceId} has no record`, FAILURE_TYPES.instance);
         throw err;
       }
+      if (from !== to.clusterId) await releaseReservationOn(from, instance.instanceId);
       return refOn(instance.instanceId, to.clusterId);
     },
 

@@ -44,6 +44,7 @@ import type {
   RequestedBy,
 } from '../workflows/messages.js';
 import { actionRefusal } from '../resources/actions.js';
+import { migrationOf } from '../resources/migration.js';
 import {
   recordStatusConditions,
   type ObservedRecord,
@@ -376,18 +377,38 @@ export function recordActivities({
       return placedRefOf(req.instanceId, record!);
     },
 
-    /** Writes how a custom action's run ended to the instance record's `status.lastAction`. */
+    /**
+     * Writes how a custom action's run ended to the instance record's `status.lastAction`; a run
+     * of the plan's backup action (`migrate.backup`) that succeeded is the instance's last backup
+     * too (`status.lastBackup`).
+     */
     async recordActionStatus(ref: InstanceRef, status: OperationStatus, runId: string): Promise<void> {
       const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
       // Only this run's entry: a record that tells of another run (or none) is left as it is.
       if (record?.status?.lastAction?.runId !== runId) return;
+      const action = record.status.lastAction.operation;
+      const plan = plans.plan(record.spec.planId);
+      const how = plan && migrationOf(plan);
+      const backup =
+        status.state === 'succeeded' && how && 'migration' in how && how.migration.backup === action;
+      const now = new Date().toISOString();
       try {
         await patchRecordStatus(master, SFSERVICEINSTANCE, ref.namespace, ref.name, {
           lastAction: {
             state: status.state,
             description: status.description ?? null,
-            finishedAt: status.state === 'in progress' ? null : new Date().toISOString(),
+            finishedAt: status.state === 'in progress' ? null : now,
           },
+          ...(backup
+            ? {
+                lastBackup: {
+                  action,
+                  id: runId,
+                  clusterId: record.spec.clusterId ?? clusters.masterId,
+                  takenAt: now,
+                },
+              }
+            : {}),
         });
       } catch (err) {
         if (!isNotFound(err)) throw err;

@@ -8,3 +8,4 @@ export * from './capacity.js';
 export * from './health.js';
 export * from './reservations.js';
 export * from './onboarding.js';
+export * from './leftovers.js';

@@ -375,6 +375,8 @@ export interface SFServiceInstanceStatus {
    * rules read).
    */
   lastAction?: InstanceActionStatus;
+  /** The last backup that succeeded, by the plan's `migrate.backup` action: what a rebuild elsewhere restores. */
+  lastBackup?: InstanceBackup;
   /** The instance's generated secrets (SFSecret, sfsecret.ts): their current and kept versions. */
   generatedSecrets?: GeneratedSecretStatus[];
 }
@@ -409,6 +411,17 @@ export interface BindingSecretVersion {
 }
 
 /** A custom action's run, as the instance's record shows it. */
+/** A backup of an instance, taken by its plan's `migrate.backup` action. */
+export interface InstanceBackup {
+  /** The backup action, `x-<name>`. */
+  readonly action: string;
+  /** The backup's id: the run that took it, as its template saw it (`.action.id`). */
+  readonly id: string;
+  /** The cluster it was taken on. */
+  readonly clusterId: string;
+  readonly takenAt: string;
+}
+
 export interface InstanceActionStatus {
   /** The action, `x-<name>`, or `move`. */
   operation: string;

@@ -7,6 +7,8 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import {
   clusterActivities,
+  evacuationActivities,
+  leftoverActivities,
   createActivities,
   dryRunActivities,
   rolloutActivities,
@@ -185,6 +187,7 @@ export async function startWorker(
     ...rolloutActivities(deps, runs),
     ...dryRunActivities(deps),
     ...rotationScheduleActivities(deps, runs),
+    ...evacuationActivities(deps, runs),
   };
   const worker = await Worker.create({
     connection,
@@ -200,6 +203,10 @@ export async function startWorker(
         clusters,
         ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
         ...(metrics ? { health: metrics } : {}),
+      }),
+      ...leftoverActivities({
+        clusters,
+        ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
       }),
     },
     ...observed(metrics, tracing, 'workflows and steps'),
@@ -276,6 +283,7 @@ export async function startClusterWorker(
         ...instanceNamespace,
       }),
       ...clusterActivities({ clusters, ...instanceNamespace, ...(metrics ? { health: metrics } : {}) }),
+      ...leftoverActivities({ clusters, ...instanceNamespace }),
     },
     // Its steps are counted and continue the trace of the workflow that sent them (it runs no workflows).
     ...observed(metrics, tracing, 'steps'),
@@ -384,6 +392,8 @@ async function startClusterHealth(config: Config, log: Logger): Promise<void> {
     probeSeconds: config.clusterHealth.probeSeconds,
     offlineSeconds: config.clusterHealth.offlineSeconds,
     stabilizationSeconds: config.clusterHealth.stabilizationSeconds,
+    evacuateAfterSeconds: config.clusterHealth.evacuateAfterSeconds,
+    evacuationConcurrency: config.clusterHealth.evacuationConcurrency,
   };
   const workflowId = clusterHealthWorkflowId(config.namespace);
   const { client, close } = await connectClient(config.temporal);

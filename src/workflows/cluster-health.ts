@@ -5,6 +5,11 @@
  * catalog to every running sister that has our CRDs, so a sister that was offline
  * catches up when it answers again. It sleeps between the rounds and continues as new before its
  * history grows long. New settings arrive as a signal (the worker sends them when it starts).
+ *
+ * A cluster unreachable longer than the evacuation setting (off unless set) has the instances of
+ * the plans that allow it rebuilt on other clusters, a few at a time: each a move workflow of its
+ * own, started here and left to run. A sister that answers again after it was offline has what it
+ * still holds of instances placed elsewhere meanwhile removed.
  */
 import {
   ActivityFailure,
@@ -12,16 +17,26 @@ import {
   continueAsNew,
   defineSignal,
   log,
+  ParentClosePolicy,
+  patched,
   proxyActivities,
   setHandler,
+  startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ClusterActivities } from '../activities/index.js';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { ClusterActivities, EvacuationActivities, LeftoverActivities } from '../activities/index.js';
+import { MOVE_OPERATION } from '../resources/migration.js';
 import {
   CLUSTER_HEALTH_SETTINGS_SIGNAL,
+  MOVE_WORKFLOW_TYPE,
+  type ClusterHealthReport,
   type ClusterHealthSettings,
+  type MoveRequest,
+  type OperationStatus,
   type RegisteredCluster,
 } from './messages.js';
+import { operationStartOptions } from './operation-start.js';
 import { movesToCurrentVersion } from './versioning.js';
 
 /** New settings for the running workflow. */
@@ -38,14 +53,17 @@ const STEP_OPTIONS = {
   retry: { initialInterval: '1 s', backoffCoefficient: 2, maximumInterval: '10 s', maximumAttempts: 3 },
 } as const;
 
-const steps = proxyActivities<ClusterActivities>(STEP_OPTIONS);
+const steps = proxyActivities<ClusterActivities & LeftoverActivities & EvacuationActivities>(STEP_OPTIONS);
+
+/** Most rebuilds in flight per lost cluster unless the settings say. */
+const EVACUATION_CONCURRENCY = 5;
 
 /**
  * The steps of a cluster with a worker of its own, on that worker's queue. One that no worker
  * takes within the probe's time counts as a probe that got no answer.
  */
 const stepsThere = (taskQueue: string, settings: ClusterHealthSettings) =>
-  proxyActivities<ClusterActivities>({
+  proxyActivities<ClusterActivities & LeftoverActivities>({
     ...STEP_OPTIONS,
     taskQueue,
     scheduleToCloseTimeout: Math.max(settings.probeSeconds, 30) * 1000,
@@ -78,6 +96,44 @@ async function recordHealth(cluster: RegisteredCluster, settings: ClusterHealthS
   }
 }
 
+/**
+ * Starts the next rebuilds of a lost cluster's instances elsewhere, each a move workflow under its
+ * instance's workflow id, left to run on its own; one that finds another operation started first
+ * gives its claim back, and the next round takes it again.
+ */
+async function evacuate(clusterId: string, settings: ClusterHealthSettings): Promise<void> {
+  const round = await steps.evacuationMoves(
+    clusterId,
+    settings.evacuationConcurrency ?? EVACUATION_CONCURRENCY,
+  );
+  for (const { workflowId, request, claimedAt } of round.moves) {
+    try {
+      await startChild<(input: MoveRequest) => Promise<OperationStatus>>(MOVE_WORKFLOW_TYPE, {
+        workflowId,
+        args: [request],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        ...operationStartOptions(MOVE_OPERATION, request),
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      if (claimedAt) await steps.releaseEvacuationClaim(request.instanceId, claimedAt);
+    }
+  }
+  if (round.moves.length > 0 || round.staying > 0)
+    log.info('lost cluster evacuating', {
+      clusterId,
+      started: round.moves.length,
+      inFlight: round.inFlight,
+      staying: round.staying,
+    });
+}
+
+/** Whether the round rebuilds the cluster's instances elsewhere: unreachable past the evacuation setting. */
+const lost = (report: ClusterHealthReport, settings: ClusterHealthSettings): boolean =>
+  (settings.evacuateAfterSeconds ?? 0) > 0 &&
+  report.phase === 'offline' &&
+  (report.unansweredSeconds ?? 0) >= settings.evacuateAfterSeconds!;
+
 /** One round: every cluster's health, then the catalog of every running sister. */
 export async function clusterHealthRound(settings: ClusterHealthSettings): Promise<void> {
   const clusters = await steps.listRegisteredClusters();
@@ -87,6 +143,10 @@ export async function clusterHealthRound(settings: ClusterHealthSettings): Promi
       try {
         const report = await recordHealth(cluster, settings);
         const there = taskQueue ? stepsThere(taskQueue, settings) : steps;
+        if (patched('cluster-evacuation')) {
+          if (!master && report.returning) await there.removeLeftovers(clusterId);
+          if (!master && lost(report, settings)) await evacuate(clusterId, settings);
+        }
         // The catalog's copies need our CRDs there: a sister not onboarded gets them once it is.
         if (!master && report.phase === 'running' && report.crdsInstalled !== false)
           await there.replicateCatalog(clusterId);

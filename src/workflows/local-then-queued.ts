@@ -94,6 +94,7 @@ export const STEP_POLICIES = {
   rotateGeneratedSecret: WORK_ON_THE_CLUSTER,
   removeUnusedSecretVersions: WORK_ON_THE_CLUSTER,
   startMove: WORK,
+  recordBackup: WORK,
   placeMove: WORK,
   copyGeneratedSecrets: WORK_ON_THE_CLUSTER,
   switchCluster: WORK,

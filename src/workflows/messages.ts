@@ -110,6 +110,12 @@ export interface MoveRequest extends OperationEnvelope {
   readonly toClusterId?: string;
   /** Why it moves (an admin's move, the drain of its cluster): kept in the placement annotation. */
   readonly reason?: string;
+  /**
+   * Its cluster is lost (offline past the landscape's grace period): it is rebuilt on the target
+   * from its last backup, nothing is read from or done on its cluster, and what is left there is
+   * removed when the cluster answers again.
+   */
+  readonly sourceLost?: true;
 }
 
 /** Workflow type name of the move of an instance. */
@@ -373,6 +379,13 @@ export interface ClusterHealthSettings {
   readonly offlineSeconds: number;
   /** Seconds an offline cluster must answer every probe before it is running again. @default 0 */
   readonly stabilizationSeconds?: number;
+  /**
+   * Seconds a cluster may stay unreachable before the instances of the plans that allow it are
+   * rebuilt elsewhere from their last backup; 0 or absent: never.
+   */
+  readonly evacuateAfterSeconds?: number;
+  /** Most rebuilds in flight per lost cluster. @default 5 */
+  readonly evacuationConcurrency?: number;
 }
 
 /**
@@ -406,6 +419,10 @@ export interface ClusterHealthReport {
   readonly crdsInstalled?: boolean;
   /** The finalizer was removed: the deletion of the SFCluster may finish. */
   readonly released?: boolean;
+  /** It answered this round after it was offline: what moved away meanwhile is removed from it. */
+  readonly returning?: boolean;
+  /** How long it has not answered, in seconds; absent while it answers. */
+  readonly unansweredSeconds?: number;
 }
 
 /** What a catalog replication did on one sister. */

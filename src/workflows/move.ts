@@ -14,6 +14,11 @@
  * A move that fails, or is cancelled, before the switch takes off the target what it made there
  * and leaves the source as it was: the instance never stopped answering there. After the switch
  * it only goes forward.
+ *
+ * An instance whose cluster is lost (`sourceLost`) is rebuilt instead: nothing is read from or
+ * done on its cluster, the target restores its last backup (or is provisioned anew when its plan
+ * restores nothing), its generated secrets get new values there, and what is left on the lost
+ * cluster is removed when it answers again (the cluster health round).
  */
 import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { CustomAction } from '../resources/actions.js';
@@ -74,7 +79,8 @@ export async function moveWorkflow(req: MoveRequest): Promise<OperationStatus> {
   const op = new Operation(startingStatus(MOVE_OPERATION, req), req.deadlineSeconds, req.firstPollMs);
   const { startMove, placeMove, replicateInstance, copyGeneratedSecrets, applyTemplate, checkStatus } =
     op.steps;
-  const { switchCluster, recordActionStatus } = op.steps;
+  const { switchCluster, recordActionStatus, recordBackup } = op.steps;
+  const lost = req.sourceLost === true;
   const runId = workflowInfo().runId;
   const reason = req.reason ?? 'moved by an admin';
   let instance: InstanceRef | undefined;
@@ -92,23 +98,27 @@ export async function moveWorkflow(req: MoveRequest): Promise<OperationStatus> {
       ...(placed.taskQueue ? { taskQueue: placed.taskQueue } : {}),
     };
     const undo = () => leave(op, target, move.bindings);
+    // The backup the target restores: taken now on the source, or its last one when the source is lost.
+    let restoring = move.lastBackup;
     compensations.push(() => (switched ? undefined : undo()));
 
     const prepared = await attempt(async () => {
       const { backup, restore } = move.migration;
-      if (backup) {
+      if (backup && !lost) {
         const backedUp = await runAction(op, on(source), { name: backup, id: runId, parameters: {} });
         if (backedUp.state !== 'succeeded') return backedUp;
+        await recordBackup(source, backup, runId);
+        restoring = { id: runId, clusterId: source.clusterId! };
       }
       op.update({ description: `Provisioning the instance on cluster ${target.clusterId}` });
       await replicateInstance(target, placed.clusterId);
-      await copyGeneratedSecrets(on(source), on(target));
+      if (!lost) await copyGeneratedSecrets(on(source), on(target));
       await applyTemplate(on(target), 'provision');
       const provisioned = await waitForOperator(op, () => checkStatus(on(target), 'provision'));
       if (provisioned.state !== 'succeeded') return provisioned;
       for (const binding of move.bindings) await applyTemplate(bindingOn(target, binding), 'bind');
-      if (!restore) return provisioned;
-      const parameters = { backup: runId, fromClusterId: source.clusterId! };
+      if (!restore || !restoring) return provisioned;
+      const parameters = { backup: restoring.id, fromClusterId: restoring.clusterId };
       return runAction(op, on(target), { name: restore as CustomAction, id: runId, parameters });
     });
     if (prepared.state !== 'succeeded') {
@@ -139,6 +149,12 @@ export async function moveWorkflow(req: MoveRequest): Promise<OperationStatus> {
           description: `The instance moved to cluster ${target.clusterId}, but binding ${binding.bindingId} did not follow: ${bound.description ?? 'no reason given'}`,
         };
     }
+    const done = `Moved from cluster ${source.clusterId} to cluster ${target.clusterId}`;
+    if (lost)
+      return {
+        state: 'succeeded',
+        description: `${done}, rebuilt ${restoring ? `from backup ${restoring.id}` : 'anew'}; what is left on cluster ${source.clusterId} goes when it answers again`,
+      };
     const left = await leave(op, source, move.bindings);
     if (left.state !== 'succeeded')
       return {
@@ -147,7 +163,7 @@ export async function moveWorkflow(req: MoveRequest): Promise<OperationStatus> {
       };
     return {
       state: 'succeeded',
-      description: `Moved from cluster ${source.clusterId} to cluster ${target.clusterId}`,
+      description: done,
     };
   });
   const recorded = instance;

@@ -343,6 +343,8 @@ withHelm('the chart rendered by helm', () => {
     ]);
 
     expect(find(manifests, 'ConfigMap', 'r-interoperator').data).toEqual({
+      INTEROP_CLUSTER_EVACUATE_AFTER_SECONDS: '0',
+      INTEROP_CLUSTER_EVACUATION_CONCURRENCY: '5',
       INTEROP_HOST: '0.0.0.0',
       INTEROP_PORT: '8080',
       INTEROP_TEMPORAL_ADDRESS: 'temporal-frontend:7233',

@@ -1,0 +1,250 @@
+/**
+ * A sister lost for good, on the real servers: a landscape of its own (the master and an
+ * apiserver of this test's own, its cluster health workflow running with evacuation on), the
+ * resource-aware scheduler placing instances on the sister (more declared capacity). When the
+ * sister's apiserver stops past the evacuation setting, the instance whose plan allows it is
+ * rebuilt on the master, with its binding; the other waits. When the apiserver comes back, what it
+ * holds of the rebuilt instance is removed, and nothing of it is applied there again.
+ */
+import { randomUUID } from 'node:crypto';
+import { installCatalog } from '../../dev/catalog.js';
+import type { ExtraCluster } from '../../dev/local/kube-control-plane.js';
+import { startExampleOperator } from '../../examples/operator/operator.js';
+import type { ClusterClient } from '../../src/kube/clients.js';
+import { registerCluster } from '../../src/kube/cluster-registry.js';
+import { getRecord, listRecords } from '../../src/kube/custom-objects.js';
+import { applyObject } from '../../src/kube/objects.js';
+import { bindingSecretName, resourceName } from '../../src/resources/names.js';
+import {
+  SFCLUSTER,
+  SFSERVICEINSTANCE,
+  type KubeObject,
+  type SFCluster,
+  type SFPlan,
+  type SFServiceInstance,
+} from '../../src/resources/types.js';
+import { removeRegistry, startOwnCluster, stopClusterHealth } from '../support/clusters.js';
+import { clusters, environment, eventually, unique, untilNamespaceGone } from '../support/env.js';
+import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
+import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
+
+const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
+const PLANS = {
+  /** Its instances may be rebuilt elsewhere when their cluster is lost (anew: it restores nothing). */
+  evacuable: 'c0ffee00-0000-4000-8000-00000000e001',
+  /** Its instances wait for their cluster. */
+  staying: 'c0ffee00-0000-4000-8000-00000000e002',
+} as const;
+const OFFLINE_SECONDS = 3;
+const EVACUATE_AFTER_SECONDS = 6;
+
+describe('a sister lost past the evacuation setting', () => {
+  const [master] = clusters() as [ClusterClient];
+  const masterId = environment().clusters[0]!.id;
+  const registry = unique('evac');
+  const sisterId = unique('lost');
+  let own: { extra: ExtraCluster; admin: ClusterClient };
+  let landscape: SystemProcess;
+  let operators: { stop(): Promise<void> }[] = [];
+  let osb: OsbClient;
+
+  beforeAll(async () => {
+    own = await startOwnCluster(sisterId);
+    await registerCluster(master, registry, masterId, environment().clusters[0]!.kubeconfigPath, {
+      totalCapacity: { cpu: '2', memory: '8Gi' },
+    });
+    await registerCluster(
+      master,
+      registry,
+      sisterId,
+      { text: own.extra.cluster.kubeconfig },
+      { totalCapacity: { cpu: '8', memory: '32Gi' } },
+    );
+    const installed = await installCatalog(master, registry, ['examples/postgresql']);
+    const design = installed.find((o) => o.kind === 'SFPlan') as SFPlan;
+    const plan = (id: string, name: string, extra: Partial<SFPlan['spec']>) =>
+      applyObject(master, {
+        apiVersion: design.apiVersion,
+        kind: design.kind,
+        metadata: { name: id, namespace: registry },
+        spec: { ...design.spec, id, name, ...extra },
+      } as KubeObject);
+    await plan(PLANS.evacuable, 'evacuable', { migrate: { evacuate: true } });
+    await plan(PLANS.staying, 'staying', { migrate: {} });
+    operators = [
+      await startOperator(),
+      await startExampleOperator({ clusters: [own.admin], readyAfterMs: 500, resyncMs: 200 }),
+    ];
+    const settings = await systemSettings({
+      INTEROP_NAMESPACE: registry,
+      INTEROP_SCHEDULER: 'resource-aware',
+      INTEROP_CLUSTER_PROBE_SECONDS: '1',
+      INTEROP_CLUSTER_OFFLINE_SECONDS: String(OFFLINE_SECONDS),
+      INTEROP_CLUSTER_STABILIZATION_SECONDS: '2',
+      INTEROP_CLUSTER_EVACUATE_AFTER_SECONDS: String(EVACUATE_AFTER_SECONDS),
+    });
+    landscape = await startProcess('all', settings);
+    osb = osbClient(landscape.url);
+    await eventually(
+      'both clusters running, the plans in the catalog',
+      async () => {
+        const phases = (await listRecords<SFCluster>(master, SFCLUSTER, registry)).map(
+          (c) => c.status?.phase,
+        );
+        const catalog = JSON.stringify((await osb('GET', '/v2/catalog')).body);
+        return phases.length === 2 &&
+          phases.every((p) => p === 'running') &&
+          catalog.includes(PLANS.evacuable) &&
+          catalog.includes(PLANS.staying)
+          ? true
+          : undefined;
+      },
+      60_000,
+    );
+  }, 180_000);
+
+  afterAll(async () => {
+    await stopClusterHealth(registry);
+    await landscape?.stop();
+    for (const operator of operators) await operator.stop();
+    await own?.extra.stop();
+    await removeRegistry(master, registry);
+  });
+
+  const instancePath = (instanceId: string) => `/v2/service_instances/${instanceId}`;
+  const recordOf = (instanceId: string) =>
+    getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, `sf-${instanceId}`, resourceName(instanceId));
+  const postgresqlOn = (cluster: ClusterClient, instanceId: string) =>
+    cluster.custom
+      .getNamespacedCustomObject({
+        group: 'acid.zalan.do',
+        version: 'v1',
+        plural: 'postgresqls',
+        namespace: `sf-${instanceId}`,
+        name: `sapcp-${instanceId}`,
+      })
+      .then(
+        () => true,
+        (err: { code?: number }) => {
+          if (err.code === 404) return false;
+          throw err;
+        },
+      );
+
+  async function provision(planId: string): Promise<string> {
+    const instanceId = randomUUID();
+    const accepted = await osb(
+      'PUT',
+      `${instancePath(instanceId)}?accepts_incomplete=true`,
+      provisionBody(SERVICE_ID, planId, { foo: 'bar' }),
+    );
+    expect(accepted.status).toBe(202);
+    const done = await untilSettled(
+      osb,
+      `${instancePath(instanceId)}/last_operation?operation=${encodeURIComponent(String(accepted.body.operation))}`,
+    );
+    expect(done.body.state).toBe('succeeded');
+    expect((await recordOf(instanceId))?.spec.clusterId).toBe(sisterId);
+    return instanceId;
+  }
+
+  async function deprovision(instanceId: string, planId: string) {
+    const deleting = await osb(
+      'DELETE',
+      `${instancePath(instanceId)}?service_id=${SERVICE_ID}&plan_id=${planId}&accepts_incomplete=true`,
+    );
+    expect(deleting.status).toBe(202);
+    const gone = await untilSettled(
+      osb,
+      `${instancePath(instanceId)}/last_operation?operation=${encodeURIComponent(String(deleting.body.operation))}`,
+      90_000,
+    );
+    expect(gone.body.state).toBe('succeeded');
+    for (const cluster of [master, own.admin]) await untilNamespaceGone(cluster, `sf-${instanceId}`, 60_000);
+  }
+
+  test('the opted-in instance is rebuilt elsewhere with its binding, the other waits, and the returning sister is cleaned', async () => {
+    // GIVEN two instances on the sister, one of a plan that allows a rebuild elsewhere, with a binding
+    const evacuable = await provision(PLANS.evacuable);
+    const staying = await provision(PLANS.staying);
+    const bindingId = randomUUID();
+    const bound = await osb('PUT', `${instancePath(evacuable)}/service_bindings/${bindingId}`, {
+      service_id: SERVICE_ID,
+      plan_id: PLANS.evacuable,
+    });
+    expect(bound.status).toBe(201);
+
+    // WHEN the sister's apiserver stops for good
+    const stoppedAt = Date.now();
+    await own.extra.stop();
+
+    // THEN the opted-in instance is rebuilt on the master, not before the evacuation setting
+    const rebuilt = await eventually(
+      'the rebuild on the master',
+      async () => {
+        const record = await recordOf(evacuable);
+        return record?.status?.lastAction?.operation === 'move' &&
+          record.status.lastAction.state !== 'in progress'
+          ? record
+          : undefined;
+      },
+      120_000,
+    );
+    expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(EVACUATE_AFTER_SECONDS * 1000);
+    expect(rebuilt.status?.lastAction).toMatchObject({ state: 'succeeded' });
+    expect(rebuilt.status?.lastAction?.description).toBe(
+      `Moved from cluster ${sisterId} to cluster ${masterId}, rebuilt anew; what is left on cluster ${sisterId} goes when it answers again`,
+    );
+    expect(rebuilt.spec.clusterId).toBe(masterId);
+    expect(rebuilt.metadata.annotations?.['interoperator.servicefabrik.io/placement']).toMatch(
+      new RegExp(`^moved from ${sisterId} to ${masterId} \\(evacuation of lost cluster ${sisterId}\\)`),
+    );
+    expect(await postgresqlOn(master, evacuable)).toBe(true);
+    // its binding follows: the response carries credentials the master's operator made
+    const response = await master.core.readNamespacedSecret({
+      namespace: `sf-${evacuable}`,
+      name: bindingSecretName(resourceName(bindingId)),
+    });
+    const credentials = (
+      JSON.parse(Buffer.from(response.data?.response ?? '', 'base64').toString('utf8')) as {
+        credentials: { username: string };
+      }
+    ).credentials;
+    expect(credentials.username).toBe(bindingId.replace(/-/g, '_'));
+    // the platform's operations work on it where it is now
+    const updating = await osb('PATCH', `${instancePath(evacuable)}?accepts_incomplete=true`, {
+      service_id: SERVICE_ID,
+      plan_id: PLANS.evacuable,
+      parameters: { foo: 'after' },
+    });
+    expect(updating.status).toBe(202);
+    expect(
+      (
+        await untilSettled(
+          osb,
+          `${instancePath(evacuable)}/last_operation?operation=${encodeURIComponent(String(updating.body.operation))}`,
+        )
+      ).body.state,
+    ).toBe('succeeded');
+    // the other instance waits for its cluster
+    const waiting = await recordOf(staying);
+    expect(waiting?.spec.clusterId).toBe(sisterId);
+    expect(waiting?.status?.lastAction).toBeUndefined();
+
+    // WHEN the sister's apiserver comes back
+    await own.extra.start();
+    // THEN what it held of the rebuilt instance is removed, and the waiting one is still there
+    await untilNamespaceGone(own.admin, `sf-${evacuable}`, 90_000);
+    expect(await postgresqlOn(own.admin, staying)).toBe(true);
+    expect((await recordOf(evacuable))?.spec.clusterId).toBe(masterId);
+    await eventually(
+      'the sister running again',
+      async () =>
+        (await getRecord<SFCluster>(master, SFCLUSTER, registry, sisterId))?.status?.phase === 'running' ||
+        undefined,
+      60_000,
+    );
+
+    await Promise.all([deprovision(evacuable, PLANS.evacuable), deprovision(staying, PLANS.staying)]);
+  }, 400_000);
+});
