@@ -20,6 +20,18 @@
  * `<cluster>-backup-<id>` with what it "backed up" (the users and the spec), owned by the
  * postgresql, and sets `status.backup` (`request`: the annotation as it was, `state`: `InProgress`,
  * `Succeeded` or `Failed`, `configMap`, `reason`). A request labelled `fail` fails, for tests.
+ * A backup holds the data marker's data (the ConfigMap `<cluster>-data`, made empty with the users'
+ * Secrets and never changed by the operator; tests write keys into it as rows into a database) and
+ * each user's password, in a Secret of the same name. With a backup store, every backup is also
+ * kept there, by the postgresql's namespace and name and the backup's id.
+ *
+ * A restore, as the plan's custom action `x-restore` asks for it: the annotation
+ * `example-operator/restore` holds a request (JSON: `id`, `backup`, and optionally `label` and
+ * `delayMs`). After the delay the operator finds the backup `backup` of the postgresql of the same
+ * namespace and name (in the backup store when there is one, so a postgresql on another cluster can
+ * be restored; else beside the postgresql), replaces the data marker's data with the backup's, sets
+ * each backed-up user's password, and sets `status.restore` (`request`, `state`, `backup`,
+ * `reason`, `restoredAt`).
  *
  * Deletion needs no finalizer: every Secret and Service carries an ownerReference to its postgresql,
  * so the garbage collector (kube-controller-manager) removes them with it. For tests that want to see
@@ -28,12 +40,12 @@
  * deletion was requested.
  *
  * Level-based, like a controller-runtime controller: per cluster, reflectors (list + watch) keep
- * caches of the postgresqls and of the Secrets and Services labelled `application: spilo`; any change
+ * caches of the postgresqls and of the Secrets, Services and ConfigMaps labelled `application: spilo`; any change
  * to a postgresql or to one of its objects queues the postgresql's key, and a reconcile reads only
  * the caches and the clock, then converges. Running it twice changes nothing. Every `resyncMs` all
  * known postgresqls are queued again, so nothing depends on having seen a particular event.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import {
   PatchStrategy,
@@ -58,6 +70,20 @@ export interface ExampleOperatorOptions {
   readonly resyncMs?: number;
   /** Receives one line per state change and per failure. @default no logging */
   readonly log?: (message: string) => void;
+  /**
+   * Where every successful backup is also kept, so that a postgresql of the same namespace and name
+   * on another cluster can be restored from it (even when the source cluster is gone): a
+   * ConfigMap and a Secret named {@link storedBackupName} in `namespace` of `cluster` (the
+   * namespace is made when missing). A restore then reads its backup there, and only there.
+   * @default none: backups stay beside their postgresql, and a restore reads them there
+   */
+  readonly backupStore?: BackupStore;
+}
+
+/** A namespace of one cluster that keeps copies of the backups of every cluster. */
+export interface BackupStore {
+  readonly cluster: ClusterClient;
+  readonly namespace: string;
 }
 
 /** A running example operator. */
@@ -82,9 +108,47 @@ export const BACKUP_ANNOTATION = 'example-operator/backup';
 /** The label of a backup request that makes the operator fail the backup. */
 export const FAILING_BACKUP_LABEL = 'fail';
 
-/** Name of the ConfigMap a backup writes, for the request `id` of the postgresql `cluster`. */
+/** Annotation holding a restore request: JSON with `id`, `backup`, and optionally `label` and `delayMs`. */
+export const RESTORE_ANNOTATION = 'example-operator/restore';
+/** The label of a restore request that makes the operator fail the restore. */
+export const FAILING_RESTORE_LABEL = 'fail';
+
+/**
+ * Name of the ConfigMap a backup writes beside its postgresql, for the request `id` of the
+ * postgresql `cluster`; the passwords go to a Secret of the same name.
+ */
 export const backupConfigMapName = (cluster: string, id: string): string =>
   `${cluster}-backup-${id.toLowerCase().replace(/[^a-z0-9-]/g, '-')}`.slice(0, 253).replace(/-+$/, '');
+
+/**
+ * Name of the ConfigMap (and the Secret beside it) that keeps the backup `id` of the postgresql
+ * `namespace/cluster` in the backup store: the three, lowercased with every other character than
+ * letters, digits and `-` turned into `-`, joined by `.`, cut to fit, then `-` and the first 10 hex
+ * digits of the SHA-256 of `namespace/cluster/id`, so that names that read alike stay apart. A DNS
+ * subdomain of at most 253 characters.
+ */
+export function storedBackupName(namespace: string, cluster: string, id: string): string {
+  const hash = createHash('sha256').update(`${namespace}/${cluster}/${id}`).digest('hex').slice(0, 10);
+  const part = (s: string) =>
+    s
+      .toLowerCase()
+      .replace(/[^a-z0-9-]/g, '-')
+      .replace(/^-+|-+$/g, '');
+  const readable = [namespace, cluster, id]
+    .map(part)
+    .filter((p) => p !== '')
+    .join('.')
+    .slice(0, 253 - hash.length - 1)
+    .replace(/[-.]+$/, '');
+  return readable === '' ? hash : `${readable}-${hash}`;
+}
+
+/**
+ * Name of the ConfigMap that stands for the data of the postgresql `cluster`: made empty with the
+ * users' Secrets, never changed by the operator but by a restore; tests write keys into it, as
+ * rows into a database.
+ */
+export const dataConfigMapName = (cluster: string): string => `${cluster}-data`;
 
 /** Annotation whose value (milliseconds, or "true") makes deletion wait that long. */
 export const SLOW_DELETE_ANNOTATION = 'example-operator/slow-delete';
@@ -117,6 +181,7 @@ interface Postgresql {
     observedGeneration?: number;
     reason?: string;
     backup?: BackupStatus;
+    restore?: RestoreStatus;
   };
 }
 
@@ -131,11 +196,40 @@ export interface BackupStatus {
   takenAt?: string;
 }
 
+/** What the operator says of the last restore request of a postgresql. */
+export interface RestoreStatus {
+  /** The request, the annotation's value as it was when the operator took it up. */
+  request?: string;
+  state?: 'InProgress' | 'Succeeded' | 'Failed';
+  /** The id of the backup restored, once it succeeded. */
+  backup?: string;
+  reason?: string;
+  restoredAt?: string;
+}
+
 /** A backup request, as the annotation holds it. */
 interface BackupRequest {
   readonly id: string;
   readonly label?: string;
   readonly delayMs?: number;
+}
+
+/** A restore request, as the annotation holds it: `backup` is the id of the backup's request. */
+interface RestoreRequest extends BackupRequest {
+  readonly backup: string;
+}
+
+/** What a backup holds, wherever it is kept. */
+interface Backup {
+  readonly request: string;
+  readonly takenAt: string;
+  readonly label?: string;
+  readonly users: readonly string[];
+  readonly spec: unknown;
+  /** The data ConfigMap's `data` when the backup was taken. */
+  readonly data: Record<string, string>;
+  /** The password of each user that had a credentials Secret, by user name. */
+  readonly passwords: Record<string, string>;
 }
 
 interface Owned {
@@ -164,6 +258,7 @@ export async function startExampleOperator(options: ExampleOperatorOptions): Pro
         resyncMs: options.resyncMs ?? 30_000,
         log,
         signal: abort.signal,
+        ...(options.backupStore ? { backupStore: options.backupStore } : {}),
       }),
   );
   const runs = controllers.map((c) => c.run());
@@ -187,13 +282,15 @@ interface ControllerSettings {
   readonly resyncMs: number;
   readonly log: (message: string) => void;
   readonly signal: AbortSignal;
+  readonly backupStore?: BackupStore;
 }
 
-/** The operator for one cluster: three reflectors, a work queue of keys, and timers. */
+/** The operator for one cluster: four reflectors, a work queue of keys, and timers. */
 class ClusterController {
   private readonly postgresqls: Reflector<Postgresql>;
   private readonly secrets: Reflector<Owned>;
   private readonly services: Reflector<Owned>;
+  private readonly configMaps: Reflector<Owned>;
   /** Keys being reconciled; `again` asks for another pass after the current one. */
   private readonly queue = new Map<string, { again: boolean }>();
   private readonly inFlight = new Set<Promise<void>>();
@@ -202,6 +299,8 @@ class ClusterController {
   private readonly seen = new Map<string, Seen>();
   /** When each postgresql's current backup request was first seen, by key. */
   private readonly backupsSeen = new Map<string, { request: string; since: number }>();
+  /** When each postgresql's current restore request was first seen, by key. */
+  private readonly restoresSeen = new Map<string, { request: string; since: number }>();
   private readonly failures = new Map<string, number>();
 
   constructor(
@@ -253,11 +352,22 @@ class ClusterController {
         >,
       onChange: (_key, current, previous) => enqueueOwner(current, previous),
     });
+    this.configMaps = new Reflector<Owned>({
+      ...common,
+      name: `configmaps in cluster ${cluster.id}`,
+      path: '/api/v1/configmaps',
+      labelSelector: OWNED_SELECTOR,
+      list: () =>
+        cluster.core.listConfigMapForAllNamespaces({ labelSelector: OWNED_SELECTOR }) as Promise<
+          ReflectorList<Owned>
+        >,
+      onChange: (_key, current, previous) => enqueueOwner(current, previous),
+    });
   }
 
   async run(): Promise<void> {
     const { signal, resyncMs } = this.settings;
-    const reflectors = [this.postgresqls, this.secrets, this.services].map((r) => r.run());
+    const reflectors = [this.postgresqls, this.secrets, this.services, this.configMaps].map((r) => r.run());
     const resync = setInterval(() => {
       for (const key of this.postgresqls.store.keys()) this.enqueue(key);
     }, resyncMs);
@@ -336,6 +446,7 @@ class ClusterController {
       // Gone: the garbage collector removes what it owned. Forget our bookkeeping.
       this.seen.delete(key);
       this.backupsSeen.delete(key);
+      this.restoresSeen.delete(key);
       const timer = this.timers.get(key);
       if (timer) clearTimeout(timer.timer);
       this.timers.delete(key);
@@ -354,6 +465,7 @@ class ClusterController {
       if (status.PostgresClusterStatus === 'Running') {
         await this.ensureObjects(pg);
         await this.reconcileBackup(key, pg);
+        await this.reconcileRestore(key, pg);
       }
       return;
     }
@@ -512,6 +624,31 @@ class ClusterController {
           problems.push(`Service ${name} still belongs to an earlier postgresql`);
       }
     }
+
+    // The data marker: made empty, and its data left to whoever writes it (the tests, a restore).
+    const dataName = dataConfigMapName(name);
+    const data = this.configMaps.store.get(`${namespace}/${dataName}`);
+    if (data) {
+      if (foreign(data)) problems.push(`ConfigMap ${dataName} still belongs to an earlier postgresql`);
+    } else {
+      const body: V1ConfigMap = {
+        metadata: {
+          name: dataName,
+          namespace,
+          labels: { application: 'spilo', 'cluster-name': name },
+          ownerReferences: [owner],
+        },
+        data: {},
+      };
+      try {
+        await this.cluster.core.createNamespacedConfigMap({ namespace, body });
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+        const existing = await this.cluster.core.readNamespacedConfigMap({ namespace, name: dataName });
+        if (foreign(existing as Owned))
+          problems.push(`ConfigMap ${dataName} still belongs to an earlier postgresql`);
+      }
+    }
     return problems.length > 0 ? `waiting: ${problems.join('; ')}` : undefined;
   }
 
@@ -555,32 +692,251 @@ class ClusterController {
       this.settings.log(`${where}: backup ${parsed.id} failed: ${reason}`);
       return;
     }
-    const takenAt = new Date().toISOString();
-    const { name, namespace, uid } = pg.metadata;
+    const { name, namespace } = pg.metadata;
     const configMap = backupConfigMapName(name, parsed.id);
-    const body: V1ConfigMap = {
-      metadata: {
-        name: configMap,
-        namespace,
-        labels: { application: 'spilo-backup', 'cluster-name': name },
-        ownerReferences: [{ apiVersion: POSTGRESQL.apiVersion, kind: POSTGRESQL.kind, name, uid }],
-      },
-      data: {
-        request,
-        takenAt,
-        ...(parsed.label ? { label: parsed.label } : {}),
-        users: JSON.stringify(usersOf(pg)),
-        spec: JSON.stringify(pg.spec ?? {}),
-      },
+    const backup = await this.takeBackup(pg, configMap, request, parsed.label);
+    const store = this.settings.backupStore;
+    if (store) await keepInStore(store, namespace, name, parsed.id, backup);
+    await this.patchStatus(pg, {
+      backup: { request, state: 'Succeeded', reason: null, configMap, takenAt: backup.takenAt },
+    });
+    this.settings.log(
+      `${where}: backup ${parsed.id} taken in ConfigMap ${configMap}` +
+        (store ? ` and kept in namespace ${store.namespace} of cluster ${store.cluster.id}` : ''),
+    );
+  }
+
+  /**
+   * Takes a backup beside the postgresql: the ConfigMap `name` (owned by the postgresql) with the
+   * request, the users, the spec and the data marker's data, and the Secret `name` with the
+   * users' passwords. A backup taken before under that name (its status patch was lost) is kept,
+   * and returned as it was taken.
+   */
+  private async takeBackup(pg: Postgresql, name: string, request: string, label?: string): Promise<Backup> {
+    const { namespace } = pg.metadata;
+    const metadata = {
+      name,
+      namespace,
+      labels: { application: 'spilo-backup', 'cluster-name': pg.metadata.name },
+      ownerReferences: [
+        {
+          apiVersion: POSTGRESQL.apiVersion,
+          kind: POSTGRESQL.kind,
+          name: pg.metadata.name,
+          uid: pg.metadata.uid,
+        },
+      ],
+    };
+    const passwords = await this.passwordsOf(pg);
+    let backup: Backup = {
+      request,
+      takenAt: new Date().toISOString(),
+      ...(label ? { label } : {}),
+      users: usersOf(pg),
+      spec: pg.spec ?? {},
+      data: await this.dataOf(pg),
+      passwords,
     };
     try {
-      await this.cluster.core.createNamespacedConfigMap({ namespace, body });
+      await this.cluster.core.createNamespacedConfigMap({
+        namespace,
+        body: { metadata, data: backupConfigMapData(backup) },
+      });
     } catch (err) {
-      // Taken before (the status patch after it was lost): the backup is there.
+      if (!isAlreadyExists(err)) throw err;
+      const taken = await this.cluster.core.readNamespacedConfigMap({ namespace, name });
+      const secret = await readOrUndefined(() => this.cluster.core.readNamespacedSecret({ namespace, name }));
+      const earlier = backupOf(taken.data ?? {}, secret ? (secret.data ?? {}) : undefined);
+      // The Secret may not have been written before: the passwords are the current ones then.
+      if (typeof earlier !== 'string') backup = secret ? earlier : { ...earlier, passwords };
+    }
+    try {
+      await this.cluster.core.createNamespacedSecret({
+        namespace,
+        body: { metadata, type: 'Opaque', data: backupSecretData(backup) },
+      });
+    } catch (err) {
       if (!isAlreadyExists(err)) throw err;
     }
-    await this.patchStatus(pg, { backup: { request, state: 'Succeeded', reason: null, configMap, takenAt } });
-    this.settings.log(`${where}: backup ${parsed.id} taken in ConfigMap ${configMap}`);
+    return backup;
+  }
+
+  /** The data marker's data as it is now (empty when it is not there). */
+  private async dataOf(pg: Postgresql): Promise<Record<string, string>> {
+    const { namespace, name } = pg.metadata;
+    const marker = await readOrUndefined(() =>
+      this.cluster.core.readNamespacedConfigMap({ namespace, name: dataConfigMapName(name) }),
+    );
+    return { ...(marker?.data ?? {}) };
+  }
+
+  /** The password of each user of the spec that has a credentials Secret, read now. */
+  private async passwordsOf(pg: Postgresql): Promise<Record<string, string>> {
+    const { namespace, name } = pg.metadata;
+    const passwords: Record<string, string> = {};
+    for (const user of usersOf(pg)) {
+      const secret = await readOrUndefined(() =>
+        this.cluster.core.readNamespacedSecret({ namespace, name: credentialsSecretName(user, name) }),
+      );
+      const password = secret?.data?.password;
+      if (password !== undefined) passwords[user] = Buffer.from(password, 'base64').toString('utf8');
+    }
+    return passwords;
+  }
+
+  /**
+   * Restores the backup the annotation asks for, once per request: in progress for its delay, then
+   * the backup of the postgresql's namespace and name with that id (from the backup store when there
+   * is one, else from beside the postgresql) written into the data marker and the users' Secrets,
+   * and `status.restore` Succeeded (or Failed: a request labelled `fail`, one that is not JSON
+   * with an id and a backup, a backup that is not there).
+   */
+  private async reconcileRestore(key: string, pg: Postgresql): Promise<void> {
+    const request = pg.metadata.annotations?.[RESTORE_ANNOTATION];
+    const current = pg.status?.restore;
+    if (!request || (current?.request === request && current.state !== 'InProgress')) return;
+    const where = `postgresql ${key} in cluster ${this.cluster.id}`;
+    const fail = async (reason: string) => {
+      await this.patchStatus(pg, {
+        restore: { request, state: 'Failed', reason, backup: null, restoredAt: null },
+      });
+      this.settings.log(`${where}: restore failed: ${reason}`);
+    };
+    const parsed = restoreRequestOf(request);
+    if (typeof parsed === 'string') return fail(parsed);
+    let seen = this.restoresSeen.get(key);
+    if (seen?.request !== request) {
+      seen = { request, since: Date.now() };
+      this.restoresSeen.set(key, seen);
+    }
+    const wait = seen.since + (parsed.delayMs ?? this.settings.readyAfterMs) - Date.now();
+    if (wait > 0) {
+      if (current?.request !== request) {
+        await this.patchStatus(pg, {
+          restore: { request, state: 'InProgress', reason: null, backup: null, restoredAt: null },
+        });
+        this.settings.log(`${where}: restore ${parsed.id} of backup ${parsed.backup} in progress`);
+      }
+      this.requeueAfter(key, wait);
+      return;
+    }
+    if (parsed.label === FAILING_RESTORE_LABEL) {
+      return fail(
+        plainReason(`the example operator was told to fail this restore (label ${FAILING_RESTORE_LABEL})`),
+      );
+    }
+    const backup = await this.findBackup(pg, parsed.backup);
+    if (typeof backup === 'string') return fail(plainReason(backup));
+    await this.restoreBackup(pg, backup);
+    await this.patchStatus(pg, {
+      restore: {
+        request,
+        state: 'Succeeded',
+        reason: null,
+        backup: parsed.backup,
+        restoredAt: new Date().toISOString(),
+      },
+    });
+    this.settings.log(
+      `${where}: restore ${parsed.id} restored backup ${parsed.backup} ` +
+        `(${Object.keys(backup.data).length} data keys, the passwords of ${restoredUsers(pg, backup).length} users)`,
+    );
+  }
+
+  /** The backup `id` of the postgresql's namespace and name, or why there is none. */
+  private async findBackup(pg: Postgresql, id: string): Promise<Backup | string> {
+    const { namespace, name } = pg.metadata;
+    const store = this.settings.backupStore;
+    const found = store
+      ? { cluster: store.cluster, namespace: store.namespace, name: storedBackupName(namespace, name, id) }
+      : { cluster: this.cluster, namespace, name: backupConfigMapName(name, id) };
+    const where = store
+      ? `in the backup store (namespace ${store.namespace} of cluster ${store.cluster.id})`
+      : `beside the postgresql in cluster ${this.cluster.id}`;
+    const missing = `backup ${id} of postgresql ${namespace}/${name} not found ${where}`;
+    const configMap = await readOrUndefined(() =>
+      found.cluster.core.readNamespacedConfigMap({ namespace: found.namespace, name: found.name }),
+    );
+    if (!configMap) return missing;
+    const secret = await readOrUndefined(() =>
+      found.cluster.core.readNamespacedSecret({ namespace: found.namespace, name: found.name }),
+    );
+    const backup = backupOf(configMap.data ?? {}, secret?.data ?? {});
+    if (typeof backup === 'string') return `backup ${id} of postgresql ${namespace}/${name}: ${backup}`;
+    // Names are cut and hashed: make sure this is the backup asked for.
+    const data = configMap.data ?? {};
+    const ownId = backupRequestOf(backup.request);
+    if (typeof ownId === 'string' || ownId.id !== id) return missing;
+    if (store && (data.namespace !== namespace || data.cluster !== name)) return missing;
+    return backup;
+  }
+
+  /**
+   * Writes a backup into the postgresql: the data marker's data replaced by the backup's, and the
+   * password of each user of the spec that the backup has set in the user's Secret (made when
+   * missing). Users of the backup that the spec no longer lists are left out.
+   */
+  private async restoreBackup(pg: Postgresql, backup: Backup): Promise<void> {
+    const { namespace, name, uid } = pg.metadata;
+    const owner = {
+      apiVersion: POSTGRESQL.apiVersion,
+      kind: POSTGRESQL.kind,
+      name,
+      uid,
+      controller: true,
+      blockOwnerDeletion: true,
+    };
+    const dataName = dataConfigMapName(name);
+    try {
+      await this.cluster.core.patchNamespacedConfigMap(
+        { namespace, name: dataName, body: [{ op: 'add', path: '/data', value: backup.data }] },
+        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+      );
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      await this.cluster.core.createNamespacedConfigMap({
+        namespace,
+        body: {
+          metadata: {
+            name: dataName,
+            namespace,
+            labels: { application: 'spilo', 'cluster-name': name },
+            ownerReferences: [owner],
+          },
+          data: backup.data,
+        },
+      });
+    }
+    const teamId = typeof pg.spec?.teamId === 'string' ? pg.spec.teamId : '';
+    for (const user of restoredUsers(pg, backup)) {
+      const secretName = credentialsSecretName(user, name);
+      const password = backup.passwords[user]!;
+      try {
+        await this.cluster.core.patchNamespacedSecret(
+          {
+            namespace,
+            name: secretName,
+            body: { data: { password: Buffer.from(password, 'utf8').toString('base64') } },
+          },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        await this.cluster.core.createNamespacedSecret({
+          namespace,
+          body: {
+            metadata: {
+              name: secretName,
+              namespace,
+              labels: { application: 'spilo', 'cluster-name': name, team: teamId },
+              ownerReferences: [owner],
+            },
+            type: 'Opaque',
+            stringData: { username: roleName(user), password },
+          },
+        });
+      }
+    }
   }
 
   /** Holds the slow-delete finalizer for its time, then lets the deletion finish. */
@@ -663,6 +1019,137 @@ function backupRequestOf(text: string): BackupRequest | string {
     ...(typeof label === 'string' && label !== '' ? { label } : {}),
     ...(typeof delay === 'number' && Number.isFinite(delay) && delay >= 0 ? { delayMs: delay } : {}),
   };
+}
+
+/** The restore request an annotation holds, or why it is none. */
+function restoreRequestOf(text: string): RestoreRequest | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return 'the restore request is not JSON';
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return 'the restore request is not a JSON object';
+  const { id, backup, label, delayMs } = value as Record<string, unknown>;
+  if (typeof id !== 'string' || id === '') return 'the restore request has no id';
+  if (typeof backup !== 'string' || backup === '') return 'the restore request names no backup';
+  const delay = typeof delayMs === 'string' ? Number(delayMs) : delayMs;
+  return {
+    id,
+    backup,
+    ...(typeof label === 'string' && label !== '' ? { label } : {}),
+    ...(typeof delay === 'number' && Number.isFinite(delay) && delay >= 0 ? { delayMs: delay } : {}),
+  };
+}
+
+/** The users whose passwords a restore sets: those of the spec that the backup has a password for. */
+function restoredUsers(pg: Postgresql, backup: Backup): string[] {
+  return usersOf(pg).filter((user) => Object.hasOwn(backup.passwords, user));
+}
+
+/** A backup's ConfigMap data: everything but the passwords. */
+function backupConfigMapData(backup: Backup): Record<string, string> {
+  return {
+    request: backup.request,
+    takenAt: backup.takenAt,
+    ...(backup.label ? { label: backup.label } : {}),
+    users: JSON.stringify(backup.users),
+    spec: JSON.stringify(backup.spec),
+    data: JSON.stringify(backup.data),
+  };
+}
+
+/** A backup's Secret data: the passwords by user, one JSON object. */
+function backupSecretData(backup: Backup): Record<string, string> {
+  return { passwords: Buffer.from(JSON.stringify(backup.passwords), 'utf8').toString('base64') };
+}
+
+/** A backup from its ConfigMap's and its Secret's data (no Secret: no passwords), or what is wrong with it. */
+function backupOf(
+  configMap: Record<string, string>,
+  secret: Record<string, string> | undefined,
+): Backup | string {
+  const { request, takenAt, label } = configMap;
+  if (!request || !takenAt) return 'its ConfigMap has no request or takenAt';
+  try {
+    const users = JSON.parse(configMap.users ?? '[]') as unknown;
+    const data = JSON.parse(configMap.data ?? '{}') as unknown;
+    const passwords = secret?.passwords
+      ? (JSON.parse(Buffer.from(secret.passwords, 'base64').toString('utf8')) as unknown)
+      : {};
+    if (!Array.isArray(users) || !isStringMap(data) || !isStringMap(passwords))
+      return 'its users, data or passwords are not what a backup holds';
+    return {
+      request,
+      takenAt,
+      ...(label ? { label } : {}),
+      users: users.filter((u): u is string => typeof u === 'string'),
+      spec: JSON.parse(configMap.spec ?? '{}') as unknown,
+      data,
+      passwords,
+    };
+  } catch {
+    // Never the parser's message: it could quote a password.
+    return 'its users, spec, data or passwords are not JSON';
+  }
+}
+
+const isStringMap = (value: unknown): value is Record<string, string> =>
+  typeof value === 'object' &&
+  value !== null &&
+  !Array.isArray(value) &&
+  Object.values(value).every((v) => typeof v === 'string');
+
+/**
+ * Keeps a copy of the backup `id` of the postgresql `namespace/cluster` in the backup store: a
+ * ConfigMap and a Secret named {@link storedBackupName}, the namespace made when missing. A copy
+ * already there (the backup was kept before) stays as it is.
+ */
+async function keepInStore(
+  store: BackupStore,
+  namespace: string,
+  cluster: string,
+  id: string,
+  backup: Backup,
+): Promise<void> {
+  const core = store.cluster.core;
+  try {
+    await core.createNamespace({ body: { metadata: { name: store.namespace } } });
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+  const metadata = {
+    name: storedBackupName(namespace, cluster, id),
+    namespace: store.namespace,
+    labels: { application: 'spilo-backup-store' },
+  };
+  try {
+    await core.createNamespacedConfigMap({
+      namespace: store.namespace,
+      body: { metadata, data: { namespace, cluster, id, ...backupConfigMapData(backup) } },
+    });
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+  try {
+    await core.createNamespacedSecret({
+      namespace: store.namespace,
+      body: { metadata, type: 'Opaque', data: backupSecretData(backup) },
+    });
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+}
+
+/** What `read` returns, or undefined when the object is not there. */
+async function readOrUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
 }
 
 /** Why the test hooks want this postgresql to fail, or undefined. */

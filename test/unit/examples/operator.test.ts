@@ -10,8 +10,10 @@ import { parse } from 'yaml';
 import {
   backupConfigMapName,
   credentialsSecretName,
+  dataConfigMapName,
   plainReason,
   roleName,
+  storedBackupName,
 } from '../../../examples/operator/operator.js';
 import { Reflector, type Reflectable } from '../../../examples/operator/reflector.js';
 
@@ -43,6 +45,48 @@ describe('backupConfigMapName', () => {
   ])('of %s for request %s is %s', (cluster, id, name) => {
     expect(backupConfigMapName(cluster, id)).toBe(name);
     expect(name.length).toBeLessThanOrEqual(253);
+  });
+});
+
+describe('dataConfigMapName', () => {
+  test('of sapcp-abc is sapcp-abc-data', () => {
+    expect(dataConfigMapName('sapcp-abc')).toBe('sapcp-abc-data');
+  });
+});
+
+describe('storedBackupName', () => {
+  // The suffix is the first 10 hex digits of the SHA-256 of namespace/cluster/id (sha256sum agrees).
+  const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+  test.each([
+    [
+      'sf-1d3c',
+      'sapcp-1d3c',
+      '3f1c2a9e-4d3b-4a51-9a8e-0c2b7d4e5f60',
+      'sf-1d3c.sapcp-1d3c.3f1c2a9e-4d3b-4a51-9a8e-0c2b7d4e5f60-b981b89ef3',
+    ],
+    ['ns', 'pg', 'Run_1', 'ns.pg.run-1-e4c6983cd1'],
+    ['ns', 'pg', '_', 'ns.pg-e395ef9d14'],
+  ])('of %s/%s, backup %s, is %s', (namespace, cluster, id, name) => {
+    expect(storedBackupName(namespace, cluster, id)).toBe(name);
+  });
+
+  test('stays a DNS subdomain of at most 253 characters, however long the parts', () => {
+    const name = storedBackupName('n'.repeat(63), 'c'.repeat(253), 'I'.repeat(300));
+    expect(name.length).toBeLessThanOrEqual(253);
+    expect(name).toMatch(DNS_SUBDOMAIN);
+  });
+
+  test('keeps apart what reads alike', () => {
+    const names = [
+      storedBackupName('ns', 'pg', 'Run_1'),
+      storedBackupName('ns', 'pg', 'run-1'),
+      storedBackupName('ns', 'pg.run', '1'),
+      storedBackupName('ns.pg', 'run', '1'),
+      storedBackupName('ns', 'pg', `${'a'.repeat(300)}1`),
+      storedBackupName('ns', 'pg', `${'a'.repeat(300)}2`),
+    ];
+    expect(new Set(names).size).toBe(names.length);
+    for (const name of names) expect(name).toMatch(DNS_SUBDOMAIN);
   });
 });
 
