@@ -75,7 +75,10 @@ async function main(): Promise<void> {
   const catalog = (await installCatalog(env.master, env.info.namespace, EXAMPLE_CATALOGS)).map(
     (obj) => `${obj.kind}/${obj.metadata.name}`,
   );
-  const operator = await startExampleOperator({ clusters: env.clusters });
+  const operator = await startExampleOperator({
+    clusters: env.clusters,
+    backupStore: { cluster: env.master, namespace: 'example-operator-backups' },
+  });
   stops.push(() => operator.stop());
 
   const brokerPassword =

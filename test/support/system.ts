@@ -155,17 +155,20 @@ async function startProcessOnce(
   };
 }
 
-/** The example operator on every cluster of the run; its log lines go to `logFile` when given. */
+/**
+ * The example operator on every cluster of the run, keeping its backups on the master in
+ * `example-operator-backups`; its log lines go to `logFile` when given.
+ */
 export function startOperator(readyAfterMs = 500, logFile?: string) {
-  if (!logFile) return startExampleOperator({ clusters: clusters(), readyAfterMs, resyncMs: 200 });
+  const backupStore = { cluster: clusters()[0]!, namespace: 'example-operator-backups' };
+  const options = { clusters: clusters(), readyAfterMs, resyncMs: 200, backupStore };
+  if (!logFile) return startExampleOperator(options);
   const out = createWriteStream(logFile, { flags: 'a' });
   const log = (line: string) => out.write(`${new Date().toISOString()} ${line}\n`);
-  return startExampleOperator({ clusters: clusters(), readyAfterMs, resyncMs: 200, log }).then(
-    (operator) => ({
-      stop: async () => {
-        await operator.stop();
-        await new Promise((resolve) => out.end(resolve));
-      },
-    }),
-  );
+  return startExampleOperator({ ...options, log }).then((operator) => ({
+    stop: async () => {
+      await operator.stop();
+      await new Promise((resolve) => out.end(resolve));
+    },
+  }));
 }
