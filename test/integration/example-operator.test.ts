@@ -1,16 +1,24 @@
 /**
  * The example operator against the real apiservers: what a user of Zalando's postgres-operator sees
- * (status, credentials Secrets, the Service), in the master and in a sister cluster, through
- * creation, user changes, failure and deletion (with the garbage collector of the controller
- * managers removing the owned objects).
+ * (status, credentials Secrets, the Service, the data marker), in the master and in a sister
+ * cluster, through creation, user changes, failure and deletion (with the garbage collector of the
+ * controller managers removing the owned objects); and a backup on one cluster restored into a
+ * postgresql of the same name on another, through the backup store on the master.
  */
 import { PatchStrategy, setHeaderOptions, type V1Secret } from '@kubernetes/client-node';
 import {
+  BACKUP_ANNOTATION,
   POSTGRESQL,
+  RESTORE_ANNOTATION,
   SLOW_DELETE_FINALIZER,
+  backupConfigMapName,
   credentialsSecretName,
+  dataConfigMapName,
   startExampleOperator,
+  storedBackupName,
+  type BackupStatus,
   type ExampleOperator,
+  type RestoreStatus,
 } from '../../examples/operator/operator.js';
 import type { ClusterClient } from '../../src/kube/clients.js';
 import { isNotFound } from '../../src/kube/errors.js';
@@ -26,17 +34,26 @@ interface Postgresql {
     finalizers?: string[];
   };
   spec: Record<string, unknown>;
-  status?: { PostgresClusterStatus?: string; reason?: string; observedGeneration?: number };
+  status?: {
+    PostgresClusterStatus?: string;
+    reason?: string;
+    observedGeneration?: number;
+    backup?: BackupStatus;
+    restore?: RestoreStatus;
+  };
 }
 
 const READY_AFTER_MS = 1500;
 const [master, sister1] = clusters();
+/** The backup store: a namespace of the master the operator makes itself. */
+const STORE_NAMESPACE = unique('pg-backups');
 let operator: ExampleOperator;
 
 beforeAll(async () => {
   operator = await startExampleOperator({
     clusters: clusters(),
     readyAfterMs: READY_AFTER_MS,
+    backupStore: { cluster: master!, namespace: STORE_NAMESPACE },
     // The operator's own account of what it does, when a test needs explaining.
     ...(process.env.INTEROP_TEST_VERBOSE ? { log: (line: string) => console.log(line) } : {}),
   });
@@ -44,6 +61,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await operator.stop();
+  await master!.core.deleteNamespace({ name: STORE_NAMESPACE }).catch(() => undefined);
 });
 
 const api = (namespace: string) => ({
@@ -65,13 +83,14 @@ async function createPostgresql(
   namespace: string,
   spec: Record<string, unknown>,
   annotations: Record<string, string> = {},
+  name = unique('acid'),
 ): Promise<Postgresql> {
   return (await cluster.custom.createNamespacedCustomObject({
     ...api(namespace),
     body: {
       apiVersion: POSTGRESQL.apiVersion,
       kind: POSTGRESQL.kind,
-      metadata: { name: unique('acid'), annotations },
+      metadata: { name, annotations },
       spec,
     },
   })) as Postgresql;
@@ -159,6 +178,13 @@ describe.each([
       expect.objectContaining({ name: 'postgresql', port: 5432, targetPort: 5432 }),
     ]);
     expect(service.metadata?.ownerReferences).toEqual([expect.objectContaining({ kind: 'postgresql', uid })]);
+
+    // AND an empty data marker, owned by the postgresql
+    const marker = await cluster.core.readNamespacedConfigMap({ namespace, name: dataConfigMapName(name) });
+    expect(dataConfigMapName(name)).toBe(`${name}-data`);
+    expect(marker.data ?? {}).toEqual({});
+    expect(marker.metadata?.labels).toEqual({ application: 'spilo', 'cluster-name': name });
+    expect(marker.metadata?.ownerReferences).toEqual([expect.objectContaining({ kind: 'postgresql', uid })]);
   });
 
   test('adding a user adds its Secret, removing one deletes it, and passwords never change', async () => {
@@ -306,5 +332,173 @@ describe('the example operator test hooks', () => {
     const deleting = await readPostgresql(cluster, namespace, name);
     expect(deleting.metadata.deletionTimestamp).toBeDefined();
     await gone('the postgresql to go', () => readPostgresql(cluster, namespace, name));
+  });
+});
+
+/** Sets an annotation on the postgresql. */
+const annotate = (cluster: ClusterClient, pg: Postgresql, annotation: string, value: string) =>
+  cluster.custom.patchNamespacedCustomObject(
+    {
+      ...api(pg.metadata.namespace),
+      name: pg.metadata.name,
+      body: { metadata: { annotations: { [annotation]: value } } },
+    },
+    mergePatch,
+  );
+
+/** Waits until the operator has answered the request in `status.<what>` with a final state. */
+function answered<K extends 'backup' | 'restore'>(
+  cluster: ClusterClient,
+  pg: Postgresql,
+  what: K,
+  request: string,
+): Promise<NonNullable<NonNullable<Postgresql['status']>[K]>> {
+  const { namespace, name } = pg.metadata;
+  return eventually(`the ${what} ${request} of ${namespace}/${name} to end`, async () => {
+    const answer = (await readPostgresql(cluster, namespace, name)).status?.[what];
+    return answer?.request === request && answer.state !== 'InProgress' ? answer : undefined;
+  });
+}
+
+/** The password of a user's credentials Secret, as bytes (compared, never printed). */
+async function passwordOf(cluster: ClusterClient, pg: Postgresql, user: string): Promise<Buffer> {
+  const { namespace, name } = pg.metadata;
+  const secret = await cluster.core.readNamespacedSecret({
+    namespace,
+    name: credentialsSecretName(user, name),
+  });
+  return Buffer.from(secret.data?.password ?? '', 'base64');
+}
+
+/** Whether two passwords are the same bytes: a boolean, so a failure prints neither. */
+const samePassword = (a: Buffer, b: Buffer): boolean => a.length > 0 && a.equals(b);
+
+describe('backups and restores of the example operator', () => {
+  test('a backup on one cluster restores the data and the passwords into a postgresql of the same name on another, its source gone', async () => {
+    // GIVEN a Running postgresql on the master with two users, and rows in its data marker
+    const namespace = unique('pg');
+    for (const cluster of [master!, sister1!])
+      await cluster.core.createNamespace({ body: { metadata: { name: namespace } } });
+    const name = unique('acid');
+    const source = await createPostgresql(
+      master!,
+      namespace,
+      { teamId: 'acid', users: { main: [], app_user: [] } },
+      {},
+      name,
+    );
+    await settled(master!, source, 'Running');
+    const rows = { 'row-1': 'alice', 'row-2': 'bob' };
+    await master!.core.patchNamespacedConfigMap(
+      { namespace, name: dataConfigMapName(name), body: { data: rows } },
+      mergePatch,
+    );
+    const mainPassword = await passwordOf(master!, source, 'main');
+    const appPassword = await passwordOf(master!, source, 'app_user');
+
+    // WHEN it is backed up
+    const backupId = unique('backup');
+    const backupRequest = JSON.stringify({ id: backupId, delayMs: 200 });
+    await annotate(master!, source, BACKUP_ANNOTATION, backupRequest);
+    const backup = await answered(master!, source, 'backup', backupRequest);
+
+    // THEN the backup is beside the postgresql: its ConfigMap holds the rows and no password, its Secret the passwords
+    expect(backup).toMatchObject({ state: 'Succeeded', configMap: backupConfigMapName(name, backupId) });
+    const beside = await master!.core.readNamespacedConfigMap({ namespace, name: backup.configMap! });
+    expect(JSON.parse(beside.data?.data ?? '')).toEqual(rows);
+    const besideText = JSON.stringify(beside);
+    expect(besideText.includes(mainPassword.toString('utf8'))).toBe(false);
+    expect(besideText.includes(appPassword.toString('utf8'))).toBe(false);
+    const besideSecret = await master!.core.readNamespacedSecret({ namespace, name: backup.configMap! });
+    expect(Object.keys(besideSecret.data ?? {})).toEqual(['passwords']);
+    // AND a copy is in the backup store, which the operator made
+    const stored = storedBackupName(namespace, name, backupId);
+    const copy = await master!.core.readNamespacedConfigMap({ namespace: STORE_NAMESPACE, name: stored });
+    expect(copy.data).toMatchObject({ namespace, cluster: name, id: backupId, request: backupRequest });
+    expect(JSON.stringify(copy).includes(mainPassword.toString('utf8'))).toBe(false);
+    await master!.core.readNamespacedSecret({ namespace: STORE_NAMESPACE, name: stored });
+
+    // GIVEN the source is gone (its backup beside it with it), and a new postgresql of the same
+    // namespace and name on a sister, with one user of the backup and one user it does not know
+    await master!.custom.deleteNamespacedCustomObject({ ...api(namespace), name });
+    await gone('the source postgresql to go', () => readPostgresql(master!, namespace, name));
+    const target = await createPostgresql(
+      sister1!,
+      namespace,
+      { teamId: 'acid', users: { main: [], reader: [] } },
+      {},
+      name,
+    );
+    await settled(sister1!, target, 'Running');
+    const fresh = await sister1!.core.readNamespacedConfigMap({ namespace, name: dataConfigMapName(name) });
+    expect(fresh.data ?? {}).toEqual({});
+    expect(samePassword(await passwordOf(sister1!, target, 'main'), mainPassword)).toBe(false);
+    const readerPassword = await passwordOf(sister1!, target, 'reader');
+
+    // WHEN the backup is restored there
+    const restoreRequest = JSON.stringify({ id: unique('restore'), backup: backupId, delayMs: 200 });
+    await annotate(sister1!, target, RESTORE_ANNOTATION, restoreRequest);
+    const restore = await answered(sister1!, target, 'restore', restoreRequest);
+
+    // THEN it succeeded, the rows are in its data marker, and the user of the backup has its password back
+    expect(restore).toMatchObject({ state: 'Succeeded', backup: backupId });
+    expect(restore.restoredAt).toBeDefined();
+    const restored = await sister1!.core.readNamespacedConfigMap({
+      namespace,
+      name: dataConfigMapName(name),
+    });
+    expect(restored.data).toEqual(rows);
+    expect(samePassword(await passwordOf(sister1!, target, 'main'), mainPassword)).toBe(true);
+    // AND the user the backup does not know keeps its password; the one the spec does not list gets no Secret
+    expect(samePassword(await passwordOf(sister1!, target, 'reader'), readerPassword)).toBe(true);
+    expect(await secretNames(sister1!, namespace, name)).toEqual(
+      [credentialsSecretName('main', name), credentialsSecretName('reader', name)].sort(),
+    );
+    // AND the operator leaves the data as restored
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const later = await sister1!.core.readNamespacedConfigMap({ namespace, name: dataConfigMapName(name) });
+    expect(later.data).toEqual(rows);
+  });
+
+  test.each([
+    [
+      'labelled fail',
+      (backup: string) => ({ backup, label: 'fail' }),
+      /told to fail this restore \(label fail\)/,
+    ],
+    [
+      'of a backup that is not there',
+      () => ({ backup: 'no-such-backup' }),
+      /backup no-such-backup .*not found/,
+    ],
+    ['that names no backup', () => ({}), /names no backup/],
+  ])('a restore %s fails with its reason, and the data stays', async (_what, ask, reason) => {
+    // GIVEN a Running postgresql with rows, and a backup of it
+    const namespace = await createNamespace(master!);
+    const pg = await createPostgresql(master!, namespace, { teamId: 'acid', users: { main: [] } });
+    await settled(master!, pg, 'Running');
+    const rows = { 'row-1': 'carol' };
+    await master!.core.patchNamespacedConfigMap(
+      { namespace, name: dataConfigMapName(pg.metadata.name), body: { data: rows } },
+      mergePatch,
+    );
+    const backupId = unique('backup');
+    const backupRequest = JSON.stringify({ id: backupId, delayMs: 0 });
+    await annotate(master!, pg, BACKUP_ANNOTATION, backupRequest);
+    expect((await answered(master!, pg, 'backup', backupRequest)).state).toBe('Succeeded');
+
+    // WHEN a restore is asked for
+    const request = JSON.stringify({ id: unique('restore'), delayMs: 0, ...ask(backupId) });
+    await annotate(master!, pg, RESTORE_ANNOTATION, request);
+
+    // THEN it failed with its reason, and the data marker is as it was
+    const restore = await answered(master!, pg, 'restore', request);
+    expect(restore.state).toBe('Failed');
+    expect(restore.reason).toMatch(reason);
+    const marker = await master!.core.readNamespacedConfigMap({
+      namespace,
+      name: dataConfigMapName(pg.metadata.name),
+    });
+    expect(marker.data).toEqual(rows);
   });
 });
