@@ -238,7 +238,7 @@ describe('custom actions of a plan', () => {
     const lacking = await runAction(instanceId, 'x-restart');
     expect(lacking.status).toBe(404);
     expect(lacking.body.description).toBe(
-      'Plan v9.6-xxsmall has no action x-restart; its actions are x-backup.',
+      'Plan v9.6-xxsmall has no action x-restart; its actions are x-backup, x-restore.',
     );
     const osbAction = await runAction(instanceId, 'provision');
     expect(osbAction.status).toBe(400);

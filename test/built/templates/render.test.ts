@@ -141,6 +141,101 @@ describe('the design document’s PostgreSQL templates', () => {
   });
 });
 
+describe('the example plan’s x-restore', () => {
+  const run = (parameters: Record<string, unknown>) => ({ name: 'x-restore', id: 'r1', parameters });
+
+  test.each([
+    [{ backup: 'b1' }, { id: 'r1', backup: 'b1' }],
+    [
+      { backup: 'b1', label: 'fail', delayMs: 200 },
+      { id: 'r1', backup: 'b1', label: 'fail', delayMs: 200 },
+    ],
+  ])(
+    'GIVEN the parameters %j THEN the postgresql is annotated with the request %j',
+    async (parameters, request) => {
+      const [pg, ...rest] = await renderObjects(template('x-restore'), 'x-restore', {
+        instance,
+        plan,
+        action: run(parameters),
+      });
+      expect(rest).toEqual([]);
+      const annotations = (pg as { metadata: { annotations: Record<string, string> } }).metadata.annotations;
+      expect(pg).toMatchObject({
+        apiVersion: 'acid.zalan.do/v1',
+        kind: 'postgresql',
+        metadata: { name: 'sapcp-abc' },
+      });
+      // Go writes the request's keys sorted: compare it parsed.
+      expect(Object.keys(annotations)).toEqual(['example-operator/restore']);
+      expect(JSON.parse(annotations['example-operator/restore']!)).toEqual(request);
+    },
+  );
+
+  test('GIVEN no backup THEN the render fails, saying what is missing', async () => {
+    const err = await failure(
+      renderObjects(template('x-restore'), 'x-restore', { instance, plan, action: run({ label: 'x' }) }),
+    );
+    expect(err.message).toContain('x-restore needs the parameter backup');
+  });
+
+  const request = JSON.stringify({ id: 'r1', backup: 'b1' });
+  test.each([
+    [
+      'no restore asked for',
+      undefined,
+      undefined,
+      'in progress',
+      'waiting for the operator to restore the backup',
+    ],
+    [
+      'the request, not answered yet',
+      request,
+      undefined,
+      'in progress',
+      'waiting for the operator to restore the backup',
+    ],
+    [
+      'an earlier request answered',
+      request,
+      { request: '{"id":"r0","backup":"b0"}', state: 'Succeeded', backup: 'b0' },
+      'in progress',
+      'waiting for the operator to restore the backup',
+    ],
+    [
+      'the request in progress',
+      request,
+      { request, state: 'InProgress' },
+      'in progress',
+      'waiting for the operator to restore the backup',
+    ],
+    [
+      'the request restored',
+      request,
+      { request, state: 'Succeeded', backup: 'b1' },
+      'succeeded',
+      'backup b1 restored',
+    ],
+    [
+      'the request failed',
+      request,
+      { request, state: 'Failed', reason: 'backup b1 not found' },
+      'failed',
+      'restore failed: backup b1 not found',
+    ],
+  ])('GIVEN %s THEN the status says %s', async (_given, annotation, restore, state, description) => {
+    const pg = postgresql(
+      { PostgresClusterStatus: 'Running', ...(restore ? { restore } : {}) },
+      annotation ? { annotations: { 'example-operator/restore': annotation } } : {},
+    );
+    const values = (await renderValues(template('status'), 'status', {
+      instance,
+      plan,
+      postgresql: pg,
+    })) as Record<string, unknown>;
+    expect(values['x-restore']).toEqual({ state, description });
+  });
+});
+
 describe('Go semantics', () => {
   test('the SF resources hold float64 numbers, the sources int64, as in the original', async () => {
     const out = await render('{{ .plan.n }} {{ .pg.n }} {{ printf "%T %T" .plan.n .pg.n }}', {
