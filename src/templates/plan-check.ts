@@ -9,6 +9,7 @@
  */
 import type { ErrorObject } from 'ajv';
 import { isTemplateActionName, isCustomAction, customActionsOf } from '../resources/actions.js';
+import { migrationOf } from '../resources/migration.js';
 import { instanceNamespace, LABELS, labelValue, resourceName } from '../resources/names.js';
 import {
   generatedTemplateData,
@@ -207,6 +208,11 @@ function formFindings(plan: Record<string, unknown>, crdSchema: Record<string, u
     warning('provision', 'the plan has no provision template: a provision applies nothing');
   if (spec.bindable === true && !seen.has('bind'))
     warning('bind', 'the plan is bindable but has no bind template: a bind applies nothing');
+  if (spec.migrate !== undefined) {
+    const how = migrationOf(plan as unknown as SFPlan);
+    if ('refusal' in how && !(isRecord(spec.migrate) && spec.migrate.movable === false))
+      error('plan', `spec.migrate: ${how.refusal}`);
+  }
 
   for (const schemaAction of SCHEMA_ACTIONS) {
     const where = `spec.schemas.${schemaAction}.parameters`;
@@ -487,7 +493,13 @@ async function renderFindings(plan: SFPlan, service: unknown): Promise<PlanFindi
     ...(await sourcesOver(bindingBase, [...provisioned, ...bound], 'over the sample binding')),
   };
   await objectsOf('unbind', bindingData, 'over the sample binding and its sample sources');
-  const runOf = (name: string) => ({ name, id: SAMPLE_IDS.actionRunId, parameters: {} });
+  // A move runs the plan's restore with the backup it restores; an admin's run may pass nothing.
+  const restore = plan.spec.migrate?.restore;
+  const runOf = (name: string) => ({
+    name,
+    id: SAMPLE_IDS.actionRunId,
+    parameters: name === restore ? { backup: SAMPLE_IDS.actionRunId, fromClusterId: '1' } : {},
+  });
   for (const action of customActionsOf(plan.spec.templates))
     await objectsOf(
       action,

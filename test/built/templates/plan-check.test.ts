@@ -282,3 +282,38 @@ describe('GIVEN a plan that works', () => {
     ]);
   });
 });
+
+describe('GIVEN a plan that says how its instances move', () => {
+  const action = (name: string, content: string) => ({ action: name, type: 'gotemplate', content });
+  const restoring = action(
+    'x-restore',
+    '{{- if not .action.parameters.backup }}{{ fail "no backup named" }}{{ end }}\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: "restore-{{ .action.parameters.backup }}"}\n',
+  );
+  const backup = action('x-backup', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: backup}\n');
+
+  test('WHEN its restore needs the backup a move hands it THEN it renders with a sample one', async () => {
+    const statusOfAll = status(
+      'provision: {state: succeeded}\ndeprovision: {state: succeeded}\nx-backup: {state: succeeded}\nx-restore: {state: succeeded}\n',
+    );
+    const plan = planWith([provision, statusOfAll, backup, restoring], {
+      migrate: { backup: 'x-backup', restore: 'x-restore' },
+    });
+    expect(errors(await checkPlan({ plan, crdSchema }))).toEqual([]);
+  });
+
+  test('WHEN it names an action it does not have, or a restore without a backup THEN that is an error', async () => {
+    const unknown = planWith([provision, GOOD_STATUS, backup], { migrate: { backup: 'x-snapshot' } });
+    expect(errors(await checkPlan({ plan: unknown, crdSchema })).map((f) => f.message)).toContain(
+      'spec.migrate: plan small names "x-snapshot" as its backup, which is none of its custom actions (x-backup)',
+    );
+    const alone = planWith([provision, GOOD_STATUS, restoring], { migrate: { restore: 'x-restore' } });
+    expect(errors(await checkPlan({ plan: alone, crdSchema })).map((f) => f.message)).toContain(
+      'spec.migrate: plan small names a restore but no backup to restore from',
+    );
+  });
+
+  test('WHEN it says its instances never move THEN that is no finding', async () => {
+    const plan = planWith([provision, GOOD_STATUS], { migrate: { movable: false, reason: 'local disks' } });
+    expect(errors(await checkPlan({ plan, crdSchema }))).toEqual([]);
+  });
+});
