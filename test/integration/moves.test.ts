@@ -12,6 +12,8 @@
  * cluster health workflow does in a landscape.
  */
 import { randomUUID } from 'node:crypto';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { dataConfigMapName } from '../../examples/operator/operator.js';
 import { installCatalog } from '../../dev/catalog.js';
 import { registerCluster } from '../../src/kube/cluster-registry.js';
 import { deleteRecord, getRecord, patchRecordStatus } from '../../src/kube/custom-objects.js';
@@ -44,6 +46,10 @@ const PLANS = {
   stateless: 'c0ffee00-0000-4000-8000-00000000b001',
   /** Says its instances never move. */
   fixed: 'c0ffee00-0000-4000-8000-00000000b002',
+  /** The example plan: backed up on the source, restored on the target (data and users' passwords). */
+  stateful: 'c0ffee00-0000-4000-8000-00000000b003',
+  /** The example plan, whose restore the example operator fails. */
+  failingRestore: 'c0ffee00-0000-4000-8000-00000000b004',
 } as const;
 
 describe('moving instances between clusters', () => {
@@ -79,6 +85,18 @@ describe('moving instances between clusters', () => {
     await plan(PLANS.fixed, 'fixed', {
       migrate: { movable: false, reason: 'its data lives on local disks' },
     });
+    expect(design.spec.migrate).toEqual({ backup: 'x-backup', restore: 'x-restore' });
+    await plan(PLANS.stateful, 'stateful', {});
+    const failing = design.spec.templates.map((t) =>
+      t.action === 'x-restore'
+        ? {
+            ...t,
+            content: String(t.content).replace('"backup" $backup }}', '"backup" $backup "label" "fail" }}'),
+          }
+        : t,
+    );
+    expect(JSON.stringify(failing)).toContain('\\"label\\" \\"fail\\"');
+    await plan(PLANS.failingRestore, 'failing-restore', { templates: failing });
     operator = await startOperator();
     system = await startProcess(
       'all',
@@ -91,7 +109,7 @@ describe('moving instances between clusters', () => {
     osb = osbClient(system.url);
     await eventually('the landscape catalog', async () => {
       const text = JSON.stringify((await osb('GET', '/v2/catalog')).body);
-      return text.includes(PLANS.stateless) && text.includes(PLANS.fixed) ? true : undefined;
+      return Object.values(PLANS).every((id) => text.includes(id)) ? true : undefined;
     });
   }, 120_000);
 
@@ -172,6 +190,31 @@ describe('moving instances between clusters', () => {
       if ((err as { code?: number }).code === 404) return undefined;
       throw err;
     }
+  }
+
+  /** The example operator's data marker of the instance's postgresql on one cluster (standing in for its rows). */
+  const dataOn = async (clusterId: string, instanceId: string) =>
+    (
+      await clusterOf(clusterId).core.readNamespacedConfigMap({
+        namespace: `sf-${instanceId}`,
+        name: dataConfigMapName(`sapcp-${instanceId}`),
+      })
+    ).data;
+
+  /** Writes rows: a marker in the data ConfigMap of the instance's postgresql on one cluster. */
+  async function writeRows(clusterId: string, instanceId: string, rows: Record<string, string>) {
+    await eventually(
+      'the data ConfigMap',
+      async () =>
+        await dataOn(clusterId, instanceId).then(
+          () => true,
+          () => undefined,
+        ),
+    );
+    await clusterOf(clusterId).core.patchNamespacedConfigMap(
+      { namespace: `sf-${instanceId}`, name: dataConfigMapName(`sapcp-${instanceId}`), body: { data: rows } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
   }
 
   /** The credentials in a binding's response Secret on the master. */
@@ -310,6 +353,80 @@ describe('moving instances between clusters', () => {
     );
     expect([200, 202]).toContain(deleting.status);
     for (const id of ids) await untilNamespaceGone(clusterOf(id), `sf-${instanceId}`, 60_000);
+  }, 300_000);
+
+  test('an instance of the example plan moves with its rows and its users’ passwords: backed up, restored, bindings unchanged', async () => {
+    // GIVEN an instance on the master with a binding, and rows written
+    const instanceId = await provision(PLANS.stateful);
+    const { bindingId, credentials } = await bind(instanceId, PLANS.stateful);
+    await writeRows(masterId, instanceId, { rows: 'alpha,beta' });
+
+    // WHEN it moves to the first sister
+    const moved = await move(instanceId, sister1);
+
+    // THEN its rows are there, its binding's credentials are the ones the platform holds, and work there
+    expect(moved).toMatchObject({
+      state: 'succeeded',
+      description: `Moved from cluster ${masterId} to cluster ${sister1}`,
+    });
+    expect(await dataOn(sister1, instanceId)).toEqual({ rows: 'alpha,beta' });
+    const after = await responseOf(instanceId, bindingId);
+    expect(after.username).toBe(credentials.username);
+    expect(after.password === credentials.password).toBe(true);
+    expect((await passwordOn(sister1, instanceId, credentials.username!)) === credentials.password).toBe(
+      true,
+    );
+    const moved_ = await record(instanceId);
+    expect(moved_.spec.clusterId).toBe(sister1);
+    expect(moved_.status?.lastBackup).toMatchObject({
+      action: 'x-backup',
+      id: moved.runId,
+      clusterId: masterId,
+    });
+    expect(await postgresqlOn(masterId, instanceId)).toBeUndefined();
+    // the platform's GET of the binding answers with them
+    const fetched = await osb('GET', `${instancePath(instanceId)}/service_bindings/${bindingId}`);
+    expect(fetched.status).toBe(200);
+    expect((fetched.body.credentials as Record<string, string>).password === credentials.password).toBe(true);
+  }, 300_000);
+
+  test('a move that fails at the restore leaves the source untouched and answering, and the target clean', async () => {
+    // GIVEN an instance on the master with a binding and rows
+    const instanceId = await provision(PLANS.failingRestore);
+    const { bindingId, credentials } = await bind(instanceId, PLANS.failingRestore);
+    await writeRows(masterId, instanceId, { rows: 'gamma' });
+
+    // WHEN it is moved to the second sister, and the operator fails the restore there
+    const moved = await move(instanceId, sister2);
+
+    // THEN the move failed, saying why and where the instance is
+    expect(moved.state).toBe('failed');
+    expect(moved.description).toMatch(
+      new RegExp(
+        `^The move to cluster ${sister2} failed: restore failed: .*; the instance stays on cluster ${masterId}$`,
+      ),
+    );
+    // the source is untouched: the record, the postgresql, its rows and the binding's credentials
+    const source = await record(instanceId);
+    expect(source.spec.clusterId).toBe(masterId);
+    expect(source.status?.lastAction).toMatchObject({ operation: 'move', state: 'failed' });
+    expect(await postgresqlOn(masterId, instanceId)).toBeDefined();
+    expect(await dataOn(masterId, instanceId)).toEqual({ rows: 'gamma' });
+    expect((await responseOf(instanceId, bindingId)).password === credentials.password).toBe(true);
+    expect((await passwordOn(masterId, instanceId, credentials.username!)) === credentials.password).toBe(
+      true,
+    );
+    // and the target is clean: no namespace, no reservation
+    await untilNamespaceGone(clusterOf(sister2), `sf-${instanceId}`, 60_000);
+    const target = await getRecord<SFCluster>(master, SFCLUSTER, registry, sister2);
+    expect(target?.status?.reserved?.[instanceId]).toBeUndefined();
+    // the platform's operations work again
+    const updating = await osb('PATCH', `${instancePath(instanceId)}?accepts_incomplete=true`, {
+      service_id: SERVICE_ID,
+      plan_id: PLANS.failingRestore,
+      parameters: { foo: 'after' },
+    });
+    expect(updating.status).toBe(202);
   }, 300_000);
 
   test('a move is refused when the plan says its instances never move, or the instance is where it is asked to go', async () => {
