@@ -23,6 +23,9 @@ import {
   type SFPlan,
   type SFServiceInstance,
 } from '../../src/resources/types.js';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { dataConfigMapName } from '../../examples/operator/operator.js';
+import { ADMIN, callAdmin } from '../support/admin.js';
 import { removeRegistry, startOwnCluster, stopClusterHealth } from '../support/clusters.js';
 import { clusters, environment, eventually, unique, untilNamespaceGone } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
@@ -34,6 +37,8 @@ const PLANS = {
   evacuable: 'c0ffee00-0000-4000-8000-00000000e001',
   /** Its instances wait for their cluster. */
   staying: 'c0ffee00-0000-4000-8000-00000000e002',
+  /** The example plan, allowed a rebuild elsewhere: restored there from its last backup. */
+  restoring: 'c0ffee00-0000-4000-8000-00000000e003',
 } as const;
 const OFFLINE_SECONDS = 3;
 const EVACUATE_AFTER_SECONDS = 6;
@@ -71,9 +76,16 @@ describe('a sister lost past the evacuation setting', () => {
       } as KubeObject);
     await plan(PLANS.evacuable, 'evacuable', { migrate: { evacuate: true } });
     await plan(PLANS.staying, 'staying', { migrate: {} });
+    await plan(PLANS.restoring, 'restoring', { migrate: { ...design.spec.migrate, evacuate: true } });
     operators = [
       await startOperator(),
-      await startExampleOperator({ clusters: [own.admin], readyAfterMs: 500, resyncMs: 200 }),
+      // Its backups are kept off the sister, on the master, as a real service keeps them in an object store.
+      await startExampleOperator({
+        clusters: [own.admin],
+        readyAfterMs: 500,
+        resyncMs: 200,
+        backupStore: { cluster: master, namespace: 'example-operator-backups' },
+      }),
     ];
     const settings = await systemSettings({
       INTEROP_NAMESPACE: registry,
@@ -82,6 +94,8 @@ describe('a sister lost past the evacuation setting', () => {
       INTEROP_CLUSTER_OFFLINE_SECONDS: String(OFFLINE_SECONDS),
       INTEROP_CLUSTER_STABILIZATION_SECONDS: '2',
       INTEROP_CLUSTER_EVACUATE_AFTER_SECONDS: String(EVACUATE_AFTER_SECONDS),
+      INTEROP_ADMIN_USERNAME: ADMIN.username,
+      INTEROP_ADMIN_PASSWORD: ADMIN.password,
     });
     landscape = await startProcess('all', settings);
     osb = osbClient(landscape.url);
@@ -94,8 +108,7 @@ describe('a sister lost past the evacuation setting', () => {
         const catalog = JSON.stringify((await osb('GET', '/v2/catalog')).body);
         return phases.length === 2 &&
           phases.every((p) => p === 'running') &&
-          catalog.includes(PLANS.evacuable) &&
-          catalog.includes(PLANS.staying)
+          Object.values(PLANS).every((id) => catalog.includes(id))
           ? true
           : undefined;
       },
@@ -167,6 +180,38 @@ describe('a sister lost past the evacuation setting', () => {
     // GIVEN two instances on the sister, one of a plan that allows a rebuild elsewhere, with a binding
     const evacuable = await provision(PLANS.evacuable);
     const staying = await provision(PLANS.staying);
+    // and one of the example plan, its rows backed up by an admin's run of its backup action
+    const restoring = await provision(PLANS.restoring);
+    const data = { namespace: `sf-${restoring}`, name: dataConfigMapName(`sapcp-${restoring}`) };
+    await eventually('the data ConfigMap', () =>
+      own.admin.core.readNamespacedConfigMap(data).then(
+        () => true,
+        () => undefined,
+      ),
+    );
+    await own.admin.core.patchNamespacedConfigMap(
+      { ...data, body: { data: { rows: 'kept' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const backup = await callAdmin(landscape.url, 'POST', `/admin/instances/${restoring}/actions/x-backup`, {
+      body: {},
+    });
+    expect(backup.status).toBe(202);
+    const backupRun = String(backup.body.runId);
+    await eventually('the backup', async () => {
+      const record = await recordOf(restoring);
+      return record?.status?.lastAction?.state === 'succeeded' ? record : undefined;
+    });
+    expect((await recordOf(restoring))?.status?.lastBackup).toMatchObject({
+      action: 'x-backup',
+      id: backupRun,
+      clusterId: sisterId,
+    });
+    // rows written after the backup are lost with the cluster
+    await own.admin.core.patchNamespacedConfigMap(
+      { ...data, body: { data: { later: 'lost' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     const bindingId = randomUUID();
     const bound = await osb('PUT', `${instancePath(evacuable)}/service_bindings/${bindingId}`, {
       service_id: SERVICE_ID,
@@ -226,6 +271,23 @@ describe('a sister lost past the evacuation setting', () => {
         )
       ).body.state,
     ).toBe('succeeded');
+    // the example plan's instance is rebuilt on the master from its last backup, with the rows it held then
+    const restored = await eventually(
+      'the rebuild from the backup',
+      async () => {
+        const record = await recordOf(restoring);
+        return record?.status?.lastAction?.operation === 'move' &&
+          record.status.lastAction.state !== 'in progress'
+          ? record
+          : undefined;
+      },
+      120_000,
+    );
+    expect(restored.status?.lastAction).toMatchObject({
+      state: 'succeeded',
+      description: `Moved from cluster ${sisterId} to cluster ${masterId}, rebuilt from backup ${backupRun}; what is left on cluster ${sisterId} goes when it answers again`,
+    });
+    expect((await master.core.readNamespacedConfigMap(data)).data).toEqual({ rows: 'kept' });
     // the other instance waits for its cluster
     const waiting = await recordOf(staying);
     expect(waiting?.spec.clusterId).toBe(sisterId);
@@ -245,6 +307,11 @@ describe('a sister lost past the evacuation setting', () => {
       60_000,
     );
 
-    await Promise.all([deprovision(evacuable, PLANS.evacuable), deprovision(staying, PLANS.staying)]);
+    await untilNamespaceGone(own.admin, `sf-${restoring}`, 90_000);
+    await Promise.all([
+      deprovision(evacuable, PLANS.evacuable),
+      deprovision(staying, PLANS.staying),
+      deprovision(restoring, PLANS.restoring),
+    ]);
   }, 400_000);
 });
