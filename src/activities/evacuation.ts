@@ -13,10 +13,7 @@ import type { ClaimSide } from '../resources/operation-claims.js';
 import { SFSERVICEINSTANCE, type SFServiceInstance } from '../resources/types.js';
 import type { MoveRequest } from '../workflows/messages.js';
 import type { ActivityDeps } from './deps.js';
-import { rolledOut } from './rollouts.js';
-
-/** States of a record whose operation has not ended. */
-const BUSY_STATES = new Set(['in_queue', 'in progress', 'delete']);
+import { BUSY_STATES, rolledOut } from './rollouts.js';
 
 const MOVE: ClaimSide = { kind: 'instance', operation: MOVE_OPERATION };
 

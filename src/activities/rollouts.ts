@@ -35,7 +35,7 @@ import {
 import type { ActivityDeps } from './deps.js';
 
 /** States of a record whose operation has not ended. */
-const BUSY_STATES = new Set(['in_queue', 'in progress', 'delete']);
+export const BUSY_STATES = new Set(['in_queue', 'in progress', 'delete']);
 
 /**
  * What a rollout may do with one instance now: start its update (the instance claimed for it at

@@ -13,12 +13,10 @@ import { startExampleOperator } from '../../examples/operator/operator.js';
 import type { ClusterClient } from '../../src/kube/clients.js';
 import { registerCluster } from '../../src/kube/cluster-registry.js';
 import { getRecord, listRecords } from '../../src/kube/custom-objects.js';
-import { applyObject } from '../../src/kube/objects.js';
 import { bindingSecretName, resourceName } from '../../src/resources/names.js';
 import {
   SFCLUSTER,
   SFSERVICEINSTANCE,
-  type KubeObject,
   type SFCluster,
   type SFPlan,
   type SFServiceInstance,
@@ -29,6 +27,7 @@ import { ADMIN, callAdmin } from '../support/admin.js';
 import { removeRegistry, startOwnCluster, stopClusterHealth } from '../support/clusters.js';
 import { clusters, environment, eventually, unique, untilNamespaceGone } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
+import { applyPlanCopy } from '../support/plans.js';
 import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
 
 const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
@@ -68,12 +67,7 @@ describe('a sister lost past the evacuation setting', () => {
     const installed = await installCatalog(master, registry, ['examples/postgresql']);
     const design = installed.find((o) => o.kind === 'SFPlan') as SFPlan;
     const plan = (id: string, name: string, extra: Partial<SFPlan['spec']>) =>
-      applyObject(master, {
-        apiVersion: design.apiVersion,
-        kind: design.kind,
-        metadata: { name: id, namespace: registry },
-        spec: { ...design.spec, id, name, ...extra },
-      } as KubeObject);
+      applyPlanCopy(master, registry, design, id, name, extra);
     await plan(PLANS.evacuable, 'evacuable', { migrate: { evacuate: true } });
     await plan(PLANS.staying, 'staying', { migrate: {} });
     await plan(PLANS.restoring, 'restoring', { migrate: { ...design.spec.migrate, evacuate: true } });
@@ -143,6 +137,18 @@ describe('a sister lost past the evacuation setting', () => {
           throw err;
         },
       );
+
+  /** The instance's record once its rebuild elsewhere (a move) has ended. */
+  const rebuildOf = (instanceId: string) =>
+    eventually(
+      `the rebuild of ${instanceId}`,
+      async () => {
+        const record = await recordOf(instanceId);
+        const last = record?.status?.lastAction;
+        return last?.operation === 'move' && last.state !== 'in progress' ? record : undefined;
+      },
+      120_000,
+    );
 
   async function provision(planId: string): Promise<string> {
     const instanceId = randomUUID();
@@ -224,17 +230,7 @@ describe('a sister lost past the evacuation setting', () => {
     await own.extra.stop();
 
     // THEN the opted-in instance is rebuilt on the master, not before the evacuation setting
-    const rebuilt = await eventually(
-      'the rebuild on the master',
-      async () => {
-        const record = await recordOf(evacuable);
-        return record?.status?.lastAction?.operation === 'move' &&
-          record.status.lastAction.state !== 'in progress'
-          ? record
-          : undefined;
-      },
-      120_000,
-    );
+    const rebuilt = await rebuildOf(evacuable);
     expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(EVACUATE_AFTER_SECONDS * 1000);
     expect(rebuilt.status?.lastAction).toMatchObject({ state: 'succeeded' });
     expect(rebuilt.status?.lastAction?.description).toBe(
@@ -272,17 +268,7 @@ describe('a sister lost past the evacuation setting', () => {
       ).body.state,
     ).toBe('succeeded');
     // the example plan's instance is rebuilt on the master from its last backup, with the rows it held then
-    const restored = await eventually(
-      'the rebuild from the backup',
-      async () => {
-        const record = await recordOf(restoring);
-        return record?.status?.lastAction?.operation === 'move' &&
-          record.status.lastAction.state !== 'in progress'
-          ? record
-          : undefined;
-      },
-      120_000,
-    );
+    const restored = await rebuildOf(restoring);
     expect(restored.status?.lastAction).toMatchObject({
       state: 'succeeded',
       description: `Moved from cluster ${sisterId} to cluster ${masterId}, rebuilt from backup ${backupRun}; what is left on cluster ${sisterId} goes when it answers again`,

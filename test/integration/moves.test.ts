@@ -17,13 +17,11 @@ import { dataConfigMapName } from '../../examples/operator/operator.js';
 import { installCatalog } from '../../dev/catalog.js';
 import { registerCluster } from '../../src/kube/cluster-registry.js';
 import { deleteRecord, getRecord, patchRecordStatus } from '../../src/kube/custom-objects.js';
-import { applyObject } from '../../src/kube/objects.js';
 import type { ClusterClient } from '../../src/kube/clients.js';
 import { bindingSecretName, instanceWorkflowId, resourceName } from '../../src/resources/names.js';
 import {
   SFCLUSTER,
   SFSERVICEINSTANCE,
-  type KubeObject,
   type SFCluster,
   type SFPlan,
   type SFServiceInstance,
@@ -38,6 +36,7 @@ import {
   untilNamespaceGone,
 } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
+import { applyPlanCopy } from '../support/plans.js';
 import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
 
 const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
@@ -75,12 +74,7 @@ describe('moving instances between clusters', () => {
     const installed = await installCatalog(master, registry, ['examples/postgresql']);
     const design = installed.find((o) => o.kind === 'SFPlan') as SFPlan;
     const plan = (id: string, name: string, extra: Partial<SFPlan['spec']>) =>
-      applyObject(master, {
-        apiVersion: design.apiVersion,
-        kind: design.kind,
-        metadata: { name: id, namespace: registry },
-        spec: { ...design.spec, id, name, ...extra },
-      } as KubeObject);
+      applyPlanCopy(master, registry, design, id, name, extra);
     await plan(PLANS.stateless, 'stateless', { migrate: {} });
     await plan(PLANS.fixed, 'fixed', {
       migrate: { movable: false, reason: 'its data lives on local disks' },

@@ -29,6 +29,23 @@ export async function installDesignPlan(master: ClusterClient, registry: string)
   return installed.find((o) => o.kind === 'SFPlan') as SFPlan;
 }
 
+/** Applies a copy of the design document's plan with the id `planId`, named `name`, with `fields` over its spec. */
+export function applyPlanCopy(
+  master: ClusterClient,
+  registry: string,
+  design: SFPlan,
+  planId: string,
+  name: string,
+  fields: Partial<SFPlan['spec']> = {},
+): Promise<KubeObject> {
+  return applyObject(master, {
+    apiVersion: design.apiVersion,
+    kind: design.kind,
+    metadata: { name: planId, namespace: registry },
+    spec: { ...design.spec, id: planId, name, ...fields },
+  } as KubeObject);
+}
+
 /** What the helpers work on; read when called, so a test may set them in its `beforeAll`. */
 export interface PlanLandscape {
   readonly master: ClusterClient;
