@@ -138,17 +138,27 @@ describe('a sister lost past the evacuation setting', () => {
         },
       );
 
-  /** The instance's record once its rebuild elsewhere (a move) has ended. */
-  const rebuildOf = (instanceId: string) =>
-    eventually(
+  /**
+   * The instance's record once its rebuild elsewhere (a move) has ended: recorded there, and its
+   * run ended (the record is written just before the run ends).
+   */
+  async function rebuildOf(instanceId: string) {
+    const record = await eventually(
       `the rebuild of ${instanceId}`,
       async () => {
-        const record = await recordOf(instanceId);
-        const last = record?.status?.lastAction;
-        return last?.operation === 'move' && last.state !== 'in progress' ? record : undefined;
+        const read = await recordOf(instanceId);
+        const last = read?.status?.lastAction;
+        return last?.operation === 'move' && last.state !== 'in progress' ? read : undefined;
       },
       120_000,
     );
+    const run = `/admin/instances/${instanceId}/actions/move/${record.status!.lastAction!.runId}`;
+    await eventually(`the run of the rebuild of ${instanceId} to end`, async () => {
+      const state = await callAdmin(landscape.url, 'GET', run);
+      return state.status === 200 && state.body.state !== 'in progress' ? true : undefined;
+    });
+    return record;
+  }
 
   async function provision(planId: string): Promise<string> {
     const instanceId = randomUUID();
