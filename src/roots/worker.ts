@@ -10,6 +10,7 @@ import {
   createActivities,
   dryRunActivities,
   rolloutActivities,
+  drainActivities,
   rotationScheduleActivities,
 } from '../activities/index.js';
 import { operationSinks, stepRetries, timedRenderer } from '../activities/metrics.js';
@@ -183,6 +184,7 @@ export async function startWorker(
   const activities = {
     ...createActivities(deps),
     ...rolloutActivities(deps, runs),
+    ...drainActivities(deps, runs),
     ...dryRunActivities(deps),
     ...rotationScheduleActivities(deps, runs),
   };

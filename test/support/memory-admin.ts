@@ -131,6 +131,11 @@ export class MemoryAdmin implements AdminService {
       this.calls.push({ method: 'rollouts.list', args: [limit] });
       return [];
     },
+    drain: async (clusterId: string, settings: Partial<RolloutSettings>, requestedBy: string) => {
+      this.calls.push({ method: 'rollouts.drain', args: [clusterId, settings, requestedBy] });
+      const { planId: _plan, ...progress } = progressOf({ revision: clusterId, drain: { clusterId } });
+      return { ...progress, settings: { ...progress.settings, ...settings } };
+    },
     progressOf: async (rolloutId: string) => {
       this.calls.push({ method: 'rollouts.progressOf', args: [rolloutId] });
       return this.progressAnswers[0];
