@@ -28,7 +28,7 @@ import {
   type SFServiceInstance,
 } from '../../src/resources/types.js';
 import { ADMIN, callAdmin } from '../support/admin.js';
-import { clusters, environment, eventually, unique } from '../support/env.js';
+import { clusters, environment, eventually, temporalClient, unique } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
 
@@ -270,6 +270,29 @@ describe('draining a cluster', () => {
       );
       const credentials = await responseOf(id, bindings.get(id)!);
       expect(credentials.username).toBe(bindings.get(id)!.replace(/-/g, '_'));
+    }
+    // the platform's update of a moved instance works again, where it is now
+    const updating = await osb('PATCH', `${instancePath(canary)}?accepts_incomplete=true`, {
+      service_id: SERVICE_ID,
+      plan_id: PLANS.movable,
+      parameters: { foo: 'after' },
+    });
+    expect(updating.status).toBe(202);
+    const updated = await untilSettled(
+      osb,
+      `${instancePath(canary)}/last_operation?operation=${encodeURIComponent(String(updating.body.operation))}`,
+    );
+    expect(updated.body.state).toBe('succeeded');
+    // Temporal lists the drain by its operation and cluster
+    const raw = await temporalClient();
+    try {
+      const { executions } = await raw.client.workflowService.listWorkflowExecutions({
+        namespace: environment().temporal.namespace,
+        query: `OsbOperation = 'drain' AND OsbClusterId = '${sister1}' AND WorkflowId = '${drain!.id}'`,
+      });
+      expect(executions.length).toBe(1);
+    } finally {
+      await raw.close();
     }
     // the unmovable one stays, and the cluster says why it is not drained
     expect((await record(unsaid)).spec.clusterId).toBe(sister1);
