@@ -179,26 +179,25 @@ export async function rolloutWorkflow(
       setResult(instanceId, { state: 'waiting', description: update.busy });
       return false;
     }
-    const { workflowId } = update;
+    const { workflowId, request: req } = update;
+    // A drain's move request says why it moves; an update request never has a reason.
+    const moving = 'reason' in req;
     setResult(instanceId, { state: 'in flight' });
     try {
-      const child =
-        'reason' in update.request
-          ? await startChild<(input: MoveRequest) => Promise<OperationStatus>>(MOVE_WORKFLOW_TYPE, {
-              workflowId,
-              args: [update.request],
-              parentClosePolicy: ParentClosePolicy.ABANDON,
-              ...operationStartOptions('move', update.request),
-            })
-          : await startChild<(input: InstanceRequest) => Promise<OperationStatus>>(WORKFLOW_TYPES.update, {
-              workflowId,
-              args: [update.request],
-              parentClosePolicy: ParentClosePolicy.ABANDON,
-              ...operationStartOptions('update', update.request),
-            });
+      const options = { workflowId, parentClosePolicy: ParentClosePolicy.ABANDON };
+      const child = moving
+        ? await startChild<(input: MoveRequest) => Promise<OperationStatus>>(MOVE_WORKFLOW_TYPE, {
+            ...options,
+            args: [req],
+            ...operationStartOptions('move', req),
+          })
+        : await startChild<(input: InstanceRequest) => Promise<OperationStatus>>(WORKFLOW_TYPES.update, {
+            ...options,
+            args: [req],
+            ...operationStartOptions('update', req),
+          });
       onStarted();
       const status = await child.result();
-      const moving = 'reason' in update.request;
       setResult(
         instanceId,
         status.state === 'succeeded'
