@@ -14,7 +14,9 @@
  * cluster health workflow does in a landscape.
  */
 import { randomUUID } from 'node:crypto';
+import { clusterActivities } from '../../src/activities/clusters.js';
 import { installCatalog } from '../../dev/catalog.js';
+import { clusterDirectory } from '../../src/kube/cluster-directory.js';
 import { registerCluster } from '../../src/kube/cluster-registry.js';
 import { deleteRecord, getRecord, patchRecord, patchRecordStatus } from '../../src/kube/custom-objects.js';
 import { applyObject } from '../../src/kube/objects.js';
@@ -337,4 +339,46 @@ describe('draining a cluster', () => {
       reason: 'Drained',
     });
   }, 600_000);
+
+  test('a health probe of a cluster keeps the Drained condition a drain wrote while the probe ran', async () => {
+    // GIVEN a probe of the master, during which (between its read of the SFCluster and its write)
+    // a drain writes the cluster's Drained condition, as a drain's step does
+    const drained = {
+      type: 'Drained',
+      status: 'False',
+      reason: 'Draining',
+      message: 'Moving the instances off the cluster: 1 instance left on the cluster, 0 moved.',
+      lastTransitionTime: new Date().toISOString(),
+    };
+    const directory = clusterDirectory(master, registry, { masterId });
+    let written = false;
+    const duringProbe: typeof directory = Object.create(directory) as typeof directory;
+    duringProbe.get = async (clusterId: string) => {
+      if (!written) {
+        written = true;
+        const before = await sfcluster(masterId);
+        const others = (before.status?.conditions ?? []).filter((c) => c.type !== 'Drained');
+        await patchRecordStatus(
+          master,
+          SFCLUSTER,
+          registry,
+          masterId,
+          { conditions: [...others, drained] },
+          before.metadata.resourceVersion,
+        );
+      }
+      return directory.get(clusterId);
+    };
+    // WHEN the probe writes the cluster's health
+    const report = await clusterActivities({ clusters: duringProbe }).recordClusterHealth(masterId, 60_000);
+    // THEN the health is written, and the drain's condition is still there
+    expect(written).toBe(true);
+    expect(report.phase).toBe('running');
+    const cluster = await sfcluster(masterId);
+    expect(cluster.status?.conditions?.find((c) => c.type === 'Drained')).toMatchObject({
+      status: 'False',
+      reason: 'Draining',
+    });
+    expect(cluster.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True' });
+  }, 60_000);
 });
