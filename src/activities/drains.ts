@@ -9,7 +9,6 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { RolloutSettings } from '../admin/contract.js';
 import { drainedCondition, type DrainCounts } from '../clusters/drain.js';
 import {
-  countRecords,
   forEachRecord,
   getRecord,
   listRecords,
@@ -57,7 +56,7 @@ export type DrainMove =
 
 /** The instances on a drained cluster: those a drain moves (as {@link InstancesBehind}), and those it cannot, with why. */
 export interface InstancesOnCluster extends InstancesBehind {
-  /** Per instance id, why it does not move (its plan says so, or its plan left the catalog). */
+  /** Per instance id, why it does not move (its plan says so). */
   readonly unmovable: Readonly<Record<string, string>>;
   /** Every instance record placed on the cluster, those being deleted or whose provision failed among them. */
   readonly left: number;
@@ -115,13 +114,14 @@ export function drainActivities(
         shared,
         onCluster(clusterId),
         (record) => {
+          // A record whose plan is not in this landscape's catalog is another landscape's on the
+          // same master (a plan stays while an instance holds it).
+          const plan = catalog.plan(record.spec.planId);
+          if (!plan) return;
           left += 1;
           const id = record.spec.instanceId;
           if (!rolledOut(record) || !id || skipped.has(id)) return;
-          const plan = catalog.plan(record.spec.planId);
-          const how = plan
-            ? migrationOf(plan)
-            : { refusal: `its plan ${record.spec.planId} is not in the catalog` };
+          const how = migrationOf(plan);
           if ('refusal' in how) {
             unmovable[id] = how.refusal;
             return;
@@ -201,7 +201,16 @@ export function drainActivities(
      * the instance records still placed there; a cluster no longer registered is left alone.
      */
     async recordDrained(clusterId: string, progress: DrainCounts): Promise<void> {
-      const left = await countRecords(master, SFSERVICEINSTANCE, shared, onCluster(clusterId));
+      let left = 0;
+      await forEachRecord<SFServiceInstance>(
+        master,
+        SFSERVICEINSTANCE,
+        shared,
+        onCluster(clusterId),
+        (record) => {
+          if (catalog.plan(record.spec.planId)) left += 1;
+        },
+      );
       const cluster = await getRecord<SFCluster>(master, SFCLUSTER, namespace, clusterId);
       if (!cluster) return;
       const conditions = nextConditions(cluster.status?.conditions, [drainedCondition(progress, left)], {

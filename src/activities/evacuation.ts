@@ -30,7 +30,7 @@ export interface EvacuationRound {
   readonly moves: readonly EvacuationMove[];
   /** Rebuilds already in flight. */
   readonly inFlight: number;
-  /** Instances whose plan does not allow a rebuild elsewhere: they wait for the cluster. */
+  /** Instances whose plan does not allow a rebuild elsewhere, or that have no backup to restore: they wait for the cluster. */
   readonly staying: number;
 }
 
@@ -65,14 +65,21 @@ export function evacuationActivities(
         `${LABELS.clusterId}=${labelValue(clusterId)}`,
         (record) => {
           if (!rolledOut(record) || (record.spec.clusterId ?? clusters.masterId) !== clusterId) return;
+          // A record whose plan is not in this landscape's catalog is another landscape's on the same master.
+          const plan = catalog.plan(record.spec.planId);
+          if (!plan) return;
           const last = record.status?.lastAction;
           if (last?.operation === MOVE_OPERATION && last.state === 'in progress') {
             inFlight += 1;
             return;
           }
-          const plan = catalog.plan(record.spec.planId);
-          const how = plan && migrationOf(plan);
-          if (!how || !('migration' in how) || !how.migration.evacuate) {
+          const how = migrationOf(plan);
+          // A plan that restores needs a backup to restore: without one the instance waits for its cluster.
+          if (
+            !('migration' in how) ||
+            !how.migration.evacuate ||
+            (how.migration.restore && !record.status?.lastBackup)
+          ) {
             staying += 1;
             return;
           }

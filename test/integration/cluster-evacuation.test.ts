@@ -13,7 +13,7 @@ import { startExampleOperator } from '../../examples/operator/operator.js';
 import type { ClusterClient } from '../../src/kube/clients.js';
 import { registerCluster } from '../../src/kube/cluster-registry.js';
 import { getRecord, listRecords } from '../../src/kube/custom-objects.js';
-import { bindingSecretName, resourceName } from '../../src/resources/names.js';
+import { bindingSecretName, instanceWorkflowId, resourceName } from '../../src/resources/names.js';
 import {
   SFCLUSTER,
   SFSERVICEINSTANCE,
@@ -25,7 +25,14 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { dataConfigMapName } from '../../examples/operator/operator.js';
 import { ADMIN, callAdmin } from '../support/admin.js';
 import { removeRegistry, startOwnCluster, stopClusterHealth } from '../support/clusters.js';
-import { clusters, environment, eventually, unique, untilNamespaceGone } from '../support/env.js';
+import {
+  clusters,
+  environment,
+  eventually,
+  temporalClient,
+  unique,
+  untilNamespaceGone,
+} from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import { applyPlanCopy } from '../support/plans.js';
 import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
@@ -196,6 +203,8 @@ describe('a sister lost past the evacuation setting', () => {
     // GIVEN two instances on the sister, one of a plan that allows a rebuild elsewhere, with a binding
     const evacuable = await provision(PLANS.evacuable);
     const staying = await provision(PLANS.staying);
+    // one of the example plan never backed up: it has nothing to be rebuilt from
+    const unsaved = await provision(PLANS.restoring);
     // and one of the example plan, its rows backed up by an admin's run of its backup action
     const restoring = await provision(PLANS.restoring);
     const data = { namespace: `sf-${restoring}`, name: dataConfigMapName(`sapcp-${restoring}`) };
@@ -288,6 +297,20 @@ describe('a sister lost past the evacuation setting', () => {
     const waiting = await recordOf(staying);
     expect(waiting?.spec.clusterId).toBe(sisterId);
     expect(waiting?.status?.lastAction).toBeUndefined();
+    const notBackedUp = await recordOf(unsaved);
+    expect(notBackedUp?.spec.clusterId).toBe(sisterId);
+    expect(notBackedUp?.status?.lastAction).toBeUndefined();
+    // and no rebuild of it was even tried: no move of it in Temporal
+    const raw = await temporalClient();
+    try {
+      const { executions } = await raw.client.workflowService.listWorkflowExecutions({
+        namespace: environment().temporal.namespace,
+        query: `WorkflowId = '${instanceWorkflowId(unsaved)}' AND OsbOperation = 'move'`,
+      });
+      expect(executions).toEqual([]);
+    } finally {
+      await raw.close();
+    }
 
     // WHEN the sister's apiserver comes back
     await own.extra.start();
@@ -308,6 +331,7 @@ describe('a sister lost past the evacuation setting', () => {
       deprovision(evacuable, PLANS.evacuable),
       deprovision(staying, PLANS.staying),
       deprovision(restoring, PLANS.restoring),
+      deprovision(unsaved, PLANS.restoring),
     ]);
   }, 400_000);
 });
