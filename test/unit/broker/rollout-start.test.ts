@@ -2,7 +2,6 @@
  * Which revision an admin's rollout start rolls out: the plan's recorded revision, and only once it
  * is the revision of the plan's spec. Refused starts never reach Temporal.
  */
-import type { ClusterClient } from '../../../src/kube/clients.js';
 import type { Client } from '@temporalio/client';
 import { TemporalRollouts } from '../../../src/broker/rollouts.js';
 import type { CatalogCache } from '../../../src/kube/catalog-cache.js';
@@ -23,9 +22,7 @@ function rolloutsOf(plan: SFPlan): TemporalRollouts {
       },
     },
   ) as unknown as Client;
-  // The master is read only by a drain, which these tests do not start.
-  const master = client as unknown as ClusterClient;
-  return new TemporalRollouts({ client, taskQueue: 'q', catalog, namespace: 'ns', master });
+  return new TemporalRollouts({ client, taskQueue: 'q', catalog, namespace: 'ns' });
 }
 
 const planWith = (spec: Record<string, unknown>, specHash?: string): SFPlan =>
