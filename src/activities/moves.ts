@@ -40,6 +40,7 @@ import type { ActivityDeps } from './deps.js';
 import { ownResourcesOf, ownerReferenceTo } from './desired-objects.js';
 import { FAILURE_TYPES, retryable, terminal } from './failures.js';
 import { deleteNamespace } from './namespaces.js';
+import { deleteVersions } from './secret-versions.js';
 import {
   NO_ELIGIBLE_CLUSTER,
   bookPlacement,
@@ -375,16 +376,7 @@ export function moveActivities(deps: ActivityDeps) {
       }
       const place = secretPlace(loaded);
       for (const entry of instance.status?.generatedSecrets ?? [])
-        for (const version of entry.versions) {
-          const name = versionedSecretName(entry.secretName, version);
-          await call(`deleting Secret ${place.namespace}/${name} on cluster ${cluster.id}`, async () => {
-            try {
-              await cluster.core.deleteNamespacedSecret({ name, namespace: place.namespace });
-            } catch (err) {
-              if (!isNotFound(err)) throw err;
-            }
-          });
-        }
+        await deleteVersions(place, entry, entry.versions);
       if (present.length > 0)
         return {
           state: 'in progress',
