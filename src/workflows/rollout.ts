@@ -27,6 +27,7 @@ import {
   condition,
   continueAsNew,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   setHandler,
   startChild,
@@ -258,13 +259,25 @@ export async function rolloutWorkflow(
     return ended;
   }
 
-  // The plan as it is now decides the revision: a request may have been overtaken already.
-  if (!carried)
-    rollout = targeted(
-      rollout,
-      request,
-      await steps.rolloutTarget(request.planId, request.revision, request.settings, request.reference),
-    );
+  // The plan as it is now decides the revision: a request may have been overtaken already. A
+  // command may come while the plan is read: the rollout is taken as it is once the read ends.
+  if (!carried) {
+    if (patched('rollout-commands-while-targeting')) {
+      const target = await steps.rolloutTarget(
+        request.planId,
+        request.revision,
+        request.settings,
+        request.reference,
+      );
+      rollout = targeted(rollout, request, target);
+    } else {
+      rollout = targeted(
+        rollout,
+        request,
+        await steps.rolloutTarget(request.planId, request.revision, request.settings, request.reference),
+      );
+    }
+  }
   for (;;) {
     // Here no update is in flight: each step below waits for those it started.
     switch (nextMove(rollout, historyLong())) {

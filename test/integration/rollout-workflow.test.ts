@@ -267,6 +267,27 @@ describe('pause, resume and abort', () => {
     });
   });
 
+  test('GIVEN the plan being read at the start WHEN paused meanwhile THEN no update starts until resumed', async () => {
+    const plan = planWith(2, { canary: 0, maxConcurrency: 1, soakSeconds: 0 });
+    let readDone!: () => void;
+    plan.targetRead = new Promise((resolve) => (readDone = resolve));
+
+    await withWorker(async (taskQueue) => {
+      const handle = await startRollout(taskQueue, plan);
+      await eventually('the plan being read', async () => (plan.targetReads > 0 ? true : undefined));
+      const paused = await handle.executeUpdate(rolloutPauseUpdate);
+      expect(paused).toMatchObject({ state: 'paused', total: 0 });
+
+      readDone();
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(plan.updates).toEqual([]);
+      expect(await handle.query(rolloutProgressQuery)).toMatchObject({ state: 'paused', done: 0 });
+
+      await handle.executeUpdate(rolloutResumeUpdate);
+      expect(await handle.result()).toMatchObject({ state: 'done', total: 2, done: 2 });
+    });
+  });
+
   test('GIVEN an update in flight WHEN aborted THEN the answer says aborted at once, a second abort is refused, and the rollout ends once the update has', async () => {
     const plan = planWith(3, { canary: 0, maxConcurrency: 1 });
     const [first] = plan.instances as [string];
