@@ -34,7 +34,7 @@ import {
   patchRecordStatus,
 } from '../kube/custom-objects.js';
 import { ensureNamespace } from '../kube/objects.js';
-import { apiMessageOf, isNotFound, statusCodeOf } from '../kube/errors.js';
+import { apiMessageOf, isConflict, isNotFound, statusCodeOf } from '../kube/errors.js';
 import type { ClusterHealthRecorder } from '../metrics/recorders.js';
 import type { ConditionFacts } from '../resources/conditions.js';
 import {
@@ -96,6 +96,9 @@ function heartbeat(): void {
     // not running as an activity
   }
 }
+
+/** Writes of a cluster's health that find the SFCluster changed since it was read, before the step fails (and is retried). */
+const STATUS_WRITE_ATTEMPTS = 5;
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -315,23 +318,45 @@ export function clusterActivities({
         instancesOn(master, clusterId, instanceNamespace),
       ]);
       heartbeat();
-      const status = nextClusterStatus({
-        cluster,
-        probe: found?.probe,
-        now: new Date(),
-        offlineAfterMs,
-        stabilizeAfterMs,
-        instances,
-        instanceNamespaces,
-        ...(found?.crds ? { crds: found.crds } : {}),
-      });
-      let written: SFCluster;
-      try {
-        written = await patchRecordStatus<SFCluster>(master, SFCLUSTER, namespace, clusterId, { ...status });
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-        health?.clusterPhase(clusterId, undefined);
-        return {};
+      const statusOf = (read: SFCluster) =>
+        nextClusterStatus({
+          cluster: read,
+          probe: found?.probe,
+          now: new Date(),
+          offlineAfterMs,
+          stabilizeAfterMs,
+          instances,
+          instanceNamespaces,
+          ...(found?.crds ? { crds: found.crds } : {}),
+        });
+      // Written on the condition that the SFCluster is as read: the status holds conditions others
+      // write (a drain's `Drained`), which a write computed from an older read would take back.
+      // When it changed meanwhile, the status is computed again from it, with this probe's answer.
+      let read = cluster;
+      let status = statusOf(read);
+      let written: SFCluster | undefined;
+      for (let attempt = 1; !written; attempt++) {
+        try {
+          written = await patchRecordStatus<SFCluster>(
+            master,
+            SFCLUSTER,
+            namespace,
+            clusterId,
+            { ...status },
+            read.metadata.resourceVersion,
+          );
+        } catch (err) {
+          if (!isNotFound(err) && !(isConflict(err) && attempt < STATUS_WRITE_ATTEMPTS)) throw err;
+          const again = isNotFound(err)
+            ? undefined
+            : await getRecord<SFCluster>(master, SFCLUSTER, namespace, clusterId);
+          if (!again) {
+            health?.clusterPhase(clusterId, undefined);
+            return {};
+          }
+          read = again;
+          status = statusOf(read);
+        }
       }
       health?.clusterPhase(clusterId, status.phase);
       // Decided on the SFCluster as written, so that a deletion requested meanwhile is seen.

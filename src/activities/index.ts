@@ -23,6 +23,7 @@ export type Activities = ReturnType<typeof createActivities>;
 export type { ActivityDeps } from './deps.js';
 export { clusterActivities, type ClusterActivities } from './clusters.js';
 export { rolloutActivities, type RolloutActivities } from './rollouts.js';
+export { drainActivities, type DrainActivities } from './drains.js';
 export { dryRunActivities } from './dry-run.js';
 export { evacuationActivities, type EvacuationActivities } from './evacuation.js';
 export { leftoverActivities, type LeftoverActivities } from './leftovers.js';

@@ -44,18 +44,36 @@ export interface RolloutReference {
 }
 
 /**
+ * The cluster a drain empties: every instance placed there is moved to another cluster (where its
+ * plan's scheduler places it), as its plan says its instances move.
+ */
+export interface RolloutDrain {
+  readonly clusterId: string;
+}
+
+/**
  * What starts (or redirects) a rollout: of a plan's revision, or (with `reference`) of a change
- * of an object the plan's instances read, to those of its instances that read it.
+ * of an object the plan's instances read, to those of its instances that read it, or (with
+ * `drain`) the drain of a cluster, whose "instances behind" are those placed on the cluster and
+ * whose per-instance step is their move.
  */
 export interface RolloutRequest {
-  readonly planId: string;
+  /**
+   * The plan whose instances are rolled out; absent for a drain, which moves the instances of
+   * every plan placed on its cluster (a drain is of a cluster, not of a plan).
+   */
+  readonly planId?: string;
   /**
    * The plan revision (its `status.specHash`) every instance is to end on; for a reference
-   * rollout, the referenced object's resourceVersion every instance that reads it is to read.
+   * rollout, the referenced object's resourceVersion every instance that reads it is to read; for
+   * a drain, the cluster's id (a drain asked for again redirects the running one only with new
+   * settings).
    */
   readonly revision: string;
   /** The object whose change is rolled out, for a reference rollout. */
   readonly reference?: RolloutReference;
+  /** The cluster drained, for a drain. */
+  readonly drain?: RolloutDrain;
   /** Overrides of the plan's (or the default) settings for this rollout. */
   readonly settings?: Partial<RolloutSettings>;
   /**
@@ -71,28 +89,44 @@ export interface RolloutRequest {
  * - `paused`: no update starts until resumed (those in flight finish);
  * - `halted`: more updates failed than allowed (no update starts after that; those in flight
  *   have ended); resumed, it tolerates `maxFailures` more; `aborted`: stopped by an admin;
- * - `done`: every instance is on the revision (or failed, within the limit).
+ * - `done`: every instance is on the revision (or failed, within the limit); for a drain, no
+ *   instance it could take is left on the cluster, none failed and none was unmovable;
+ * - `blocked` (a drain only): it ended, but the cluster still holds instances it could not move:
+ *   `unmovable` ones (their plan says they do not move) and `failed` ones (their move failed,
+ *   within the limit). Drained again once they are dealt with, it takes those that can move.
  */
-export type RolloutState = 'canary' | 'waves' | 'soaking' | 'paused' | 'halted' | 'aborted' | 'done';
+export type RolloutState =
+  'canary' | 'waves' | 'soaking' | 'paused' | 'halted' | 'aborted' | 'done' | 'blocked';
 
-/** One instance in a rollout. */
+/**
+ * One instance in a rollout: `updated` (a rollout's update succeeded), `moved` (a drain's move
+ * succeeded), `unmovable` (a drain does not move it: its plan says its instances do not move, the
+ * description says why).
+ */
 export interface RolloutInstanceResult {
-  readonly state: 'waiting' | 'in flight' | 'updated' | 'failed';
-  /** Why it failed, or what it waits for (another operation of the instance). */
+  readonly state: 'waiting' | 'in flight' | 'updated' | 'moved' | 'failed' | 'unmovable';
+  /** Why it failed or cannot move, or what it waits for (another operation of the instance). */
   readonly description?: string;
 }
 
 /** A rollout's progress: the query's answer, and its memo. */
 export interface RolloutProgress {
-  readonly planId: string;
+  /** The plan rolled out; absent for a drain. */
+  readonly planId?: string;
   readonly revision: string;
   /** The object whose change is rolled out, for a reference rollout (`revision` is its resourceVersion). */
   readonly reference?: RolloutReference;
+  /** The cluster drained, for a drain. */
+  readonly drain?: RolloutDrain;
   readonly state: RolloutState;
   readonly settings: RolloutSettings;
+  /** Instances taken: for a drain, those placed on the cluster (the unmovable ones among them). */
   readonly total: number;
+  /** Instances updated (for a drain, moved). */
   readonly done: number;
   readonly failed: number;
+  /** For a drain: instances on the cluster it does not move (their plan says they do not move). */
+  readonly unmovable?: number;
   readonly inFlight: number;
   /**
    * 0 for the canary batch, then 1, 2, …: with a soak, each wave is a batch of at most
@@ -117,22 +151,36 @@ export const rolloutWorkflowId = (namespace: string, planId: string): string =>
 export const referenceRolloutWorkflowId = (namespace: string, planId: string, r: RolloutReference): string =>
   `rollout/${namespace}/reference/${planId}/${r.clusterId}/${r.apiVersion}/${r.kind}/${r.namespace}/${r.name}`;
 
+/**
+ * Workflow id of the drain of a cluster: one per cluster and registry, among the rollouts' ids, so
+ * the rollouts' listing and steering take it too.
+ */
+export const drainWorkflowId = (namespace: string, clusterId: string): string =>
+  `rollout/${namespace}/drain/${clusterId}`;
+
 /** Workflow id of the rollout a request starts or redirects. */
 export const rolloutWorkflowIdOf = (namespace: string, request: RolloutRequest): string =>
-  request.reference
-    ? referenceRolloutWorkflowId(namespace, request.planId, request.reference)
-    : rolloutWorkflowId(namespace, request.planId);
+  request.drain
+    ? drainWorkflowId(namespace, request.drain.clusterId)
+    : request.reference
+      ? referenceRolloutWorkflowId(namespace, request.planId ?? '', request.reference)
+      : rolloutWorkflowId(namespace, request.planId ?? '');
 
-/** What a rollout is of: a plan's revision, or a change of an object instances' references read. */
-export type RolloutKind = 'plan' | 'reference';
+/**
+ * What a rollout is of: a plan's revision, a change of an object instances' references read, or
+ * the drain of a cluster.
+ */
+export type RolloutKind = 'plan' | 'reference' | 'drain';
 
 /** One rollout as the admin API lists it: its id (to steer it by), what it is of, and where it stood last. */
 export interface RolloutSummary {
   /** The rollout's id: its workflow id. */
   readonly id: string;
   readonly kind: RolloutKind;
-  readonly planId: string;
+  /** Absent for a drain. */
+  readonly planId?: string;
   readonly reference?: RolloutReference;
+  readonly drain?: RolloutDrain;
   /** Whether its workflow runs (a halted or paused one runs; a done or aborted one does not). */
   readonly running: boolean;
   readonly startedAt?: string;
@@ -153,6 +201,14 @@ export interface RolloutControl {
   pause(planId: string): Promise<RolloutProgress>;
   resume(planId: string): Promise<RolloutProgress>;
   abort(planId: string): Promise<RolloutProgress>;
+  /**
+   * Cordons the cluster (`spec.schedulingDisabled`) and starts its drain: every instance placed
+   * there moved to another cluster through the rollout machinery, the moves as a rollout's updates
+   * go (canary, waves, `maxConcurrency`, soak, `maxFailures`); or redirects the running drain to
+   * new settings. Its progress.
+   * @throws OsbError 404 for a cluster that is not registered.
+   */
+  drain(clusterId: string, settings: Partial<RolloutSettings>, requestedBy: string): Promise<RolloutProgress>;
   /** Undefined when the plan has never had a rollout. */
   progress(planId: string): Promise<RolloutProgress | undefined>;
   /** The rollouts of plans and of referenced objects' changes, newest first, at most `limit`. */

@@ -1,7 +1,8 @@
 /**
  * Rollouts of plan revisions, steered through the rollout workflow of each plan (one per plan and
  * registry: `rolloutWorkflowId`), and the rollouts of referenced objects' changes the workers start
- * (one per object and plan: `referenceRolloutWorkflowId`), listed and steered by their ids. Starting one signals the revision to the plan's workflow, started
+ * (one per object and plan: `referenceRolloutWorkflowId`), and the drains of clusters (one per
+ * cluster: `drainWorkflowId`), listed and steered by their ids. Starting one signals the revision to the plan's workflow, started
  * if none runs, so a second start redirects the running rollout rather than starting another.
  * Pause, resume and abort are the workflow's Updates: the answer is the rollout's progress once it
  * took the command, or why it refused it.
@@ -13,6 +14,7 @@ import {
   type Client,
 } from '@temporalio/client';
 import {
+  drainWorkflowId,
   rolloutWorkflowId,
   type RolloutControl,
   type RolloutProgress,
@@ -21,9 +23,11 @@ import {
   type RolloutSummary,
 } from '../admin/contract.js';
 import type { CatalogCache } from '../kube/catalog-cache.js';
+import type { ClusterClient } from '../kube/clients.js';
+import { getRecord, patchRecord } from '../kube/custom-objects.js';
 import { conflict, notFound } from '../osb/errors.js';
 import { planRevision } from '../resources/names.js';
-import type { SFPlan } from '../resources/types.js';
+import { SFCLUSTER, type SFCluster, type SFPlan } from '../resources/types.js';
 import {
   ROLLOUT_MEMO_KEY,
   ROLLOUT_MESSAGES,
@@ -50,8 +54,10 @@ export interface RolloutDeps {
   readonly client: Client;
   readonly taskQueue: string;
   readonly catalog: CatalogCache;
-  /** The registry's namespace, which the rollout workflow ids carry. */
+  /** The registry's namespace, which the rollout workflow ids carry, and where the SFClusters are. */
   readonly namespace: string;
+  /** The master, whose SFClusters a drain cordons. */
+  readonly master: ClusterClient;
 }
 
 export class TemporalRollouts implements RolloutControl {
@@ -83,6 +89,27 @@ export class TemporalRollouts implements RolloutControl {
     return handle.query<RolloutProgress>(ROLLOUT_MESSAGES.progress);
   }
 
+  /**
+   * Cordons the cluster at once (its drain's first step keeps it so), and starts its drain, or
+   * redirects the running one to new settings.
+   * @throws OsbError 404 for a cluster that is not registered.
+   */
+  async drain(
+    clusterId: string,
+    settings: Partial<RolloutSettings>,
+    requestedBy: string,
+  ): Promise<RolloutProgress> {
+    const { master, namespace } = this.deps;
+    const cluster = await getRecord<SFCluster>(master, SFCLUSTER, namespace, clusterId);
+    if (!cluster) throw notFound(`There is no cluster ${clusterId} registered.`);
+    if (!cluster.spec.schedulingDisabled)
+      await patchRecord(master, SFCLUSTER, namespace, clusterId, { spec: { schedulingDisabled: true } });
+    const request: RolloutRequest = { revision: clusterId, drain: { clusterId }, settings, requestedBy };
+    await startRollout(this.deps.client, this.deps, request);
+    const handle = this.deps.client.workflow.getHandle(drainWorkflowId(namespace, clusterId));
+    return handle.query<RolloutProgress>(ROLLOUT_MESSAGES.progress);
+  }
+
   pause(planId: string): Promise<RolloutProgress> {
     return this.command(planId, 'pause');
   }
@@ -109,10 +136,23 @@ export class TemporalRollouts implements RolloutControl {
       if (found.some((r) => r.id === run.workflowId)) continue;
       const progress = run.memo?.[ROLLOUT_MEMO_KEY] as Omit<RolloutProgress, 'results'> | undefined;
       const reference = progress?.reference;
+      const rest = run.workflowId.slice(prefix.length);
+      if (rest.startsWith('drain/')) {
+        found.push({
+          id: run.workflowId,
+          kind: 'drain',
+          drain: progress?.drain ?? { clusterId: rest.slice('drain/'.length) },
+          running: run.status.name === 'RUNNING',
+          startedAt: run.startTime.toISOString(),
+          ...(progress ? { progress } : {}),
+        });
+        if (found.length >= limit) break;
+        continue;
+      }
       found.push({
         id: run.workflowId,
-        kind: run.workflowId.startsWith(`${prefix}reference/`) ? 'reference' : 'plan',
-        planId: progress?.planId ?? run.workflowId.slice(prefix.length).split('/').pop()!,
+        kind: rest.startsWith('reference/') ? 'reference' : 'plan',
+        planId: progress?.planId ?? rest.split('/').pop()!,
         ...(reference ? { reference } : {}),
         running: run.status.name === 'RUNNING',
         startedAt: run.startTime.toISOString(),

@@ -125,6 +125,21 @@ export class AdminClient {
     return this.call('POST', `/admin/rollouts/${encodeURIComponent(rolloutId)}/${action}`);
   }
 
+  /** Cordons the cluster and starts its drain (or redirects the running one): its progress. */
+  drainCluster(clusterId: string, settings: Partial<RolloutSettings>): Promise<RolloutProgress> {
+    return this.call('POST', `/admin/clusters/${encodeURIComponent(clusterId)}/drain`, settings);
+  }
+
+  /** Any rollout's progress by its id (a drain's too); undefined when there is none. */
+  async rolloutProgressById(rolloutId: string): Promise<RolloutProgress | undefined> {
+    try {
+      return await this.call<RolloutProgress>('GET', `/admin/rollouts/${encodeURIComponent(rolloutId)}`);
+    } catch (err) {
+      if (err instanceof AdminApiError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
   /** The rollout's progress; undefined when the plan never had one. */
   async rolloutProgress(planId: string): Promise<RolloutProgress | undefined> {
     try {

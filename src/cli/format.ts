@@ -60,7 +60,8 @@ export const BINDING_COLUMNS: Columns<BindingSummary> = [
 /** Where a rollout stands, in words: `wave 2, waves: 7/10 done, 1 failed, 2 in flight`. */
 export function progressSummary(p: RolloutProgress): string {
   const stage = p.wave === 0 ? 'canary batch' : `wave ${p.wave}`;
-  return `${p.state} (${stage}): ${p.done}/${p.total} done, ${p.failed} failed, ${p.inFlight} in flight`;
+  const unmovable = p.unmovable ? `, ${p.unmovable} unmovable` : '';
+  return `${p.state} (${stage}): ${p.done}/${p.total} done, ${p.failed} failed${unmovable}, ${p.inFlight} in flight`;
 }
 
 /**
@@ -77,10 +78,10 @@ export function progressBar(p: RolloutProgress, width = 30): string {
 }
 
 /** The states a rollout ends in: nothing more happens unless an admin starts it again. */
-export const FINAL_STATES: ReadonlySet<RolloutState> = new Set(['done', 'halted', 'aborted']);
+export const FINAL_STATES: ReadonlySet<RolloutState> = new Set(['done', 'halted', 'aborted', 'blocked']);
 
 /**
  * The exit status of `rollout watch` once the rollout ended: 0 when done with no instance failed,
- * 1 when it halted, was aborted, or finished with failed instances.
+ * 1 when it halted, was aborted, or finished with failed instances (a drain: blocked).
  */
 export const exitStatusOf = (p: RolloutProgress): 0 | 1 => (p.state === 'done' && p.failed === 0 ? 0 : 1);

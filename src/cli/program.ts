@@ -342,7 +342,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
     });
   rollout
     .command('list')
-    .description("every rollout, of plans and of referenced objects' changes, newest first, with its id")
+    .description(
+      "every rollout, of plans, of referenced objects' changes and drains of clusters, newest first, with its id",
+    )
     .addOption(new Option('-o, --output <format>', 'text or json').choices(['text', 'json']).default('text'))
     .action(async (opts: { output: 'text' | 'json' }) => {
       const items = await client().listRollouts();
@@ -351,9 +353,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
         return;
       }
       for (const r of items) {
-        const of = r.reference
-          ? `${r.reference.kind} ${r.reference.namespace}/${r.reference.name} for plan ${r.planId}`
-          : `plan ${r.planId}`;
+        const of = r.drain
+          ? `cluster ${r.drain.clusterId}`
+          : r.reference
+            ? `${r.reference.kind} ${r.reference.namespace}/${r.reference.name} for plan ${r.planId}`
+            : `plan ${r.planId}`;
         print(
           `${r.kind}\t${of}\t${r.progress ? progressSummary({ ...r.progress, results: {} }) : '-'}\t${r.id}\n`,
         );
@@ -378,21 +382,70 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
     .argument('<PLAN_ID>')
     .option('--interval <seconds>', 'between two reads', positiveSeconds, 2)
     .action(async (planId: string, opts: { interval: number }) => {
-      exit = await watch(client(), planId, opts.interval * 1000);
+      const admin = client();
+      exit = await watch(
+        () => admin.rolloutProgress(planId),
+        `the plan ${planId} has no rollout`,
+        opts.interval * 1000,
+      );
     });
+
+  // clusters -----------------------------------------------------------------------------------
+  const cluster = program.command('cluster').description('the clusters instances are placed on');
+  cluster
+    .command('drain')
+    .description(
+      'cordon the cluster and move every instance placed there to other clusters, as a rollout (pause, resume, abort it with rollout pause-id and the like)',
+    )
+    .argument('<CLUSTER_ID>')
+    .option('--canary <n>', 'instances moved first, alone', wholeNumber(0))
+    .option('--max-concurrency <n>', 'most moves at once in a wave', wholeNumber(1))
+    .option('--soak-seconds <n>', 'pause after the canary batch and after each wave', wholeNumber(0))
+    .option('--max-failures <n>', 'failed moves tolerated; one more halts the drain', wholeNumber(0))
+    .option(
+      '--wait',
+      'follow the drain until it ends; exit 0 when the cluster is drained, 1 when it halted, was aborted or is blocked',
+    )
+    .option('--interval <seconds>', 'between two reads while waiting', positiveSeconds, 2)
+    .action(
+      async (clusterId: string, opts: Partial<RolloutSettings> & { wait?: boolean; interval: number }) => {
+        const { wait, interval, ...settings } = opts;
+        const admin = client();
+        const progress = await admin.drainCluster(clusterId, settings);
+        print(`drain of cluster ${clusterId}: ${progressSummary(progress)}\n`);
+        if (!wait) return;
+        const drain = (await admin.listRollouts()).find(
+          (r) => r.kind === 'drain' && r.drain?.clusterId === clusterId,
+        );
+        if (!drain) throw new AdminApiError(404, `the drain of cluster ${clusterId} is not listed`);
+        print(`drain ${drain.id}\n`);
+        exit = await watch(
+          () => admin.rolloutProgressById(drain.id),
+          `there is no rollout ${drain.id}`,
+          interval * 1000,
+        );
+      },
+    );
 
   planCommands(program, client, print, (status) => (exit = status));
   workerVersionCommands(program, io, sleep, (status) => (exit = status));
 
-  /** Follows the rollout: a bar redrawn in place on a terminal, else a line at each change. */
-  async function watch(admin: AdminClient, planId: string, intervalMs: number): Promise<Exit> {
+  /**
+   * Follows a rollout, read by `read` (`missing` says what it is when there is none): a bar
+   * redrawn in place on a terminal, else a line at each change.
+   */
+  async function watch(
+    read: () => Promise<RolloutProgress | undefined>,
+    missing: string,
+    intervalMs: number,
+  ): Promise<Exit> {
     const tty = Boolean(io.stdout.isTTY);
     let last = '';
     let failedReads = 0;
     for (;;) {
       let progress: RolloutProgress | undefined;
       try {
-        progress = await admin.rolloutProgress(planId);
+        progress = await read();
         failedReads = 0;
       } catch (err) {
         const transient = err instanceof AdminApiError && (err.status === 0 || err.status >= 500);
@@ -400,7 +453,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
         await sleep(intervalMs);
         continue;
       }
-      if (!progress) throw new AdminApiError(404, `the plan ${planId} has no rollout`);
+      if (!progress) throw new AdminApiError(404, missing);
       const line = tty ? progressBar(progress) : progressSummary(progress);
       if (tty) print(`\r\u001b[2K${line}`);
       else if (line !== last) print(`${line}\n`);
@@ -655,11 +708,11 @@ function workerVersionCommands(
     );
 }
 
-/** The failed instances of a rollout, one line each with why. */
+/** The failed instances of a rollout (and a drain's unmovable ones), one line each with why. */
 function failures(progress: RolloutProgress): string {
   return Object.entries(progress.results)
-    .filter(([, r]) => r.state === 'failed')
-    .map(([id, r]) => `failed: ${id}${r.description ? `: ${r.description}` : ''}\n`)
+    .filter(([, r]) => r.state === 'failed' || r.state === 'unmovable')
+    .map(([id, r]) => `${r.state}: ${id}${r.description ? `: ${r.description}` : ''}\n`)
     .join('');
 }
 

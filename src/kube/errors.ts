@@ -12,6 +12,8 @@ export function statusCodeOf(err: unknown): number | undefined {
 
 export const isNotFound = (err: unknown): boolean => statusCodeOf(err) === 404;
 export const isAlreadyExists = (err: unknown): boolean => statusCodeOf(err) === 409;
+/** A write conditioned on a resourceVersion that the object no longer has (409 Conflict). */
+export const isConflict = (err: unknown): boolean => statusCodeOf(err) === 409;
 
 /** The apiserver's own message of an API error (its Status.message), else the error's message. */
 export function apiMessageOf(err: unknown): string {

@@ -508,6 +508,13 @@ export const CLUSTER_CONDITIONS = {
    * with why, while they cannot be installed, and then no instance is placed on it.
    */
   crdsInstalled: 'CrdsInstalled',
+  /**
+   * Written by a drain of the cluster (src/clusters/drain.ts): False while it moves the instances
+   * off the cluster (reason `Draining`), or when it ended with instances left there that it could
+   * not move (`Blocked`), was aborted (`Aborted`) or halted (`Halted`); True once no instance is
+   * left on the cluster.
+   */
+  drained: 'Drained',
 } as const;
 
 /** A condition of a cluster, as Kubernetes conditions are written. */

@@ -12,6 +12,7 @@ import {
   createActivities,
   dryRunActivities,
   rolloutActivities,
+  drainActivities,
   rotationScheduleActivities,
 } from '../activities/index.js';
 import { operationSinks, stepRetries, timedRenderer } from '../activities/metrics.js';
@@ -185,6 +186,7 @@ export async function startWorker(
   const activities = {
     ...createActivities(deps),
     ...rolloutActivities(deps, runs),
+    ...drainActivities(deps, runs),
     ...dryRunActivities(deps),
     ...rotationScheduleActivities(deps, runs),
     ...evacuationActivities(deps, runs),

@@ -45,7 +45,7 @@ export interface Rollout {
 }
 
 /** The states a rollout ends in (or, halted, waits in for an admin). */
-export const FINAL_STATES: ReadonlySet<RolloutState> = new Set(['done', 'aborted', 'halted']);
+export const FINAL_STATES: ReadonlySet<RolloutState> = new Set(['done', 'aborted', 'halted', 'blocked']);
 
 /** The commands an admin steers a running rollout with. */
 export type RolloutCommand = 'pause' | 'resume' | 'abort';
@@ -58,9 +58,10 @@ export const requestedSettings = (request: RolloutRequest): RolloutSettings => (
 
 /** The progress of a rollout that has not started an update yet. */
 export const freshProgress = (request: RolloutRequest, settings: RolloutSettings): RolloutProgress => ({
-  planId: request.planId,
+  ...(request.planId !== undefined ? { planId: request.planId } : {}),
   revision: request.revision,
   ...(request.reference ? { reference: request.reference } : {}),
+  ...(request.drain ? { drain: request.drain } : {}),
   state: settings.canary > 0 ? 'canary' : 'waves',
   settings,
   total: 0,
@@ -103,15 +104,17 @@ export const carriedOf = (rollout: Rollout): RolloutCarried => ({
  */
 export function counted(progress: RolloutProgress, behind = 0): RolloutProgress {
   const results = Object.values(progress.results);
-  const done = results.filter((r) => r.state === 'updated').length;
+  const done = results.filter((r) => r.state === 'updated' || r.state === 'moved').length;
   const failed = results.filter((r) => r.state === 'failed').length;
   const inFlight = results.filter((r) => r.state === 'in flight').length;
+  const unmovable = results.filter((r) => r.state === 'unmovable').length;
   return {
     ...progress,
     done,
     failed,
     inFlight,
-    total: Math.max(progress.total, done + failed + inFlight + behind),
+    ...(progress.drain ? { unmovable } : {}),
+    total: Math.max(progress.total, done + failed + inFlight + unmovable + behind),
   };
 }
 
@@ -147,12 +150,16 @@ export function seen(rollout: Rollout): RolloutProgress {
  * when ended.
  */
 export function refusal(command: RolloutCommand, progress: RolloutProgress): string | undefined {
-  const { reference: r } = progress;
-  const of = r
-    ? `The rollout of the change of ${r.kind} ${r.namespace}/${r.name} (version ${progress.revision}) to the instances of plan ${progress.planId}`
-    : `The rollout of plan ${progress.planId} to revision ${progress.revision}`;
+  const { reference: r, drain } = progress;
+  const of = drain
+    ? `The drain of cluster ${drain.clusterId}`
+    : r
+      ? `The rollout of the change of ${r.kind} ${r.namespace}/${r.name} (version ${progress.revision}) to the instances of plan ${progress.planId}`
+      : `The rollout of plan ${progress.planId} to revision ${progress.revision}`;
   const { state } = progress;
   if (state === 'done') return `${of} is done; there is nothing to ${command}.`;
+  if (state === 'blocked')
+    return `${of} ended blocked (instances it could not move are left on the cluster); there is nothing to ${command}: drain the cluster again once they are dealt with.`;
   if (state === 'aborted') return `${of} was aborted; there is nothing to ${command}.`;
   switch (command) {
     case 'pause':
@@ -343,14 +350,41 @@ export const failedInstances = (rollout: Rollout): string[] =>
 /**
  * The instances the rollout does not take again: those whose update failed; for a reference
  * rollout, those it updated too (an instance updated reads the object as it is then, which may be
- * newer than the version rolling out: it is not behind, and a newer change is a rollout of its own).
+ * newer than the version rolling out: it is not behind, and a newer change is a rollout of its own);
+ * for a drain, those it moved or found unmovable too.
  */
 export const settledInstances = (rollout: Rollout): string[] =>
   Object.entries(rollout.progress.results)
     .filter(
-      ([, r]) => r.state === 'failed' || (rollout.request.reference !== undefined && r.state === 'updated'),
+      ([, r]) =>
+        r.state === 'failed' ||
+        r.state === 'unmovable' ||
+        r.state === 'moved' ||
+        (rollout.request.reference !== undefined && r.state === 'updated'),
     )
     .map(([id]) => id);
+
+/**
+ * The rollout knowing which of its drain's instances do not move, and why (per instance id): each
+ * one's result says so, once; instances it knew before keep theirs.
+ */
+export function withUnmovable(rollout: Rollout, unmovable: Readonly<Record<string, string>>): Rollout {
+  const fresh = Object.entries(unmovable).filter(([id]) => !(id in rollout.progress.results));
+  if (fresh.length === 0) return rollout;
+  const results = { ...rollout.progress.results };
+  for (const [id, description] of fresh) results[id] = { state: 'unmovable', description };
+  return withProgress(rollout, { results });
+}
+
+/**
+ * The state a rollout ends in once no instance is left behind: `done`; for a drain, `blocked`
+ * while the cluster still holds instances it could not take (unmovable, or whose move failed).
+ */
+export function endState(rollout: Rollout): RolloutState {
+  if (!rollout.request.drain) return 'done';
+  const { failed, unmovable = 0 } = rollout.progress;
+  return failed + unmovable > 0 ? 'blocked' : 'done';
+}
 
 /**
  * Which instances to read (and claim) ahead of the updates: the next `concurrency` in the queue

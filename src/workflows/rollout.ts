@@ -19,6 +19,14 @@
  * new, always with no update in flight: a run can wait for the result of only the children it
  * started itself.
  *
+ * The drain of a cluster (`request.drain`) is a rollout too: its instances behind are those placed
+ * on the cluster, oldest first, and its step for each is the move workflow (under the instance's
+ * workflow id, claimed for `move` as an update is claimed), the target left to the plan's
+ * scheduler. It cordons the cluster first. Instances whose plan says they do not move are listed
+ * in its results as `unmovable`, with why, and never moved; while any such instance (or one whose
+ * move failed) is left, the drain ends `blocked`, not `done`. Its steps write the cluster's
+ * `Drained` condition as it goes.
+ *
  * The decisions (which instances next, when to soak or halt, what a command or a newer revision
  * does) are rollout-plan.ts's; this file runs the steps they choose.
  */
@@ -36,9 +44,11 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { RolloutInstanceResult, RolloutProgress, RolloutRequest } from '../admin/contract.js';
-import type { RolloutActivities } from '../activities/index.js';
+import type { DrainActivities, RolloutActivities } from '../activities/index.js';
+import type { DrainMove } from '../activities/drains.js';
 import type { RolloutUpdate } from '../activities/rollouts.js';
 import {
+  MOVE_WORKFLOW_TYPE,
   ROLLOUT_MEMO_KEY,
   ROLLOUT_REFUSED,
   WORKFLOW_TYPES,
@@ -48,8 +58,10 @@ import {
   rolloutResumeUpdate,
   rolloutRevisionSignal,
   type InstanceRequest,
+  type MoveRequest,
   type OperationStatus,
   type RolloutLimits,
+  type RolloutTarget,
 } from './messages.js';
 import {
   afterBatch,
@@ -58,6 +70,7 @@ import {
   claimsToRelease,
   commanded,
   doneWaiting,
+  endState,
   heard,
   initialRollout,
   interrupted,
@@ -75,6 +88,7 @@ import {
   withBehind,
   withProgress,
   withResult,
+  withUnmovable,
   type Batch,
   type Rollout,
   type RolloutCarried,
@@ -91,7 +105,7 @@ const DEFAULT_LIMITS: Required<RolloutLimits> = {
   behindPage: 500,
 };
 
-const steps = proxyActivities<RolloutActivities>({
+const steps = proxyActivities<RolloutActivities & DrainActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 s', backoffCoefficient: 2, maximumInterval: '30 s' },
 });
@@ -149,12 +163,13 @@ export async function rolloutWorkflow(
   const stopping = () => mustStop(rollout, historyLong());
 
   /**
-   * Updates one instance through the update workflow, as `update` (read before) says: true once it
-   * ended (or the instance is gone); false when it has to wait.
+   * Updates one instance through the update workflow (a drain: moves it through the move
+   * workflow), as `update` (read before) says: true once it ended (or the instance is gone);
+   * false when it has to wait.
    */
   async function updateOne(
     instanceId: string,
-    update: RolloutUpdate,
+    update: RolloutUpdate | DrainMove,
     onStarted: () => void,
   ): Promise<boolean> {
     if ('gone' in update) {
@@ -165,25 +180,33 @@ export async function rolloutWorkflow(
       setResult(instanceId, { state: 'waiting', description: update.busy });
       return false;
     }
-    const { request: req, workflowId } = update;
+    const { workflowId, request: req } = update;
+    // A drain's move request says why it moves; an update request never has a reason.
+    const moving = 'reason' in req;
     setResult(instanceId, { state: 'in flight' });
     try {
-      const child = await startChild<(input: InstanceRequest) => Promise<OperationStatus>>(
-        WORKFLOW_TYPES.update,
-        {
-          workflowId,
-          args: [req],
-          parentClosePolicy: ParentClosePolicy.ABANDON,
-          ...operationStartOptions('update', req),
-        },
-      );
+      const options = { workflowId, parentClosePolicy: ParentClosePolicy.ABANDON };
+      const child = moving
+        ? await startChild<(input: MoveRequest) => Promise<OperationStatus>>(MOVE_WORKFLOW_TYPE, {
+            ...options,
+            args: [req],
+            ...operationStartOptions('move', req),
+          })
+        : await startChild<(input: InstanceRequest) => Promise<OperationStatus>>(WORKFLOW_TYPES.update, {
+            ...options,
+            args: [req],
+            ...operationStartOptions('update', req),
+          });
       onStarted();
       const status = await child.result();
       setResult(
         instanceId,
         status.state === 'succeeded'
-          ? { state: 'updated' }
-          : { state: 'failed', description: status.description ?? 'The update failed' },
+          ? { state: moving ? 'moved' : 'updated' }
+          : {
+              state: 'failed',
+              description: status.description ?? (moving ? 'The move failed' : 'The update failed'),
+            },
       );
       return true;
     } catch (err) {
@@ -211,19 +234,18 @@ export async function rolloutWorkflow(
    */
   async function runBatch({ kind, instanceIds, concurrency }: Batch): Promise<number> {
     const queue = [...instanceIds];
-    const ahead = new Map<string, RolloutUpdate>();
+    const ahead = new Map<string, RolloutUpdate | DrainMove>();
     let reading: Promise<void> | undefined;
     /** Reads `first` and the instances after it in the queue not read yet, as many as a batch runs at once. */
     const readFrom = (first: string): Promise<void> =>
       (reading ??= (async () => {
         try {
           const ids = toReadAhead([first, ...queue], new Set(ahead.keys()), concurrency);
-          for (const [id, update] of await steps.rolloutUpdates(
-            ids,
-            rollout.progress.revision,
-            rollout.request.reference,
-          ))
-            ahead.set(id, update);
+          const { drain } = rollout.request;
+          const read = drain
+            ? await steps.drainMoves(ids, drain.clusterId, rollout.request.requestedBy)
+            : await steps.rolloutUpdates(ids, rollout.progress.revision, rollout.request.reference);
+          for (const [id, update] of read) ahead.set(id, update);
         } finally {
           reading = undefined;
         }
@@ -255,28 +277,35 @@ export async function rolloutWorkflow(
     await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, slot));
     await reading;
     const unstarted = claimsToRelease(ahead);
-    if (unstarted.length > 0) await steps.releaseRolloutClaims(unstarted);
+    if (unstarted.length > 0)
+      await (rollout.request.drain
+        ? steps.releaseDrainClaims(unstarted)
+        : steps.releaseRolloutClaims(unstarted));
     return ended;
   }
+
+  /** Where the request goes, as the plan (for a drain: the cluster, which it cordons) says now. */
+  const targetOf = (req: RolloutRequest): Promise<RolloutTarget> =>
+    req.drain
+      ? steps.startDrain(req.drain.clusterId, req.settings)
+      : steps.rolloutTarget(req.planId ?? '', req.revision, req.settings, req.reference);
+
+  /** A drain writes its cluster's `Drained` condition as it goes. */
+  const showDrain = async () => {
+    const { drain } = rollout.request;
+    if (drain) await steps.recordDrained(drain.clusterId, seen(rollout));
+  };
 
   // The plan as it is now decides the revision: a request may have been overtaken already. A
   // command may come while the plan is read: the rollout is taken as it is once the read ends.
   if (!carried) {
     if (patched('rollout-commands-while-targeting')) {
-      const target = await steps.rolloutTarget(
-        request.planId,
-        request.revision,
-        request.settings,
-        request.reference,
-      );
+      const target = await targetOf(request);
       rollout = targeted(rollout, request, target);
     } else {
-      rollout = targeted(
-        rollout,
-        request,
-        await steps.rolloutTarget(request.planId, request.revision, request.settings, request.reference),
-      );
+      rollout = targeted(rollout, request, await targetOf(request));
     }
+    await showDrain();
   }
   for (;;) {
     // Here no update is in flight: each step below waits for those it started.
@@ -287,7 +316,7 @@ export async function rolloutWorkflow(
         const [next, rest] = takeNewer(rollout);
         rollout = rest;
         if (!next) continue;
-        const target = await steps.rolloutTarget(next.planId, next.revision, next.settings, next.reference);
+        const target = await targetOf(next);
         rollout = retargeted(rollout, next, target);
         publish();
         continue;
@@ -295,10 +324,12 @@ export async function rolloutWorkflow(
       case 'abort':
         rollout = withProgress(rollout, { state: 'aborted' });
         publish();
+        await showDrain();
         return rollout.progress;
       case 'wait':
         // Paused, or halted: until an admin resumes or aborts it, or a newer revision comes.
         publish();
+        await showDrain();
         await condition(() => doneWaiting(rollout));
         continue;
       case 'continue-as-new':
@@ -309,28 +340,38 @@ export async function rolloutWorkflow(
 
     // The instances behind, a page at a time: an update takes an instance off the list, so the
     // next look finds the next page.
-    const behind = await steps.firstInstancesBehind(
-      rollout.request.planId,
-      rollout.progress.revision,
-      behindPage,
-      settledInstances(rollout),
-      rollout.request.reference,
-    );
+    const { drain } = rollout.request;
+    let behind;
+    if (drain) {
+      const on = await steps.firstInstancesOnCluster(drain.clusterId, behindPage, settledInstances(rollout));
+      rollout = withUnmovable(rollout, on.unmovable);
+      behind = on;
+    } else
+      behind = await steps.firstInstancesBehind(
+        rollout.request.planId ?? '',
+        rollout.progress.revision,
+        behindPage,
+        settledInstances(rollout),
+        rollout.request.reference,
+      );
     rollout = withBehind(rollout, behind.total);
     const batch = nextBatch(rollout, behind.first);
     if (!batch) {
       if (rollout.newer) continue;
-      rollout = withProgress(rollout, { state: 'done' });
+      rollout = withProgress(rollout, { state: endState(rollout) });
       publish();
+      await showDrain();
       return rollout.progress;
     }
 
     rollout = withProgress(rollout, { state: batchState(batch.kind) });
     publish();
+    await showDrain();
     const ended = await runBatch(batch);
     const after = afterBatch(rollout, batch, ended);
     rollout = after.rollout;
     publish();
+    await showDrain();
     if (after.then === 'look-again-later') await condition(() => interrupted(rollout), busyRetryMs);
     if (after.then === 'soak')
       await condition(() => interrupted(rollout), rollout.progress.settings.soakSeconds * 1000);

@@ -50,18 +50,27 @@ export function operationSearchAttributes(
   ];
 }
 
-/** The `OsbOperation` of a plan's rollout and of the rollout of a referenced object's change. */
-export const ROLLOUT_OPERATIONS = { plan: 'rollout', reference: 'reference-rollout' } as const;
+/** The `OsbOperation` of a plan's rollout, of the rollout of a referenced object's change, and of a cluster's drain. */
+export const ROLLOUT_OPERATIONS = {
+  plan: 'rollout',
+  reference: 'reference-rollout',
+  drain: 'drain',
+} as const;
 
 /**
  * The search attributes a rollout starts with: its plan and what it is (`OsbOperation` `rollout`
  * or `reference-rollout`); a reference rollout also the cluster of the object whose change it
  * rolls out, so the Temporal UI lists the rollouts of one plan, of one kind, or of one cluster's
- * objects.
+ * objects. A drain: `OsbOperation` `drain` and the cluster it drains (no plan).
  */
 export function rolloutSearchAttributes(request: RolloutRequest): SearchAttributePair[] {
+  if (request.drain)
+    return [
+      { key: OsbOperation, value: ROLLOUT_OPERATIONS.drain },
+      { key: OsbClusterId, value: request.drain.clusterId },
+    ];
   return [
-    { key: OsbPlanId, value: request.planId },
+    ...(request.planId !== undefined ? [{ key: OsbPlanId, value: request.planId }] : []),
     { key: OsbOperation, value: ROLLOUT_OPERATIONS[request.reference ? 'reference' : 'plan'] },
     ...(request.reference ? [{ key: OsbClusterId, value: request.reference.clusterId }] : []),
   ];

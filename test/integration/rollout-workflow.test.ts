@@ -267,24 +267,51 @@ describe('pause, resume and abort', () => {
     });
   });
 
-  test('GIVEN the plan being read at the start WHEN paused meanwhile THEN no update starts until resumed', async () => {
+  test('GIVEN the plan being read, at the start or for a newer revision, WHEN paused meanwhile THEN no update starts until resumed', async () => {
     const plan = planWith(2, { canary: 0, maxConcurrency: 1, soakSeconds: 0 });
     let readDone!: () => void;
-    plan.targetRead = new Promise((resolve) => (readDone = resolve));
+    const holdReads = (): void => {
+      plan.targetRead = new Promise((resolve) => (readDone = resolve));
+    };
+    const pauseWhileRead = async (handle: WorkflowHandle, reads: number) => {
+      await eventually('the plan being read', async () => (plan.targetReads >= reads ? true : undefined));
+      const paused = await handle.executeUpdate(rolloutPauseUpdate);
+      expect(paused.state).toBe('paused');
+      readDone();
+      await new Promise((r) => setTimeout(r, 1_500));
+    };
+    holdReads();
+
+    const [, second] = plan.instances as [string, string];
+    hold(second);
 
     await withWorker(async (taskQueue) => {
       const handle = await startRollout(taskQueue, plan);
-      await eventually('the plan being read', async () => (plan.targetReads > 0 ? true : undefined));
-      const paused = await handle.executeUpdate(rolloutPauseUpdate);
-      expect(paused).toMatchObject({ state: 'paused', total: 0 });
-
-      readDone();
-      await new Promise((r) => setTimeout(r, 1_500));
+      await pauseWhileRead(handle, 1);
       expect(plan.updates).toEqual([]);
-      expect(await handle.query(rolloutProgressQuery)).toMatchObject({ state: 'paused', done: 0 });
+      expect(await handle.query(rolloutProgressQuery)).toMatchObject({ state: 'paused', total: 0 });
+      await handle.executeUpdate(rolloutResumeUpdate);
+      await until(handle, 'the second update in flight', (p) => p.done === 1 && p.inFlight === 1);
+
+      // the plan goes to r2 while an update of r1 is in flight: once it ends, the plan is read again
+      plan.revision = 'r2';
+      holdReads();
+      await handle.signal(rolloutRevisionSignal, {
+        planId: plan.planId,
+        revision: 'r2',
+        requestedBy: 'plan change',
+      });
+      await release(second);
+      await pauseWhileRead(handle, 2);
+      expect(plan.updates).toHaveLength(2);
+      expect(await handle.query(rolloutProgressQuery)).toMatchObject({
+        revision: 'r2',
+        state: 'paused',
+        done: 0,
+      });
 
       await handle.executeUpdate(rolloutResumeUpdate);
-      expect(await handle.result()).toMatchObject({ state: 'done', total: 2, done: 2 });
+      expect(await handle.result()).toMatchObject({ revision: 'r2', state: 'done', total: 2, done: 2 });
     });
   });
 

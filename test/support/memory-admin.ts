@@ -9,6 +9,7 @@ import {
   type RolloutControl,
   type RolloutProgress,
   type RolloutSettings,
+  type RolloutSummary,
 } from '../../src/admin/contract.js';
 import type { DryRunControl, PlanDryRunReport, PlanDryRunRequest } from '../../src/admin/dry-run.js';
 import type {
@@ -108,6 +109,8 @@ export class MemoryAdmin implements AdminService {
   readonly actionsOf = new Map<string, readonly string[]>();
   /** What `rollouts.progress` answers, one a call; the last one stays. Empty: no rollout. */
   progressAnswers: RolloutProgress[] = [];
+  /** What `rollouts.list` answers. */
+  rolloutList: RolloutSummary[] = [];
 
   readonly rollouts: RolloutControl = {
     start: async (planId: string, settings: Partial<RolloutSettings>, requestedBy: string) => {
@@ -129,7 +132,12 @@ export class MemoryAdmin implements AdminService {
     },
     list: async (limit: number) => {
       this.calls.push({ method: 'rollouts.list', args: [limit] });
-      return [];
+      return this.rolloutList;
+    },
+    drain: async (clusterId: string, settings: Partial<RolloutSettings>, requestedBy: string) => {
+      this.calls.push({ method: 'rollouts.drain', args: [clusterId, settings, requestedBy] });
+      const { planId: _plan, ...progress } = progressOf({ revision: clusterId, drain: { clusterId } });
+      return { ...progress, settings: { ...progress.settings, ...settings } };
     },
     progressOf: async (rolloutId: string) => {
       this.calls.push({ method: 'rollouts.progressOf', args: [rolloutId] });

@@ -1,7 +1,8 @@
 /**
  * The admin API's routes, under `/admin`: listings of the records, the update of one instance, the
  * forced removal of a stuck record, the custom actions of an instance's plan, the rollout of a plan,
- * the listing and steering of every rollout (of plans and of referenced objects' changes) and the dry run of a plan change. Each reads its parameters, calls one
+ * the listing and steering of every rollout (of plans, of referenced objects' changes and drains of
+ * clusters), the drain of a cluster and the dry run of a plan change. Each reads its parameters, calls one
  * AdminService method and sets the answer; errors are the OSB API's (`{error, description}`).
  */
 import { MAX_DRY_RUN_LIMIT } from '../../admin/dry-run.js';
@@ -29,7 +30,8 @@ type AdminContext = RouteContext<AdminState>;
 
 function param(
   ctx: AdminContext,
-  name: 'instance_id' | 'binding_id' | 'plan_id' | 'action' | 'run_id' | 'secret' | 'rollout_id',
+  name:
+    'instance_id' | 'binding_id' | 'plan_id' | 'action' | 'run_id' | 'secret' | 'rollout_id' | 'cluster_id',
 ): string {
   const value = ctx.params[name];
   if (value === undefined) throw new Error(`The route has no :${name} parameter.`);
@@ -112,6 +114,17 @@ export function adminRoutes(router: RouteTable<AdminState>, { admin, maxBodyByte
       ctx.body = await admin.rollouts.steer(param(ctx, 'rollout_id'), action);
     });
   }
+
+  /**
+   * POST /admin/clusters/:cluster_id/drain, body the rollout settings (optional): cordons the
+   * cluster and starts its drain (or redirects the running one to new settings); 202 with its
+   * progress, steered and listed as a rollout (kind `drain`); 404 for a cluster not registered.
+   */
+  router.post('/clusters/:cluster_id/drain', async (ctx) => {
+    const settings = parseRolloutSettings(await readJsonBody(ctx, maxBodyBytes));
+    ctx.status = 202;
+    ctx.body = await admin.rollouts.drain(param(ctx, 'cluster_id'), settings, ctx.state.requestedBy);
+  });
 
   dryRunRoutes(router, { admin, maxBodyBytes });
 }

@@ -166,6 +166,33 @@ describe('POST /admin/{instances,bindings}/:id/force-remove', () => {
   });
 });
 
+describe('the drain of a cluster', () => {
+  test('GIVEN settings WHEN a cluster is drained THEN 202 with its progress, the settings passed through', async () => {
+    const { admin, service } = adminApi();
+    const res = await admin.post('/admin/clusters/sister-1/drain', { maxConcurrency: 1 });
+    expect([res.status, res.body.drain, res.body.planId, res.body.settings.maxConcurrency]).toEqual([
+      202,
+      { clusterId: 'sister-1' },
+      undefined,
+      1,
+    ]);
+    expect(service.calls).toEqual([
+      { method: 'rollouts.drain', args: ['sister-1', { maxConcurrency: 1 }, 'ops'] },
+    ]);
+  });
+
+  test('GIVEN no body WHEN a cluster is drained THEN the defaults; an unknown setting is a 400 and nothing starts', async () => {
+    const { admin, service } = adminApi();
+    expect((await admin.post('/admin/clusters/sister-1/drain')).status).toBe(202);
+    const bad = await admin.post('/admin/clusters/sister-1/drain', { concurrency: 2 });
+    expect([bad.status, bad.body.description]).toEqual([
+      400,
+      expect.stringMatching(/Unknown rollout setting concurrency/),
+    ]);
+    expect(service.calls).toEqual([{ method: 'rollouts.drain', args: ['sister-1', {}, 'ops'] }]);
+  });
+});
+
 describe('rollouts', () => {
   test('GIVEN settings WHEN a rollout starts THEN 202 with its progress, the settings passed through', async () => {
     const { admin, service } = adminApi();

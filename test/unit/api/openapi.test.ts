@@ -66,6 +66,7 @@ test('GIVEN the admin routes and openapi.yaml WHEN their routes are listed THEN 
     'GET /admin/rollouts',
     'GET /admin/rollouts/{rollout_id}',
     'POST /admin/bindings/{binding_id}/force-remove',
+    'POST /admin/clusters/{cluster_id}/drain',
     'POST /admin/instances/{instance_id}/actions/{action}',
     'POST /admin/instances/{instance_id}/force-remove',
     'POST /admin/instances/{instance_id}/move',

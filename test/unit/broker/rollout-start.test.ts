@@ -2,6 +2,7 @@
  * Which revision an admin's rollout start rolls out: the plan's recorded revision, and only once it
  * is the revision of the plan's spec. Refused starts never reach Temporal.
  */
+import type { ClusterClient } from '../../../src/kube/clients.js';
 import type { Client } from '@temporalio/client';
 import { TemporalRollouts } from '../../../src/broker/rollouts.js';
 import type { CatalogCache } from '../../../src/kube/catalog-cache.js';
@@ -22,7 +23,9 @@ function rolloutsOf(plan: SFPlan): TemporalRollouts {
       },
     },
   ) as unknown as Client;
-  return new TemporalRollouts({ client, taskQueue: 'q', catalog, namespace: 'ns' });
+  // The master is read only by a drain, which these tests do not start.
+  const master = client as unknown as ClusterClient;
+  return new TemporalRollouts({ client, taskQueue: 'q', catalog, namespace: 'ns', master });
 }
 
 const planWith = (spec: Record<string, unknown>, specHash?: string): SFPlan =>

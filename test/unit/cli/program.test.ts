@@ -174,6 +174,57 @@ describe('instances and bindings', () => {
   });
 });
 
+describe('cluster drain', () => {
+  test('GIVEN settings as flags WHEN a cluster is drained THEN they are sent as numbers, and the drain is printed', async () => {
+    const res = await cli(['--as', 'alice', 'cluster', 'drain', 'sister-1', '--max-concurrency', '1']);
+    expect([res.status, res.stdout]).toEqual([
+      EXIT.ok,
+      'drain of cluster sister-1: waves (canary batch): 0/10 done, 0 failed, 0 in flight\n',
+    ]);
+    expect(service.calls).toEqual([
+      { method: 'rollouts.drain', args: ['sister-1', { maxConcurrency: 1 }, 'alice (ops)'] },
+    ]);
+  });
+
+  test('GIVEN --wait WHEN the drain ends blocked THEN it is followed by its id, the unmovable instances listed, exit 1', async () => {
+    const id = 'rollout/ns/drain/sister-1';
+    service.rolloutList = [
+      { id, kind: 'drain', drain: { clusterId: 'sister-1' }, running: true },
+      { id: 'rollout/ns/p1', kind: 'plan', planId: 'p1', running: false },
+    ];
+    const { planId: _plan, ...blocked } = progressOf({
+      state: 'blocked',
+      wave: 1,
+      total: 2,
+      done: 1,
+      unmovable: 1,
+      drain: { clusterId: 'sister-1' },
+      results: {
+        i1: { state: 'moved' },
+        i2: {
+          state: 'unmovable',
+          description: 'plan fixed does not say how its instances move (its spec.migrate)',
+        },
+      },
+    });
+    service.progressAnswers = [blocked];
+    const res = await cli(['cluster', 'drain', 'sister-1', '--wait']);
+    expect(res.status).toBe(EXIT.failed);
+    expect(res.stdout.split('\n').slice(1)).toEqual([
+      `drain ${id}`,
+      'blocked (wave 1): 1/2 done, 0 failed, 1 unmovable, 0 in flight',
+      'unmovable: i2: plan fixed does not say how its instances move (its spec.migrate)',
+      '',
+    ]);
+    expect(service.calls.map((c) => c.method)).toEqual([
+      'rollouts.drain',
+      'rollouts.list',
+      'rollouts.progressOf',
+    ]);
+    expect(service.calls[2]!.args).toEqual([id]);
+  });
+});
+
 describe('rollouts', () => {
   test('GIVEN settings as flags WHEN a rollout starts THEN they are sent as numbers', async () => {
     const res = await cli([
