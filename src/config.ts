@@ -237,8 +237,10 @@ export interface Config {
   readonly tracing?: TracingConfig;
   /**
    * The entitlement service the broker asks before a provision or a plan change (after the plans'
-   * own quotas), as docs/quotas.md describes. INTEROP_QUOTA_WEBHOOK_URL: where it POSTs; unset, no
-   * service is asked. INTEROP_QUOTA_WEBHOOK_TIMEOUT_SECONDS: how long it waits for the answer
+   * own quotas), as docs/quotas.md describes. INTEROP_QUOTA_WEBHOOK_URL: where it asks; unset, no
+   * service is asked. INTEROP_QUOTA_WEBHOOK_PROTOCOL: `entitlement` (a POST of the request) or
+   * `service-fabrik` (Service Fabrik's quota app) @default entitlement.
+   * INTEROP_QUOTA_WEBHOOK_TIMEOUT_SECONDS: how long it waits for the answer
    * @default 5; INTEROP_QUOTA_WEBHOOK_FAILURE_POLICY: `refuse` (503) or `allow` when the service
    * cannot be asked or answers nonsense @default refuse
    */
@@ -290,6 +292,8 @@ export interface CodecConfig {
 /** The entitlement service's settings; see {@link Config.quotaWebhook}. */
 export interface QuotaWebhookConfig {
   readonly url: string;
+  /** `entitlement` (a POST of the request) or `service-fabrik` (the GET of Service Fabrik's quota app). */
+  readonly protocol: 'entitlement' | 'service-fabrik';
   readonly timeoutMs: number;
   readonly failurePolicy: 'refuse' | 'allow';
 }
@@ -574,6 +578,12 @@ function quotaWebhookConfig(env: NodeJS.ProcessEnv): Pick<Config, 'quotaWebhook'
   return {
     quotaWebhook: {
       url: raw,
+      protocol: oneOf(
+        env,
+        'INTEROP_QUOTA_WEBHOOK_PROTOCOL',
+        ['entitlement', 'service-fabrik'] as const,
+        'entitlement',
+      ),
       timeoutMs: number(env, 'INTEROP_QUOTA_WEBHOOK_TIMEOUT_SECONDS', 5, { max: 300 }) * 1000,
       failurePolicy: oneOf(
         env,

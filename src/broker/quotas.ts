@@ -15,13 +15,23 @@ import {
   type EntitlementRequest,
   type TenantSource,
 } from '../osb/quotas.js';
+import { quotaAppDecision, quotaAppPath } from '../osb/service-fabrik-quota.js';
 import type { SFPlan } from '../resources/types.js';
 import type { Records } from './records.js';
 
+/**
+ * How the broker asks the entitlement service: `entitlement`, a POST of an
+ * {@link EntitlementRequest} to the URL; `service-fabrik`, the GET of Service Fabrik's quota app
+ * under the URL (src/osb/service-fabrik-quota.ts).
+ */
+export type EntitlementProtocol = 'entitlement' | 'service-fabrik';
+
 /** The entitlement service the broker asks (docs/quotas.md). */
 export interface EntitlementService {
-  /** Where the broker POSTs an {@link EntitlementRequest}. */
+  /** Where the broker asks; user and password in it are sent as Basic authentication. */
   readonly url: string;
+  /** @default 'entitlement' */
+  readonly protocol?: EntitlementProtocol;
   /** How long the broker waits for its answer. */
   readonly timeoutMs: number;
   /** What the broker does when it gets no usable answer. */
@@ -37,6 +47,8 @@ export interface QuotaRequest extends TenantSource {
   readonly plan: SFPlan;
   /** On a plan change, the plan the instance leaves. */
   readonly previousPlanId?: string;
+  /** The region whose route the request came by, when it came by one. */
+  readonly region?: string;
 }
 
 export interface QuotaDeps {
@@ -48,16 +60,43 @@ export interface QuotaDeps {
   readonly onUnanswered?: (reason: string) => void;
 }
 
+/**
+ * The URL to ask without its user and password, and those as a Basic `Authorization` header
+ * (fetch refuses a URL that carries credentials).
+ */
+function withoutCredentials(url: string, path = ''): { url: string; headers: Record<string, string> } {
+  const parsed = new URL(url);
+  const user = decodeURIComponent(parsed.username);
+  const password = decodeURIComponent(parsed.password);
+  parsed.username = '';
+  parsed.password = '';
+  const base = parsed.toString();
+  const joined = path ? `${base.replace(/\/+$/, '')}${path}` : base;
+  return {
+    url: joined,
+    headers:
+      user || password
+        ? { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` }
+        : {},
+  };
+}
+
 /** Asks the entitlement service; never throws: a failure is an answer of its own. */
 async function askEntitlements(
   service: EntitlementService,
-  body: EntitlementRequest,
+  request: { readonly method: 'GET' | 'POST'; readonly path?: string; readonly body?: unknown },
 ): Promise<EntitlementAnswer> {
   try {
-    const res = await fetch(service.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify(body),
+    const target = withoutCredentials(service.url, request.path);
+    const res = await fetch(target.url, {
+      method: request.method,
+      headers: {
+        ...target.headers,
+        accept: 'application/json',
+        ...(request.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
+      redirect: 'manual',
       signal: AbortSignal.timeout(service.timeoutMs),
     });
     if (!res.ok) {
@@ -99,8 +138,9 @@ export async function checkQuotas(deps: QuotaDeps, req: QuotaRequest): Promise<v
       checkQuota({ plan: req.plan, quota, plans, tenant, used });
     }
   }
-  if (!deps.entitlements) return;
-  const answer = await askEntitlements(deps.entitlements, {
+  const service = deps.entitlements;
+  if (!service) return;
+  const asked: EntitlementRequest = {
     operation: req.operation,
     instance_id: req.instanceId,
     service_id: req.serviceId,
@@ -109,8 +149,17 @@ export async function checkQuotas(deps: QuotaDeps, req: QuotaRequest): Promise<v
     ...(req.organizationGuid ? { organization_guid: req.organizationGuid } : {}),
     ...(req.spaceGuid ? { space_guid: req.spaceGuid } : {}),
     ...(req.context ? { context: req.context } : {}),
-  });
-  const decision = entitlementDecision(answer, deps.entitlements.failurePolicy);
+  };
+  const decision =
+    service.protocol === 'service-fabrik'
+      ? quotaAppDecision(
+          await askEntitlements(service, { method: 'GET', path: quotaAppPath(asked, req.region) }),
+          service.failurePolicy,
+        )
+      : entitlementDecision(
+          await askEntitlements(service, { method: 'POST', body: asked }),
+          service.failurePolicy,
+        );
   if (decision.refusal) throw decision.refusal;
   if (decision.unanswered) deps.onUnanswered?.(decision.unanswered);
 }

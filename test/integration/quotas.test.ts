@@ -268,16 +268,25 @@ describe('quotas and plan deprecation on the real broker', () => {
   describe('the entitlement service', () => {
     let answer: 'allow' | 'refuse' | 'hang' = 'allow';
     const asked: Record<string, unknown>[] = [];
+    /** What Service Fabrik's quota app answers, and how it was asked. */
+    let quotaApp: { quotaValidStatus: number; message?: string } = { quotaValidStatus: 0 };
+    const quotaAppAsked: { url: string; authorization?: string }[] = [];
+    const authorizations: (string | undefined)[] = [];
     let server: Server;
     const brokers: SystemProcess[] = [];
 
     /** A broker of the same task queue (its worker is the system's), asking the service at `url`. */
-    const brokerAsking = async (url: string, policy: 'refuse' | 'allow') => {
+    const brokerAsking = async (
+      url: string,
+      policy: 'refuse' | 'allow',
+      protocol: 'entitlement' | 'service-fabrik' = 'entitlement',
+    ) => {
       const broker = await startProcess('broker', {
         ...settings,
         port: await freePort(),
         extraEnv: {
           INTEROP_QUOTA_WEBHOOK_URL: url,
+          INTEROP_QUOTA_WEBHOOK_PROTOCOL: protocol,
           INTEROP_QUOTA_WEBHOOK_TIMEOUT_SECONDS: '1',
           INTEROP_QUOTA_WEBHOOK_FAILURE_POLICY: policy,
         },
@@ -288,6 +297,13 @@ describe('quotas and plan deprecation on the real broker', () => {
 
     beforeAll(async () => {
       server = createServer((req, res) => {
+        if (req.method === 'GET') {
+          quotaAppAsked.push({ url: req.url ?? '', authorization: req.headers.authorization });
+          res.setHeader('content-type', 'application/json');
+          res.end(JSON.stringify(quotaApp));
+          return;
+        }
+        authorizations.push(req.headers.authorization);
         let body = '';
         req.on('data', (chunk: Buffer) => (body += chunk.toString()));
         req.on('end', () => {
@@ -314,7 +330,8 @@ describe('quotas and plan deprecation on the real broker', () => {
 
     test('GIVEN the policy refuse THEN an allowed provision passes, a refused one gets 403 with the reason, a silent service gets 503; nothing is recorded of the refused', async () => {
       const port = (server.address() as AddressInfo).port;
-      const client = await brokerAsking(`http://127.0.0.1:${port}/entitlements`, 'refuse');
+      // (its credentials in the URL: sent as Basic authentication)
+      const client = await brokerAsking(`http://entitle:s%3Acret@127.0.0.1:${port}/entitlements`, 'refuse');
 
       answer = 'allow';
       const allowed = randomUUID();
@@ -330,6 +347,7 @@ describe('quotas and plan deprecation on the real broker', () => {
         space_guid: 'space',
         context: { platform: 'cloudfoundry', organization_guid: 'org-e', space_guid: 'space' },
       });
+      expect(authorizations.at(-1)).toBe(`Basic ${Buffer.from('entitle:s:cret').toString('base64')}`);
 
       answer = 'refuse';
       const refusedId = randomUUID();
@@ -366,6 +384,63 @@ describe('quotas and plan deprecation on the real broker', () => {
       expect(await record(silentId)).toBeUndefined();
 
       answer = 'allow';
+      expect((await client('DELETE', deprovisionPath(allowed, PLANS.open))).status).toBe(200);
+    });
+
+    test("GIVEN Service Fabrik's quota app THEN it is asked by GET as Service Fabrik's broker asks it; 0 lets the provision pass, 1 and 2 refuse with 403 and its texts", async () => {
+      const port = (server.address() as AddressInfo).port;
+      const client = await brokerAsking(`http://quota:secret@127.0.0.1:${port}`, 'refuse', 'service-fabrik');
+
+      quotaApp = { quotaValidStatus: 0 };
+      const allowed = randomUUID();
+      expect(
+        (await client('PUT', `/v2/service_instances/${allowed}`, provision(PLANS.open, 'org-q'))).status,
+      ).toBe(201);
+      const first = quotaAppAsked.at(-1)!;
+      expect(first.authorization).toBe(`Basic ${Buffer.from('quota:secret').toString('base64')}`);
+      const url = new URL(first.url, 'http://quota.app');
+      expect(url.pathname).toBe('/v1/account/undefined/quota');
+      expect(Object.fromEntries(url.searchParams)).toEqual({
+        planId: PLANS.open,
+        useAPIServerForConsumedQuotaCheck: 'true',
+        orgId: 'org-q',
+        reqMethod: 'PUT',
+        instanceId: allowed,
+      });
+
+      for (const [status, message, error, description] of [
+        [1, undefined, 'QuotaExceeded', 'Quota is not sufficient for this request'],
+        [2, 'org-q is not entitled to plan open', 'EntitlementRefused', 'org-q is not entitled to plan open'],
+      ] as const) {
+        quotaApp = { quotaValidStatus: status, ...(message ? { message } : {}) };
+        const refusedId = randomUUID();
+        const refused = await client(
+          'PUT',
+          `/v2/service_instances/${refusedId}`,
+          provision(PLANS.open, 'org-q'),
+        );
+        expect({ status: refused.status, body: refused.body }).toEqual({
+          status: 403,
+          body: { error, description },
+        });
+        expect(await record(refusedId)).toBeUndefined();
+      }
+      // a plan change asks with PATCH and the plan it leaves
+      quotaApp = { quotaValidStatus: 1 };
+      const change = await client('PATCH', `/v2/service_instances/${allowed}`, {
+        service_id: SERVICE,
+        plan_id: PLANS.large,
+      });
+      expect(change.status).toBe(403);
+      expect(
+        Object.fromEntries(new URL(quotaAppAsked.at(-1)!.url, 'http://quota.app').searchParams),
+      ).toMatchObject({
+        planId: PLANS.large,
+        previousPlanId: PLANS.open,
+        reqMethod: 'PATCH',
+      });
+
+      quotaApp = { quotaValidStatus: 0 };
       expect((await client('DELETE', deprovisionPath(allowed, PLANS.open))).status).toBe(200);
     });
 

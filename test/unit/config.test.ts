@@ -514,20 +514,23 @@ describe('the entitlement service', () => {
         .quotaWebhook,
     ).toEqual({
       url: 'https://entitlements.example/check',
+      protocol: 'entitlement',
       timeoutMs: 5000,
       failurePolicy: 'refuse',
     });
   });
 
-  test('GIVEN all three WHEN loaded THEN they are used', () => {
+  test('GIVEN all four WHEN loaded THEN they are used', () => {
     const env = {
       ...base,
       INTEROP_QUOTA_WEBHOOK_URL: 'http://127.0.0.1:9000/',
+      INTEROP_QUOTA_WEBHOOK_PROTOCOL: 'service-fabrik',
       INTEROP_QUOTA_WEBHOOK_TIMEOUT_SECONDS: '0.5',
       INTEROP_QUOTA_WEBHOOK_FAILURE_POLICY: 'allow',
     };
     expect(loadConfig('broker', env).quotaWebhook).toEqual({
       url: 'http://127.0.0.1:9000/',
+      protocol: 'service-fabrik',
       timeoutMs: 500,
       failurePolicy: 'allow',
     });
@@ -535,6 +538,7 @@ describe('the entitlement service', () => {
 
   test.each([
     ['INTEROP_QUOTA_WEBHOOK_FAILURE_POLICY', 'ignore'],
+    ['INTEROP_QUOTA_WEBHOOK_PROTOCOL', 'quota-app'],
     ['INTEROP_QUOTA_WEBHOOK_TIMEOUT_SECONDS', '0'],
   ])('GIVEN %s=%s WHEN loaded THEN it is refused, naming both', (name, value) => {
     const load = () =>

@@ -369,6 +369,7 @@ withHelm('the chart rendered by helm', () => {
       INTEROP_METRICS_PORT: '9090',
       INTEROP_METRICS_HOST: '0.0.0.0',
       INTEROP_QUOTA_WEBHOOK_URL: '',
+      INTEROP_QUOTA_WEBHOOK_PROTOCOL: 'entitlement',
       INTEROP_QUOTA_WEBHOOK_TIMEOUT_SECONDS: '5',
       INTEROP_QUOTA_WEBHOOK_FAILURE_POLICY: 'refuse',
     });
