@@ -23,6 +23,7 @@ import {
   type PodResources,
   type ProbeResult,
 } from '../clusters/index.js';
+import { drainWorkflowId } from '../admin/contract.js';
 import type { ClusterClient } from '../kube/clients.js';
 import { isUnauthorized, type ClusterDirectory } from '../kube/cluster-directory.js';
 import { listClusters } from '../kube/cluster-registry.js';
@@ -388,6 +389,9 @@ export function clusterActivities({
         ...(finalizers?.released ? { released: true } : {}),
         ...(answered && cluster.status?.phase === 'offline' ? { returning: true } : {}),
         ...(Number.isFinite(since) ? { unansweredSeconds: Math.max(0, (Date.now() - since) / 1000) } : {}),
+        ...(written.metadata.deletionTimestamp && instances > 0
+          ? { offboarding: { drainWorkflowId: drainWorkflowId(namespace, clusterId) } }
+          : {}),
       };
     },
 

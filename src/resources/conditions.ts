@@ -200,13 +200,18 @@ export interface ClusterProbeSummary {
 }
 
 /**
- * What a cluster being removed says: with instances still placed on it, how many and that they
- * must go first (its finalizer keeps the SFCluster until then).
+ * What a cluster being removed says: with instances still placed on it, how many, and that they
+ * go first: drained off it where their plan allows a move, else deprovisioned (its finalizer keeps
+ * the SFCluster until then).
  */
 export function clusterRemovalMessage(instances: number): string {
   if (instances <= 0) return 'the cluster is being removed: no instance is placed on it';
   const many = instances === 1 ? '1 instance is' : `${instances} instances are`;
-  return `the cluster is being removed, but ${many} still placed on it: move or deprovision ${instances === 1 ? 'it' : 'them'} first; the SFCluster stays until none is left`;
+  const rest =
+    instances === 1
+      ? 'it is drained off the cluster where its plan allows a move, else deprovision it'
+      : 'they are drained off the cluster where their plan allows a move, else deprovision them';
+  return `the cluster is being removed, but ${many} still placed on it: ${rest}; the SFCluster stays until none is left`;
 }
 
 /**

@@ -9,7 +9,9 @@
  * A cluster unreachable longer than the evacuation setting (off unless set) has the instances of
  * the plans that allow it rebuilt on other clusters, a few at a time: each a move workflow of its
  * own, started here and left to run. A sister that answers again after it was offline has what it
- * still holds of instances placed elsewhere meanwhile removed.
+ * still holds of instances placed elsewhere meanwhile removed. A sister whose SFCluster is deleted
+ * while instances are placed there is drained (the drain a `cluster drain` starts), and the deletion
+ * finishes once the last of them has moved.
  */
 import {
   ActivityFailure,
@@ -23,13 +25,16 @@ import {
   setHandler,
   startChild,
   workflowInfo,
+  WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ClusterActivities, EvacuationActivities, LeftoverActivities } from '../activities/index.js';
 import { MOVE_OPERATION } from '../resources/migration.js';
+import type { RolloutProgress, RolloutRequest } from '../admin/contract.js';
 import {
   CLUSTER_HEALTH_SETTINGS_SIGNAL,
   MOVE_WORKFLOW_TYPE,
+  ROLLOUT_WORKFLOW_TYPE,
   type ClusterHealthReport,
   type ClusterHealthSettings,
   type MoveRequest,
@@ -37,6 +42,7 @@ import {
   type RegisteredCluster,
 } from './messages.js';
 import { operationStartOptions } from './operation-start.js';
+import { rolloutSearchAttributes } from './search-attributes.js';
 import { movesToCurrentVersion } from './versioning.js';
 
 /** New settings for the running workflow. */
@@ -128,6 +134,32 @@ async function evacuate(clusterId: string, settings: ClusterHealthSettings): Pro
     });
 }
 
+/**
+ * Drains a sister whose SFCluster is being deleted, with the drain's default settings, unless its
+ * drain runs or ran already (an admin's, or one started in an earlier round): a drain that ended
+ * blocked by instances that cannot move is not started again and again; its result stays on the
+ * SFCluster (`Drained`), and an admin drains again once they can move.
+ */
+async function drainOffboarded(clusterId: string, workflowId: string): Promise<void> {
+  const request: RolloutRequest = {
+    revision: clusterId,
+    drain: { clusterId },
+    requestedBy: `the deletion of SFCluster ${clusterId}`,
+  };
+  try {
+    await startChild<(req: RolloutRequest) => Promise<RolloutProgress>>(ROLLOUT_WORKFLOW_TYPE, {
+      workflowId,
+      args: [request],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      typedSearchAttributes: rolloutSearchAttributes(request),
+    });
+    log.info('deleted cluster draining', { clusterId });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
+
 /** Whether the round rebuilds the cluster's instances elsewhere: unreachable past the evacuation setting. */
 const lost = (report: ClusterHealthReport, settings: ClusterHealthSettings): boolean =>
   (settings.evacuateAfterSeconds ?? 0) > 0 &&
@@ -147,6 +179,8 @@ export async function clusterHealthRound(settings: ClusterHealthSettings): Promi
           if (!master && report.returning) await there.removeLeftovers(clusterId);
           if (!master && lost(report, settings)) await evacuate(clusterId, settings);
         }
+        if (!master && report.offboarding && patched('cluster-offboarding'))
+          await drainOffboarded(clusterId, report.offboarding.drainWorkflowId);
         // The catalog's copies need our CRDs there: a sister not onboarded gets them once it is.
         if (!master && report.phase === 'running' && report.crdsInstalled !== false)
           await there.replicateCatalog(clusterId);

@@ -313,6 +313,9 @@ export const WORKFLOW_TYPES = {
 /** Workflow type name of every custom action. */
 export const ACTION_WORKFLOW_TYPE = 'actionWorkflow';
 
+/** Workflow type name of the rollouts (of plans, of referenced objects) and of the drains of clusters. */
+export const ROLLOUT_WORKFLOW_TYPE = 'rolloutWorkflow';
+
 /** Where an instance's record is, and which cluster it is placed on once scheduled. */
 export interface InstanceRef {
   readonly instanceId: string;
@@ -423,6 +426,11 @@ export interface ClusterHealthReport {
   readonly returning?: boolean;
   /** How long it has not answered, in seconds; absent while it answers. */
   readonly unansweredSeconds?: number;
+  /**
+   * Its deletion is requested while instances are placed there: they are drained off it by the
+   * drain under this workflow id, and the deletion finishes once none is left.
+   */
+  readonly offboarding?: { readonly drainWorkflowId: string };
 }
 
 /** What a catalog replication did on one sister. */

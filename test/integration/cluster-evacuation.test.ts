@@ -10,9 +10,10 @@ import { randomUUID } from 'node:crypto';
 import { installCatalog } from '../../dev/catalog.js';
 import type { ExtraCluster } from '../../dev/local/kube-control-plane.js';
 import { startExampleOperator } from '../../examples/operator/operator.js';
+import { drainWorkflowId } from '../../src/admin/contract.js';
 import type { ClusterClient } from '../../src/kube/clients.js';
 import { registerCluster } from '../../src/kube/cluster-registry.js';
-import { getRecord, listRecords } from '../../src/kube/custom-objects.js';
+import { deleteRecord, getRecord, listRecords, patchRecord } from '../../src/kube/custom-objects.js';
 import { bindingSecretName, instanceWorkflowId, resourceName } from '../../src/resources/names.js';
 import {
   SFCLUSTER,
@@ -56,6 +57,7 @@ describe('a sister lost past the evacuation setting', () => {
   const sisterId = unique('lost');
   let own: { extra: ExtraCluster; admin: ClusterClient };
   let landscape: SystemProcess;
+  let settings: Awaited<ReturnType<typeof systemSettings>>;
   let operators: { stop(): Promise<void> }[] = [];
   let osb: OsbClient;
 
@@ -88,7 +90,7 @@ describe('a sister lost past the evacuation setting', () => {
         backupStore: { cluster: master, namespace: 'example-operator-backups' },
       }),
     ];
-    const settings = await systemSettings({
+    settings = await systemSettings({
       INTEROP_NAMESPACE: registry,
       INTEROP_SCHEDULER: 'resource-aware',
       INTEROP_CLUSTER_PROBE_SECONDS: '1',
@@ -334,4 +336,47 @@ describe('a sister lost past the evacuation setting', () => {
       deprovision(unsaved, PLANS.restoring),
     ]);
   }, 400_000);
+
+  test("deleting the sister's SFCluster drains its instances to another cluster, then lets the deletion finish", async () => {
+    // GIVEN an instance on the sister, of a plan that moves by provisioning anew (the master
+    // cordoned meanwhile, so that it goes there)
+    await eventually('the sister schedulable again', async () => {
+      const sister = await getRecord<SFCluster>(master, SFCLUSTER, registry, sisterId);
+      const schedulable = sister?.status?.conditions?.find((c) => c.type === 'Schedulable');
+      return sister?.status?.phase === 'running' && schedulable?.status === 'True' ? true : undefined;
+    });
+    await patchRecord(master, SFCLUSTER, registry, masterId, { spec: { schedulingDisabled: true } });
+    const instanceId = await provision(PLANS.staying).finally(() =>
+      patchRecord(master, SFCLUSTER, registry, masterId, { spec: { schedulingDisabled: null } }),
+    );
+
+    // WHEN the sister's SFCluster is deleted
+    await deleteRecord(master, SFCLUSTER, registry, sisterId);
+
+    // THEN a drain started by the deletion moves the instance to the master, and the SFCluster goes
+    await eventually(
+      'the SFCluster gone',
+      async () => ((await getRecord<SFCluster>(master, SFCLUSTER, registry, sisterId)) ? undefined : true),
+      180_000,
+    );
+    const moved = await recordOf(instanceId);
+    expect(moved?.spec.clusterId).toBe(masterId);
+    expect(moved?.status?.lastAction).toMatchObject({ operation: 'move', state: 'succeeded' });
+    expect(await postgresqlOn(master, instanceId)).toBe(true);
+    await untilNamespaceGone(own.admin, `sf-${instanceId}`, 60_000);
+    const raw = await temporalClient(settings.payloadKeys);
+    try {
+      const drain = await raw.client.workflow.getHandle(drainWorkflowId(registry, sisterId)).result();
+      expect(drain).toMatchObject({
+        state: 'done',
+        done: 1,
+        failed: 0,
+        requestedBy: `the deletion of SFCluster ${sisterId}`,
+      });
+    } finally {
+      await raw.close();
+    }
+    // and the platform's operations go on where it is now
+    await deprovision(instanceId, PLANS.staying);
+  }, 300_000);
 });

@@ -285,7 +285,7 @@ describe('offboarding a sister', () => {
     await deleteRecord(master, SFCLUSTER, namespace, freshId);
     const held = await untilCluster('terminated', (c) => c.status?.phase === 'terminated');
     const waiting =
-      'the cluster is being removed, but 1 instance is still placed on it: move or deprovision it first; the SFCluster stays until none is left';
+      'the cluster is being removed, but 1 instance is still placed on it: it is drained off the cluster where its plan allows a move, else deprovision it; the SFCluster stays until none is left';
     expect(conditionOf(held, 'Ready')).toMatchObject({
       status: 'False',
       reason: 'Terminating',

@@ -65,7 +65,7 @@ const ANSWERS = 'apiserver v1.31.0 answers';
 const REFUSED = 'connect ECONNREFUSED 127.0.0.1:6443';
 /** Being removed while the 3 instances of the previous status are placed there. */
 const REMOVED =
-  'the cluster is being removed, but 3 instances are still placed on it: move or deprovision them first; the SFCluster stays until none is left';
+  'the cluster is being removed, but 3 instances are still placed on it: they are drained off the cluster where their plan allows a move, else deprovision them; the SFCluster stays until none is left';
 
 const REACHABLE = ['True', 'Reachable', 'apiserver v1.31.0 answers'] as const;
 const UNREACHABLE = ['False', 'Unreachable', 'connect ECONNREFUSED 127.0.0.1:6443'] as const;

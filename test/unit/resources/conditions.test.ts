@@ -161,11 +161,11 @@ describe('clusterRemovalMessage: what a cluster being removed says of the instan
     [0, 'the cluster is being removed: no instance is placed on it'],
     [
       1,
-      'the cluster is being removed, but 1 instance is still placed on it: move or deprovision it first; the SFCluster stays until none is left',
+      'the cluster is being removed, but 1 instance is still placed on it: it is drained off the cluster where its plan allows a move, else deprovision it; the SFCluster stays until none is left',
     ],
     [
       4,
-      'the cluster is being removed, but 4 instances are still placed on it: move or deprovision them first; the SFCluster stays until none is left',
+      'the cluster is being removed, but 4 instances are still placed on it: they are drained off the cluster where their plan allows a move, else deprovision them; the SFCluster stays until none is left',
     ],
   ])('GIVEN %i instances THEN %s', (instances, expected) => {
     expect(clusterRemovalMessage(instances)).toBe(expected);
