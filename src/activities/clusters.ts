@@ -17,6 +17,7 @@ import {
   nextClusterStatus,
   nodeResources,
   podFieldSelector,
+  clusterFigures,
   podResources,
   type InstanceNamespaces,
   type NodeResources,
@@ -359,7 +360,7 @@ export function clusterActivities({
           status = statusOf(read);
         }
       }
-      health?.clusterPhase(clusterId, status.phase);
+      health?.clusterPhase(clusterId, status.phase, clusterFigures(written, instances));
       // Decided on the SFCluster as written, so that a deletion requested meanwhile is seen.
       const finalizers = clusterFinalizers(written, instances);
       if (finalizers) {

@@ -27,6 +27,7 @@ import {
   type InstanceNamespaces,
 } from './capacity.js';
 import { crdsMissing } from './onboarding.js';
+import { parseQuantity } from './quantity.js';
 
 /** What one probe of a cluster found. */
 export type ProbeResult =
@@ -252,4 +253,23 @@ function schedulability(
   const { invalidCapacity } = hindrances;
   if (invalidCapacity) return [false, 'InvalidCapacity', invalidCapacity];
   return [true, 'Schedulable', 'new instances may be placed on the cluster'];
+}
+
+/**
+ * What the metrics show of a cluster beside its phase: the instances placed there, and what it
+ * offers to pods in each resource's unit (cores, bytes); a quantity that does not parse is left out.
+ */
+export function clusterFigures(
+  cluster: SFCluster,
+  serviceInstances: number,
+): { serviceInstances: number; allocatable: Record<string, number> } {
+  const allocatable: Record<string, number> = {};
+  for (const [resource, quantity] of Object.entries(cluster.status?.allocatable ?? {})) {
+    try {
+      allocatable[resource] = Number(parseQuantity(quantity)) / 1000;
+    } catch {
+      // not a quantity: nothing to show
+    }
+  }
+  return { serviceInstances, allocatable };
 }

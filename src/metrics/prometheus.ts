@@ -5,6 +5,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type {
+  ClusterFigures,
   ClusterHealthRecorder,
   FinishedOperation,
   KubeCallOutcome,
@@ -121,6 +122,7 @@ export function workerMetrics(
     registers: [registry],
   });
   const phases = new Map<string, string>();
+  const figures = new Map<string, ClusterFigures>();
   new Gauge({
     name: `${METRIC_PREFIX}clusters`,
     help: 'Registered clusters by the phase of their last health probe.',
@@ -129,6 +131,40 @@ export function workerMetrics(
     collect() {
       this.reset();
       for (const [phase, count] of countBy(phases.values())) this.set({ phase }, count);
+    },
+  });
+  // Under Service Fabrik's names, so that its dashboards and alerts keep working.
+  new Gauge({
+    name: `${METRIC_PREFIX}cluster_up`,
+    help: 'Whether a cluster is running (1) or not (0), as its last health probe found it.',
+    labelNames: ['cluster'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [cluster, phase] of phases) this.set({ cluster }, phase === 'running' ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: `${METRIC_PREFIX}cluster_service_instances`,
+    help: 'Instances placed on a cluster.',
+    labelNames: ['cluster'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [cluster, found] of figures)
+        if (found.serviceInstances !== undefined) this.set({ cluster }, found.serviceInstances);
+    },
+  });
+  new Gauge({
+    name: `${METRIC_PREFIX}cluster_allocatable`,
+    help: 'What a cluster offers to pods, by resource type (cpu in cores, memory in bytes).',
+    labelNames: ['cluster', 'type'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [cluster, found] of figures)
+        for (const [type, amount] of Object.entries(found.allocatable ?? {}))
+          this.set({ cluster, type }, amount);
     },
   });
   return {
@@ -145,9 +181,14 @@ export function workerMetrics(
     kubeCall(verb: string, outcome: KubeCallOutcome) {
       kube.inc({ verb, outcome });
     },
-    clusterPhase(clusterId, phase) {
-      if (phase === undefined) phases.delete(clusterId);
-      else phases.set(clusterId, phase);
+    clusterPhase(clusterId, phase, found) {
+      if (phase === undefined) {
+        phases.delete(clusterId);
+        figures.delete(clusterId);
+        return;
+      }
+      phases.set(clusterId, phase);
+      if (found) figures.set(clusterId, found);
     },
   };
 }

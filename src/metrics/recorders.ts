@@ -59,10 +59,21 @@ export interface KubeCallRecorder {
   kubeCall(verb: string, outcome: KubeCallOutcome): void;
 }
 
+/** What a cluster's health round found beside its phase. */
+export interface ClusterFigures {
+  /** Instances placed on the cluster. */
+  readonly serviceInstances?: number;
+  /** What it offers to pods, by resource, in the resource's unit (cores, bytes). */
+  readonly allocatable?: Readonly<Record<string, number>>;
+}
+
 /** The health of the registered clusters, as the cluster health workflow writes it. */
 export interface ClusterHealthRecorder {
-  /** The phase written to a cluster's SFCluster status; undefined once the SFCluster is gone. */
-  clusterPhase(clusterId: string, phase: string | undefined): void;
+  /**
+   * The phase written to a cluster's SFCluster status, with what the round found; undefined once
+   * the SFCluster is gone.
+   */
+  clusterPhase(clusterId: string, phase: string | undefined, figures?: ClusterFigures): void;
 }
 
 /** The verb of a Kubernetes API call by its HTTP method. */

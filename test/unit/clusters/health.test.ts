@@ -1,4 +1,9 @@
-import { nextClusterStatus, type HealthInput, type ProbeResult } from '../../../src/clusters/health.js';
+import {
+  clusterFigures,
+  nextClusterStatus,
+  type HealthInput,
+  type ProbeResult,
+} from '../../../src/clusters/health.js';
 import type {
   ClusterCondition,
   SFCluster,
@@ -646,5 +651,21 @@ describe('nextClusterStatus: the CrdsInstalled condition of onboarding', () => {
       crds: forbidden,
     });
     expect(conditionOf(status, 'Schedulable')).toMatchObject({ reason: 'SchedulingDisabled' });
+  });
+});
+
+describe('clusterFigures: what the metrics show of a cluster', () => {
+  test('GIVEN allocatable quantities THEN each in its unit; a quantity that does not parse is left out', () => {
+    const cluster = {
+      apiVersion: 'resource.servicefabrik.io/v1alpha1',
+      kind: 'SFCluster',
+      metadata: { name: '2' },
+      spec: {},
+      status: { allocatable: { cpu: '3500m', memory: '8Gi', pods: '110', broken: 'lots' } },
+    } as unknown as SFCluster;
+    expect(clusterFigures(cluster, 4)).toEqual({
+      serviceInstances: 4,
+      allocatable: { cpu: 3.5, memory: 8 * 1024 ** 3, pods: 110 },
+    });
   });
 });

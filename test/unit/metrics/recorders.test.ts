@@ -81,6 +81,28 @@ describe('the Prometheus metrics', () => {
     expect(text).not.toContain('offline');
   });
 
+  test("GIVEN the worker metrics WHEN clusters are probed THEN Service Fabrik's cluster gauges say which are up, their instances and what they offer", async () => {
+    const registry = new Registry();
+    const metrics = workerMetrics(registry);
+    metrics.clusterPhase('1', 'running', {
+      serviceInstances: 3,
+      allocatable: { cpu: 3.5, memory: 8589934592 },
+    });
+    metrics.clusterPhase('2', 'offline', { serviceInstances: 0, allocatable: {} });
+    const text = await registry.metrics();
+    expect(text).toContain('interoperator_cluster_up{cluster="1"} 1');
+    expect(text).toContain('interoperator_cluster_up{cluster="2"} 0');
+    expect(text).toContain('interoperator_cluster_service_instances{cluster="1"} 3');
+    expect(text).toContain('interoperator_cluster_service_instances{cluster="2"} 0');
+    expect(text).toContain('interoperator_cluster_allocatable{cluster="1",type="cpu"} 3.5');
+    expect(text).toContain('interoperator_cluster_allocatable{cluster="1",type="memory"} 8589934592');
+    // a cluster gone leaves every gauge
+    metrics.clusterPhase('1', undefined);
+    const after = await registry.metrics();
+    expect(after).not.toContain('cluster="1"');
+    expect(after).toContain('interoperator_cluster_up{cluster="2"} 0');
+  });
+
   test('GIVEN the worker metrics WHEN operations, retries, renderings and calls are recorded THEN the text shows them', async () => {
     const registry = new Registry();
     const metrics = workerMetrics(registry);
