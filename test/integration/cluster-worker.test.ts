@@ -46,7 +46,14 @@ import {
   type NamespaceGrant,
 } from '../support/clusters.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
-import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
+import { sweepForSecrets } from '../support/secrets-sweep.js';
+import {
+  startOperator,
+  startProcess,
+  systemSettings,
+  type SystemProcess,
+  type SystemSettings,
+} from '../support/system.js';
 
 const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
 const PLAN_ID = 'b5a0c1de-0000-4000-8000-00000000c001';
@@ -95,6 +102,7 @@ describe('a worker for one cluster alone', () => {
   let osb: OsbClient;
   let identity: Identity;
   let identityKubeconfig: string;
+  let settings: SystemSettings;
 
   beforeAll(async () => {
     await registerCluster(master!, registry, env.clusters[0]!.id, env.clusters[0]!.kubeconfigPath);
@@ -133,7 +141,7 @@ describe('a worker for one cluster alone', () => {
     identityKubeconfig = path.join(mkdtempSync(path.join(tmpdir(), 'cluster-worker-')), 'master.kubeconfig');
     writeFileSync(identityKubeconfig, identity.kubeconfig);
     operator = await startOperator();
-    const settings = await systemSettings({
+    settings = await systemSettings({
       INTEROP_NAMESPACE: registry,
       INTEROP_SCHEDULER: 'label-selector',
       INTEROP_CLUSTER_PROBE_SECONDS: '1',
@@ -270,6 +278,15 @@ describe('a worker for one cluster alone', () => {
       asWorker.core.readNamespacedSecret({ namespace, name: bindingSecretName(resourceName(bindingId)) }),
     ).rejects.toMatchObject({ code: 403 });
 
+    // the credentials never went through Temporal, though the records did, to the cluster's worker
+    const { password } = bound.body.credentials as { password: string };
+    const sweep = await sweepForSecrets({
+      taskQueue: settings.taskQueue,
+      payloadKeys: settings.payloadKeys,
+      credentials: [['the binding’s password', password]],
+    });
+    expect(sweep.hits).toEqual([]);
+    expect([...sweep.corpus.values()].some((text) => text.includes('fromMaster'))).toBe(true);
     const unbound = await osb('DELETE', `${bindingPath}?service_id=${SERVICE_ID}&plan_id=${PLAN_ID}`);
     expect(unbound.status).toBe(200);
 
