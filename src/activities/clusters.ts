@@ -88,6 +88,13 @@ export interface ClusterActivityDeps {
    * @default the `osb.servicefabrik.io` CRDs of the chart (charts/interoperator/crds)
    */
   readonly sisterCrds?: readonly V1CustomResourceDefinition[];
+  /**
+   * Where the instances on a cluster are counted, which keep it from being deleted: their records
+   * on the master, or their records' copies on the cluster (for the worker of a cluster with a
+   * worker of its own, which cannot read the records).
+   * @default 'on the master'
+   */
+  readonly instancesCounted?: 'on the master' | 'on the cluster';
 }
 
 /** Tells the server the activity is alive; a no-op outside an activity (tests call activities directly). */
@@ -256,6 +263,7 @@ export function clusterActivities({
   health,
   probePageSize = PROBE_PAGE_SIZE,
   sisterCrds,
+  instancesCounted = 'on the master',
 }: ClusterActivityDeps) {
   const { master, masterId, namespace } = clusters;
   const instanceNamespaces: InstanceNamespaces = {
@@ -317,7 +325,9 @@ export function clusterActivities({
       };
       const [found, instances] = await Promise.all([
         cluster.metadata.deletionTimestamp ? undefined : probed(),
-        instancesOn(master, clusterId, instanceNamespace),
+        instancesCounted === 'on the master'
+          ? instancesOn(master, clusterId, instanceNamespace)
+          : clusters.get(clusterId).then((there) => instancesOn(there, clusterId, instanceNamespace)),
       ]);
       heartbeat();
       const statusOf = (read: SFCluster) =>

@@ -7,6 +7,7 @@ import type { ClusterDirectory } from '../kube/cluster-directory.js';
 import type { SchedulingConfig } from '../scheduling/index.js';
 import type { ClusterCapabilities, RenderData } from '../templates/index.js';
 import type { ClusterClient } from '../kube/clients.js';
+import type { MasterRecords } from './master-records.js';
 import type {
   AppliedResource,
   KubeObject,
@@ -45,6 +46,11 @@ export interface ActivityDeps {
   readonly statusWakeups?: StatusWakeups;
   /** Follows the objects the instances' references read, to roll out a change of one to its readers. @default none */
   readonly followedReferences?: ReferenceFollower;
+  /**
+   * How the operation steps read and write the instance and binding records.
+   * @default on the master, with `clusters.master`
+   */
+  readonly records?: MasterRecords;
 }
 
 /** Hears which objects an instance's references read (src/controllers/followed-references.ts). */

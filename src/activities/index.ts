@@ -3,6 +3,7 @@
  * type only: `proxyActivities<Activities>()`.
  */
 import type { ActivityDeps } from './deps.js';
+import { landscapeSideActivities } from './cluster-steps.js';
 import { moveActivities } from './moves.js';
 import { placementActivities } from './placement.js';
 import { recordActivities } from './records.js';
@@ -16,6 +17,7 @@ export function createActivities(deps: ActivityDeps) {
     ...resourceActivities(deps),
     ...secretRotationActivities(deps),
     ...moveActivities(deps),
+    ...landscapeSideActivities(deps),
   };
 }
 
@@ -25,6 +27,7 @@ export { clusterActivities, type ClusterActivities } from './clusters.js';
 export { rolloutActivities, type RolloutActivities } from './rollouts.js';
 export { drainActivities, type DrainActivities } from './drains.js';
 export { dryRunActivities } from './dry-run.js';
+export { clusterSideActivities } from './cluster-steps.js';
 export { evacuationActivities, type EvacuationActivities } from './evacuation.js';
 export { leftoverActivities, type LeftoverActivities } from './leftovers.js';
 export { rotationScheduleActivities, type RotationScheduleActivities } from './secret-rotation.js';

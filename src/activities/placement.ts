@@ -11,6 +11,7 @@
  * resources (owner references cannot cross clusters).
  */
 import type { V1ConfigMap } from '@kubernetes/client-node';
+import { recordsOnMaster } from './master-records.js';
 import { reservationChange, reserve, unreserve } from '../clusters/reservations.js';
 import { parseResourceList, type ResourceListInput } from '../clusters/quantity.js';
 import type { ClusterClient } from '../kube/clients.js';
@@ -305,8 +306,15 @@ export async function deleteCopy(cluster: ClusterClient, obj: KubeObject): Promi
   });
 }
 
-export function placementActivities({ clusters, catalog, renderer, scheduling }: ActivityDeps) {
+export function placementActivities({
+  clusters,
+  catalog,
+  renderer,
+  scheduling,
+  records: given,
+}: ActivityDeps) {
   const master = clusters.master;
+  const records = given ?? recordsOnMaster(master);
   const namespace = clusters.namespace;
 
   /** The plan's `clusterSelector` rendered with the instance's data; undefined when the plan has none. */
@@ -443,7 +451,7 @@ export function placementActivities({ clusters, catalog, renderer, scheduling }:
      */
     async replicateInstance(ref: InstanceRef, clusterId: string): Promise<void> {
       if (clusterId === clusters.masterId) return;
-      const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
+      const record = await records.instance(ref.namespace, ref.name);
       if (!record) throw retryable(`instance ${ref.instanceId} has no record`);
       try {
         const sister = await clusters.get(clusterId);

@@ -9,7 +9,6 @@ import {
   deleteRecord,
   getRecord,
   jsonPatchRecord,
-  listRecords,
   pointerKey,
   patchRecord,
   patchRecordStatus,
@@ -57,6 +56,7 @@ import { deleteNamespace, namespaceReady } from './namespaces.js';
 import { FAILURE_TYPES, retryable, terminal } from './failures.js';
 import { releaseReservations } from '../kube/reservations.js';
 import { bookPlacement, bookingOf, clusterFailure, deleteCopy } from './placement.js';
+import { recordsOnMaster } from './master-records.js';
 
 const PROGRESS: Record<InstanceOperationType | BindingOperationType, string> = {
   provision: 'Provisioning the instance',
@@ -146,13 +146,10 @@ function newRecord(
   };
 }
 
-export function recordActivities({
-  clusters,
-  catalog: plans,
-  scheduling,
-  instanceNamespace: shared,
-}: ActivityDeps) {
+export function recordActivities(deps: ActivityDeps) {
+  const { clusters, catalog: plans, scheduling, instanceNamespace: shared } = deps;
   const master = clusters.master;
+  const records = deps.records ?? recordsOnMaster(master);
   const registry = clusters.namespace;
   // The catalog lives in the registry's namespace.
   const catalog = { master, namespace: registry, ...(shared ? { instanceNamespace: shared } : {}) };
@@ -415,15 +412,12 @@ export function recordActivities({
       }
     },
 
-    /** Removes an instance's records once its resources are gone: bindings, the instance, its namespace. */
+    /**
+     * Removes an instance's records once its resources are gone: bindings, the instance, its
+     * namespace; their copies on its sister first, whose garbage collector removes what they own.
+     */
     async removeInstanceRecord(ref: InstanceRef): Promise<void> {
-      const bindings = await listRecords<SFServiceBinding>(
-        master,
-        SFSERVICEBINDING,
-        ref.namespace,
-        `${LABELS.instanceId}=${labelValue(ref.instanceId)}`,
-      );
-      // The copies on the instance's sister first: its garbage collector removes what they own.
+      const bindings = await records.bindingsOf(ref);
       await onSister(ref.clusterId, async (sister) => {
         for (const binding of bindings)
           await deleteCopy(
@@ -433,23 +427,7 @@ export function recordActivities({
         await deleteCopy(sister, copyOf(SFSERVICEINSTANCE, ref.namespace, ref.name));
         if (!shared) await deleteNamespace(sister, ref.namespace);
       });
-      for (const binding of bindings) {
-        await removeRecord(master, SFSERVICEBINDING, binding.metadata.namespace!, binding.metadata.name);
-        await deleteSecret(master, binding.metadata.namespace!, bindingSecretName(binding.metadata.name));
-      }
-      // Deleted first (our finalizer keeps it readable), so that a retry still knows its plan and
-      // service, whose own finalizers go once no other record holds them.
-      const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
-      if (record) {
-        await deleteRecord(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
-        await releaseCatalogEntries(catalog, {
-          serviceIds: [record.spec.serviceId],
-          planIds: [record.spec.planId],
-        });
-      }
-      await removeRecord(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
-      if (!shared) await deleteNamespace(master, ref.namespace);
-      await releaseReservations(master, registry, ref.instanceId);
+      await records.remove('removeInstanceRecord', () => removeInstanceRecordsOnMaster(deps, ref));
     },
 
     /** Records the binding request, owned by its instance record, and marks the operation as running. */
@@ -535,8 +513,7 @@ export function recordActivities({
       await onSister(ref.instance.clusterId, (sister) =>
         deleteCopy(sister, copyOf(SFSERVICEBINDING, ref.namespace, ref.name)),
       );
-      await deleteSecret(master, ref.namespace, bindingSecretName(ref.name));
-      await removeRecord(master, SFSERVICEBINDING, ref.namespace, ref.name);
+      await records.remove('removeBindingRecord', () => removeBindingRecordOnMaster(master, ref));
     },
   };
 
@@ -557,6 +534,43 @@ export function recordActivities({
     const ref = instanceRefOf(instanceId);
     return getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
   }
+}
+
+/**
+ * Removes an instance's records on the master (its copies on its sister are gone): its bindings'
+ * and their responses, the instance's, its namespace, and its reservation.
+ */
+export async function removeInstanceRecordsOnMaster(
+  { clusters, instanceNamespace: shared }: Pick<ActivityDeps, 'clusters' | 'instanceNamespace'>,
+  ref: InstanceRef,
+): Promise<void> {
+  const master = clusters.master;
+  const registry = clusters.namespace;
+  const catalog = { master, namespace: registry, ...(shared ? { instanceNamespace: shared } : {}) };
+  const bindings = await recordsOnMaster(master).bindingsOf(ref);
+  for (const binding of bindings) {
+    await removeRecord(master, SFSERVICEBINDING, binding.metadata.namespace!, binding.metadata.name);
+    await deleteSecret(master, binding.metadata.namespace!, bindingSecretName(binding.metadata.name));
+  }
+  // Deleted first (our finalizer keeps it readable), so that a retry still knows its plan and
+  // service, whose own finalizers go once no other record holds them.
+  const record = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
+  if (record) {
+    await deleteRecord(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
+    await releaseCatalogEntries(catalog, {
+      serviceIds: [record.spec.serviceId],
+      planIds: [record.spec.planId],
+    });
+  }
+  await removeRecord(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
+  if (!shared) await deleteNamespace(master, ref.namespace);
+  await releaseReservations(master, registry, ref.instanceId);
+}
+
+/** Removes a binding's record and its response on the master (its copy on the sister is gone). */
+export async function removeBindingRecordOnMaster(master: ClusterClient, ref: BindingRef): Promise<void> {
+  await deleteSecret(master, ref.namespace, bindingSecretName(ref.name));
+  await removeRecord(master, SFSERVICEBINDING, ref.namespace, ref.name);
 }
 
 /** Drops our finalizer and deletes the record. */

@@ -8,7 +8,6 @@
  */
 import { Context } from '@temporalio/activity';
 import type { ClusterClient } from '../kube/clients.js';
-import { getRecord, patchRecord, patchRecordStatus } from '../kube/custom-objects.js';
 import { clusterCapabilities } from '../kube/discovery.js';
 import { statusCodeOf } from '../kube/errors.js';
 import { applyObject, deleteObject, readObject, releaseFields } from '../kube/objects.js';
@@ -22,8 +21,6 @@ import {
   planRevision,
 } from '../resources/names.js';
 import {
-  SFSERVICEBINDING,
-  SFSERVICEINSTANCE,
   type AppliedResource,
   type KubeObject,
   type ReferencedObject,
@@ -56,7 +53,6 @@ import {
   recordedResources,
   unbindOwnResources,
   sameResource,
-  responseSecret,
   staleResources,
 } from './desired-objects.js';
 import { FAILURE_TYPES, kubeFailure, retryable, terminal } from './failures.js';
@@ -68,6 +64,7 @@ import {
   type SecretPlace,
 } from './secret-versions.js';
 import { bindingCopy, clusterFailure, instanceCopy } from './placement.js';
+import { recordsOnMaster } from './master-records.js';
 import { resolveReferences, type ResolvingFor } from './references.js';
 import {
   bindResponseText,
@@ -137,7 +134,8 @@ async function render<T>(action: string, plan: SFPlan, call: () => Promise<T>): 
  * Reading and rendering an instance's or binding's templates: what applying them and a dry run of
  * a plan change (dry-run.ts) share, so that a dry run renders exactly what an update would apply.
  */
-export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps) {
+export function resourceRendering({ clusters, catalog, renderer, records: given }: ActivityDeps) {
+  const records = given ?? recordsOnMaster(clusters.master);
   /** The id of a sister cluster, for waiting on it; undefined for the master. */
   const sisterId = (cluster: ClusterClient) => (cluster === clusters.master ? undefined : cluster.id);
 
@@ -151,9 +149,8 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
     target: Target,
     override?: (loaded: { instance: SFServiceInstance }) => { instance?: SFServiceInstance; plan?: SFPlan },
   ): Promise<Loaded> {
-    const master = clusters.master;
     const { instance: ref } = target;
-    const read = await getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
+    const read = await records.instance(ref.namespace, ref.name);
     if (!read) throw retryable(`instance ${ref.instanceId} has no record in ${ref.namespace}`);
     const replaced = override?.({ instance: read });
     const instance = replaced?.instance ?? read;
@@ -163,12 +160,7 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
     if (!service) throw terminal(`service ${plan.spec.serviceId} is not in the catalog`, FAILURE_TYPES.plan);
     let binding: SFServiceBinding | undefined;
     if (target.binding) {
-      binding = await getRecord<SFServiceBinding>(
-        master,
-        SFSERVICEBINDING,
-        target.binding.namespace,
-        target.binding.name,
-      );
+      binding = await records.binding(target.binding.namespace, target.binding.name);
       if (!binding) throw retryable(`binding ${target.binding.bindingId} has no record`);
     }
     const clusterId = target.cluster ?? instance.spec.clusterId ?? ref.clusterId ?? clusters.masterId;
@@ -351,6 +343,7 @@ export function resourceRendering({ clusters, catalog, renderer }: ActivityDeps)
   });
 
   return {
+    records,
     sisterId,
     load,
     copyOnCluster,
@@ -372,6 +365,7 @@ const sameObject = (a: AppliedResource, r: ReferencedObject) =>
 export function resourceActivities(deps: ActivityDeps) {
   const { clusters } = deps;
   const {
+    records,
     sisterId,
     load,
     copyOnCluster,
@@ -399,14 +393,16 @@ export function resourceActivities(deps: ActivityDeps) {
     // On the condition that the record is still as read: a 409 is retried from a fresh read.
     if (current.length !== recorded.length)
       await kubeCall(`recording the generated secrets of instance ${instance.metadata.name}`, () =>
-        patchRecordStatus(
-          clusters.master,
-          SFSERVICEINSTANCE,
-          instance.metadata.namespace!,
-          instance.metadata.name,
-          { generatedSecrets: current },
-          instance.metadata.resourceVersion,
-        ),
+        records.write({
+          kind: 'status',
+          record: 'instance',
+          namespace: instance.metadata.namespace!,
+          name: instance.metadata.name,
+          status: { generatedSecrets: current },
+          ...(instance.metadata.resourceVersion
+            ? { resourceVersion: instance.metadata.resourceVersion }
+            : {}),
+        }),
       );
   }
 
@@ -468,7 +464,7 @@ export function resourceActivities(deps: ActivityDeps) {
     const text = bindResponseText(response);
     if ('error' in text) throw terminal(text.error, FAILURE_TYPES.template);
     await kubeCall(`writing the response of binding ${binding.spec.id}`, () =>
-      applyObject(clusters.master, responseSecret(binding, name, text.json)),
+      records.writeResponse(binding, name, text.json),
     );
   }
 
@@ -596,14 +592,14 @@ export function resourceActivities(deps: ActivityDeps) {
         sisterId(cluster),
       );
     }
-    await patchRecordStatus(
-      clusters.master,
-      SFSERVICEINSTANCE,
-      instance.metadata.namespace!,
-      instance.metadata.name,
-      { resources: afterPruning(instance.status?.resources ?? [], stale), staleResources: [] },
-      instance.metadata.resourceVersion,
-    );
+    await records.write({
+      kind: 'status',
+      record: 'instance',
+      namespace: instance.metadata.namespace!,
+      name: instance.metadata.name,
+      status: { resources: afterPruning(instance.status?.resources ?? [], stale), staleResources: [] },
+      ...(instance.metadata.resourceVersion ? { resourceVersion: instance.metadata.resourceVersion } : {}),
+    });
     return stale.length;
   }
 
@@ -634,12 +630,12 @@ export function resourceActivities(deps: ActivityDeps) {
     const unbindOwn =
       action === 'unbind' ? unbindOwnResources(applied, previous, instance.status?.resources ?? []) : [];
     const listed = applied.filter((ref) => !unbindOwn.some((own) => sameResource(own, ref)));
-    await patchRecordStatus(
-      clusters.master,
-      binding ? SFSERVICEBINDING : SFSERVICEINSTANCE,
-      record.metadata.namespace!,
-      record.metadata.name,
-      {
+    await records.write({
+      kind: 'status',
+      record: binding ? 'binding' : 'instance',
+      namespace: record.metadata.namespace!,
+      name: record.metadata.name,
+      status: {
         resources: recordedResources(previous, listed, binding !== undefined),
         ...(unbindOwn.length > 0 ? { unbindResources: unbindOwn } : {}),
         ...(binding ? {} : { staleResources: staleResources(previous, applied) }),
@@ -647,22 +643,19 @@ export function resourceActivities(deps: ActivityDeps) {
         ...(revision ? { planRevision: revision } : {}),
         ...(versions.length > 0 ? { generatedSecrets: versions } : {}),
       },
-    );
+    });
     return referenced;
   }
 
   /** The revision the instance is now on, as a label too: rollouts select the instances behind. */
   async function labelPlanRevision(instance: SFServiceInstance, revision: string): Promise<void> {
     if (instance.metadata.labels?.[LABELS.planRevision] === revision) return;
-    await patchRecord(
-      clusters.master,
-      SFSERVICEINSTANCE,
-      instance.metadata.namespace!,
-      instance.metadata.name,
-      {
-        metadata: { labels: { [LABELS.planRevision]: revision } },
-      },
-    );
+    await records.write({
+      kind: 'labels',
+      namespace: instance.metadata.namespace!,
+      name: instance.metadata.name,
+      labels: { [LABELS.planRevision]: revision },
+    });
   }
 
   /** Renders the action's template for the target and applies what it renders (applyTemplate). */
@@ -699,13 +692,12 @@ export function resourceActivities(deps: ActivityDeps) {
    * after that (its workflow task replayed) has nothing left to do.
    */
   async function deletionDone(target: Target, operation: 'deprovision' | 'unbind'): Promise<boolean> {
-    const master = clusters.master;
     if (operation === 'unbind' && target.binding) {
       const { namespace, name } = target.binding;
-      return (await getRecord(master, SFSERVICEBINDING, namespace, name)) === undefined;
+      return (await records.binding(namespace, name)) === undefined;
     }
     const { namespace, name } = target.instance;
-    return (await getRecord(master, SFSERVICEINSTANCE, namespace, name)) === undefined;
+    return (await records.instance(namespace, name)) === undefined;
   }
 
   /** Runs a step of a deletion; when it fails because the deletion is done, answers `done`. */

@@ -3,7 +3,7 @@
  * reads the instance's record and its plan's provision template, writes Secrets on the instance's
  * cluster and the record's `status.generatedSecrets`, and returns names and versions only.
  */
-import { forEachRecord, getRecord, listRecords, patchRecordStatus } from '../kube/custom-objects.js';
+import { forEachRecord } from '../kube/custom-objects.js';
 import { InstanceClaims, type ClaimDeps } from '../kube/operation-claims.js';
 import { OsbError } from '../osb/errors.js';
 import { actionRefusal } from '../resources/actions.js';
@@ -16,12 +16,7 @@ import {
   type GeneratedSecretStatus,
 } from '../resources/sfsecret.js';
 import { LABELS, instanceWorkflowId, labelValue } from '../resources/names.js';
-import {
-  SFSERVICEBINDING,
-  SFSERVICEINSTANCE,
-  type SFServiceBinding,
-  type SFServiceInstance,
-} from '../resources/types.js';
+import { SFSERVICEINSTANCE, type SFServiceInstance } from '../resources/types.js';
 import {
   ROTATE_SECRET_ACTION,
   type InstanceRef,
@@ -35,7 +30,6 @@ import { createVersion, deleteVersions, splitGenerated } from './secret-versions
 import { kubeCall, resourceRendering } from './resources.js';
 
 export function secretRotationActivities(deps: ActivityDeps) {
-  const { clusters } = deps;
   const rendering = resourceRendering(deps);
 
   /**
@@ -44,14 +38,14 @@ export function secretRotationActivities(deps: ActivityDeps) {
    */
   const record = (instance: SFServiceInstance, generatedSecrets: readonly GeneratedSecretStatus[]) =>
     kubeCall(`recording the generated secrets of instance ${instance.metadata.name}`, () =>
-      patchRecordStatus(
-        clusters.master,
-        SFSERVICEINSTANCE,
-        instance.metadata.namespace!,
-        instance.metadata.name,
-        { generatedSecrets },
-        instance.metadata.resourceVersion,
-      ),
+      rendering.records.write({
+        kind: 'status',
+        record: 'instance',
+        namespace: instance.metadata.namespace!,
+        name: instance.metadata.name,
+        status: { generatedSecrets },
+        ...(instance.metadata.resourceVersion ? { resourceVersion: instance.metadata.resourceVersion } : {}),
+      }),
     );
 
   return {
@@ -92,20 +86,10 @@ export function secretRotationActivities(deps: ActivityDeps) {
      * binding of the instance was made with; returns the names of the Secrets deleted.
      */
     async removeUnusedSecretVersions(ref: InstanceRef): Promise<string[]> {
-      const instance = await getRecord<SFServiceInstance>(
-        clusters.master,
-        SFSERVICEINSTANCE,
-        ref.namespace,
-        ref.name,
-      );
+      const instance = await rendering.records.instance(ref.namespace, ref.name);
       const recorded = instance?.status?.generatedSecrets ?? [];
       if (!instance || instance.metadata.deletionTimestamp || recorded.length === 0) return [];
-      const bindings = await listRecords<SFServiceBinding>(
-        clusters.master,
-        SFSERVICEBINDING,
-        ref.namespace,
-        `${LABELS.instanceId}=${labelValue(ref.instanceId)}`,
-      );
+      const bindings = await rendering.records.bindingsOf(ref);
       const kept = bindings.map((b) => b.status?.generatedSecrets);
       const unused = recorded.map((entry) => ({ entry, versions: unusedVersions(entry, kept) }));
       if (unused.every((u) => u.versions.length === 0)) return [];

@@ -39,6 +39,18 @@ export const bindingWorkflowId = (instanceId: string, bindingId: string): string
 /** Name of the Secret that holds a binding's response (credentials), owned by the binding record. */
 export const bindingSecretName = (bindingName: string): string => `sf-binding-${bindingName}`;
 
+/**
+ * The namespace of the master where the worker of a cluster with a worker of its own leaves the
+ * responses of the bindings on its cluster (its "drop box"): the one namespace of the master it
+ * may write, Secrets only. `<registry>-drop-<clusterId>`, or `sf-drop-` and a hash of both when
+ * that is no DNS label.
+ */
+export function dropBoxNamespace(registry: string, clusterId: string): string {
+  const readable = `${registry}-drop-${clusterId}`;
+  if (readable.length <= 63 && VALID_NAME.test(readable)) return readable;
+  return `sf-drop-${createHash('sha256').update(`${registry}/${clusterId}`).digest('hex').slice(0, 20)}`;
+}
+
 /** The field manager of everything the inter-operator writes with server-side apply. */
 export const FIELD_MANAGER = 'interoperator';
 

@@ -7,6 +7,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import {
   clusterActivities,
+  clusterSideActivities,
   evacuationActivities,
   leftoverActivities,
   createActivities,
@@ -31,6 +32,7 @@ import { clusterClientFromFile, type ClusterClient } from '../kube/clients.js';
 import { getRecord, patchRecordStatus } from '../kube/custom-objects.js';
 import { isNotFound } from '../kube/errors.js';
 import { SFCLUSTER, SFPLAN, type SFCluster } from '../resources/types.js';
+import { dropBoxNamespace } from '../resources/names.js';
 import { startCatalogCache } from '../kube/catalog-cache.js';
 import { clusterDirectory } from '../kube/cluster-directory.js';
 import type { Logger } from '../log.js';
@@ -241,9 +243,12 @@ export async function startWorker(
 
 /**
  * Starts a worker for one cluster alone (`config.cluster`): it reaches that cluster with its own
- * credentials and the master with the master's, and polls the task queue the cluster's SFCluster
- * names, where the operation workflows send the steps on that cluster and its health probe. It
- * runs no workflows.
+ * credentials, and polls the task queue the cluster's SFCluster names, where the operation
+ * workflows send the steps on that cluster and its health probe. It runs no workflows. Of the
+ * master (`master`), it needs an identity that reads the catalog and its own SFCluster, writes that
+ * SFCluster's status, and writes Secrets in its drop box (resources/names.ts `dropBoxNamespace`),
+ * where it leaves the bind responses: its steps are given the instance and binding records and
+ * answer what to write there (activities/cluster-steps.ts), so it never reads them.
  */
 export async function startClusterWorker(
   config: Config & { readonly cluster: NonNullable<Config['cluster']> },
@@ -273,18 +278,29 @@ export async function startClusterWorker(
   });
   const renderer = { renderObjects, renderValues };
   const instanceNamespace = config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {};
+  const dropBox = { client: master, namespace: dropBoxNamespace(config.namespace, id) };
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
     taskQueue,
     activities: {
-      ...createActivities({
+      ...clusterSideActivities(
+        {
+          clusters,
+          catalog,
+          renderer: metrics ? timedRenderer(renderer, metrics) : renderer,
+          ...instanceNamespace,
+        },
+        dropBox,
+        createActivities,
+      ),
+      ...clusterActivities({
         clusters,
-        catalog,
-        renderer: metrics ? timedRenderer(renderer, metrics) : renderer,
         ...instanceNamespace,
+        ...(metrics ? { health: metrics } : {}),
+        // The copies of the instances' records on the cluster, which it reads: not the records on the master.
+        instancesCounted: 'on the cluster',
       }),
-      ...clusterActivities({ clusters, ...instanceNamespace, ...(metrics ? { health: metrics } : {}) }),
       ...leftoverActivities({ clusters, ...instanceNamespace }),
     },
     // Its steps are counted and continue the trace of the workflow that sent them (it runs no workflows).

@@ -7,12 +7,16 @@
  * calls, so a worker that dies mid-step just runs it again.
  *
  * A step on a cluster that has a worker of its own (its reference carries that worker's task
- * queue) runs only queued, on that queue: the workers of the landscape hold no credentials of it.
+ * queue) runs only queued, on that queue: the workers of the landscape hold no credentials of it,
+ * and that worker none to read the master's records. The landscape reads the records the step
+ * works from and gives them to it; the step answers what to write on the master, and the
+ * landscape writes it (activities/cluster-steps.ts).
  */
 import {
   ActivityFailure,
   ApplicationFailure,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   TemporalFailure,
@@ -22,6 +26,13 @@ import {
 } from '@temporalio/workflow';
 import { RetryState } from '@temporalio/common';
 import type { Activities } from '../activities/index.js';
+import type { ClusterStepResult } from './messages.js';
+
+/**
+ * Marks the operations whose steps on a cluster with a worker of its own are given the master's
+ * records and answer what to write there; those begun before ran them reading the master there.
+ */
+export const STEPS_GIVEN_RECORDS = 'cluster-steps-given-records';
 
 /** A step of an operation: one of the activities. */
 export type StepName = keyof Activities;
@@ -99,6 +110,8 @@ export const STEP_POLICIES = {
   copyGeneratedSecrets: WORK_ON_THE_CLUSTER,
   switchCluster: WORK,
   leaveCluster: WORK_ON_THE_CLUSTER,
+  recordsForCluster: WORK,
+  recordFromCluster: RECORDING_THE_END,
 } as const satisfies Record<StepName, StepPolicy>;
 
 /** Until when an operation's steps may keep trying, and how long that is, for the message. */
@@ -150,8 +163,30 @@ export function clusterTaskQueueOf(arg: unknown): string | undefined {
  */
 async function runStep(name: StepName, args: unknown[], deadline: Deadline): Promise<unknown> {
   const policy: StepPolicy = STEP_POLICIES[name];
-  const run = (steps: Activities) => (steps[name] as (...a: unknown[]) => Promise<unknown>)(...args);
   const clusterQueue = policy.onCluster ? clusterTaskQueueOf(args[0]) : undefined;
+  if (!clusterQueue || !patched(STEPS_GIVEN_RECORDS)) return runStepOn(name, args, deadline, clusterQueue);
+  const [first, ...rest] = args;
+  const fromMaster = await runStep('recordsForCluster', [first], deadline);
+  const answer = (await runStepOn(
+    name,
+    [{ ...(first as object), fromMaster }, ...rest],
+    deadline,
+    clusterQueue,
+  )) as ClusterStepResult;
+  if (answer.toMaster.length > 0)
+    await runStep('recordFromCluster', [name, first, answer.toMaster], deadline);
+  return answer.value;
+}
+
+/** Runs a step as {@link runStep} says, on the cluster's own queue when given one. */
+async function runStepOn(
+  name: StepName,
+  args: unknown[],
+  deadline: Deadline,
+  clusterQueue: string | undefined,
+): Promise<unknown> {
+  const policy: StepPolicy = STEP_POLICIES[name];
+  const run = (steps: Activities) => (steps[name] as (...a: unknown[]) => Promise<unknown>)(...args);
   let localFailure: TemporalFailure | undefined;
   if (!clusterQueue) {
     try {

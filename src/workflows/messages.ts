@@ -13,7 +13,8 @@ import type { RolloutProgress, RolloutRequest, RolloutSettings } from '../admin/
 import type { BindRequest, ProvisionRequest, UpdateRequest } from '../osb/service-broker.js';
 import type { CustomAction } from '../resources/actions.js';
 import type { MoveOperation } from '../resources/migration.js';
-import type { ClusterPhase } from '../resources/types.js';
+import type { ClusterPhase, SFServiceBinding, SFServiceInstance } from '../resources/types.js';
+import type { MasterWrite } from '../resources/master-writes.js';
 
 export type InstanceOperationType = 'provision' | 'update' | 'deprovision';
 export type BindingOperationType = 'bind' | 'unbind';
@@ -363,6 +364,37 @@ export interface Target {
    * say the same cluster).
    */
   readonly cluster?: string;
+}
+
+/**
+ * The master's records a step on a cluster with a worker of its own works from: read on the
+ * landscape's queue and given to it, since that worker cannot read them. Specs and statuses only;
+ * no Secret is among them.
+ */
+export interface RecordsFromMaster {
+  /** The instance's record; absent once removed. */
+  readonly instance?: SFServiceInstance;
+  /** The records of the instance's bindings. */
+  readonly bindings: readonly SFServiceBinding[];
+}
+
+export type { MasterWrite } from '../resources/master-writes.js';
+
+/** What a step on a cluster with a worker of its own answers: its result, and what to write on the master. */
+export interface ClusterStepResult<T = unknown> {
+  readonly value: T;
+  readonly toMaster: readonly MasterWrite[];
+}
+
+/** The first argument of a step on a cluster with a worker of its own: its usual one, with the records. */
+export type WithRecords<T> = T & { readonly fromMaster?: RecordsFromMaster };
+
+/** The instance (and binding) a step works on, from its first argument: a target, a binding's or an instance's reference. */
+export function stepSubject(arg: unknown): { instance: InstanceRef; binding?: BindingRef } {
+  const a = arg as Partial<Target> & Partial<BindingRef> & Partial<InstanceRef>;
+  if (a.bindingId !== undefined && a.instance) return { instance: a.instance, binding: a as BindingRef };
+  if (a.instance) return { instance: a.instance, ...(a.binding ? { binding: a.binding } : {}) };
+  return { instance: a as InstanceRef };
 }
 
 /** What the `status` template says of an operation. */

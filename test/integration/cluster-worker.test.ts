@@ -2,17 +2,25 @@
  * A worker for one cluster alone, on the real servers: a landscape of its own whose second
  * sister is registered with a task queue and no kubeconfig, so the master holds no credentials of
  * it. A worker started with INTEROP_CLUSTER_ID and that sister's kubeconfig polls the queue; the
- * landscape's process (broker, workflows and the worker pool) reaches only the master. The
- * operation workflows send the steps on the sister to that queue, the history shows them there,
- * and the instance's whole life through the OSB API still works. The cluster health workflow
- * probes the sister through its worker too.
+ * landscape's process (broker, workflows and the worker pool) reaches only the master. That
+ * worker's identity on the master is the one the chart gives it: it reads the catalog and its own
+ * SFCluster, writes that SFCluster, and writes Secrets in its drop box namespace, nothing else; it
+ * is refused the instance and binding records. The operation workflows send the steps on the
+ * sister to that queue, the history shows them there, and the instance's whole life through the
+ * OSB API still works, credentials and all. The cluster health workflow probes the sister through
+ * its worker too.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { clusterClientFromFile } from '../../src/kube/clients.js';
+import { dropBoxNamespace } from '../../src/resources/names.js';
 import { installCatalog } from '../../dev/catalog.js';
 import { kubeconfigSecretName, registerCluster } from '../../src/kube/cluster-registry.js';
 import { getRecord } from '../../src/kube/custom-objects.js';
 import { applyObject } from '../../src/kube/objects.js';
-import { instanceWorkflowId, resourceName } from '../../src/resources/names.js';
+import { bindingSecretName, instanceWorkflowId, resourceName } from '../../src/resources/names.js';
 import {
   SFCLUSTER,
   SFPLAN,
@@ -30,12 +38,54 @@ import {
   unique,
   untilNamespaceGone,
 } from '../support/env.js';
-import { removeRegistry, stopClusterHealth } from '../support/clusters.js';
+import {
+  issueNamespacedIdentity,
+  removeRegistry,
+  stopClusterHealth,
+  type Identity,
+  type NamespaceGrant,
+} from '../support/clusters.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
-import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
+import { sweepForSecrets } from '../support/secrets-sweep.js';
+import {
+  startOperator,
+  startProcess,
+  systemSettings,
+  type SystemProcess,
+  type SystemSettings,
+} from '../support/system.js';
 
 const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
 const PLAN_ID = 'b5a0c1de-0000-4000-8000-00000000c001';
+
+/**
+ * The identity on the master the chart gives the worker of a cluster with a worker of its own
+ * (charts/interoperator/templates/cluster-worker-master-rbac.yaml): the catalog and its own
+ * SFCluster in the registry's namespace, Secrets in its drop box.
+ */
+function clusterWorkerGrants(registry: string, clusterId: string): NamespaceGrant[] {
+  const group = 'osb.servicefabrik.io';
+  return [
+    {
+      namespace: registry,
+      rules: [
+        { apiGroups: [group], resources: ['sfservices', 'sfplans'], verbs: ['get', 'list', 'watch'] },
+        {
+          apiGroups: ['resource.servicefabrik.io'],
+          resources: ['sfclusters', 'sfclusters/status'],
+          resourceNames: [clusterId],
+          verbs: ['get', 'patch', 'update'],
+        },
+      ],
+    },
+    {
+      namespace: dropBoxNamespace(registry, clusterId),
+      rules: [
+        { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'patch', 'update', 'delete'] },
+      ],
+    },
+  ];
+}
 
 /** Steps the workflows run on the instance's cluster, by name. */
 const CLUSTER_STEPS = ['replicateInstance', 'applyTemplate', 'checkStatus', 'deleteResources'];
@@ -50,6 +100,9 @@ describe('a worker for one cluster alone', () => {
   let clusterWorker: SystemProcess;
   let operator: { stop(): Promise<void> };
   let osb: OsbClient;
+  let identity: Identity;
+  let identityKubeconfig: string;
+  let settings: SystemSettings;
 
   beforeAll(async () => {
     await registerCluster(master!, registry, env.clusters[0]!.id, env.clusters[0]!.kubeconfigPath);
@@ -76,8 +129,19 @@ describe('a worker for one cluster alone', () => {
         ],
       },
     } as KubeObject);
+    await master!.core.createNamespace({
+      body: { metadata: { name: dropBoxNamespace(registry, clusterId) } },
+    });
+    identity = await issueNamespacedIdentity(
+      master!,
+      readFileSync(env.clusters[0]!.kubeconfigPath, 'utf8'),
+      unique('cluster-worker'),
+      clusterWorkerGrants(registry, clusterId),
+    );
+    identityKubeconfig = path.join(mkdtempSync(path.join(tmpdir(), 'cluster-worker-')), 'master.kubeconfig');
+    writeFileSync(identityKubeconfig, identity.kubeconfig);
     operator = await startOperator();
-    const settings = await systemSettings({
+    settings = await systemSettings({
       INTEROP_NAMESPACE: registry,
       INTEROP_SCHEDULER: 'label-selector',
       INTEROP_CLUSTER_PROBE_SECONDS: '1',
@@ -90,6 +154,8 @@ describe('a worker for one cluster alone', () => {
         ...settings.extraEnv,
         INTEROP_CLUSTER_ID: clusterId,
         INTEROP_CLUSTER_KUBECONFIG: env.clusters[2]!.kubeconfigPath,
+        // Its identity on the master: no records, no Secrets but its drop box's.
+        INTEROP_MASTER_KUBECONFIG: identityKubeconfig,
       },
     });
     osb = osbClient(landscape.url);
@@ -104,6 +170,10 @@ describe('a worker for one cluster alone', () => {
     await clusterWorker?.stop();
     await landscape?.stop();
     await operator?.stop();
+    await identity?.revoke();
+    await master!.core
+      .deleteNamespace({ name: dropBoxNamespace(registry, clusterId) })
+      .catch(() => undefined);
     await removeRegistry(master!, registry);
     await sister!.core.deleteNamespace({ name: registry }).catch(() => undefined);
   });
@@ -177,6 +247,46 @@ describe('a worker for one cluster alone', () => {
     const bound = await osb('PUT', bindingPath, { service_id: SERVICE_ID, plan_id: PLAN_ID });
     expect(bound.status).toBe(201);
     expect(bound.body.credentials).toMatchObject({ username: bindingId.replace(/-/g, '_'), dbname: 'main' });
+    // the response went from the worker's drop box to the binding's record: nothing is left there
+    const dropBox = await master!.core.listNamespacedSecret({
+      namespace: dropBoxNamespace(registry, clusterId),
+    });
+    expect(dropBox.items.map((s) => s.metadata?.name)).toEqual([]);
+
+    // the worker's identity on the master may read none of the instance's and binding's records, nor their Secrets
+    const asWorker = clusterClientFromFile('master', identityKubeconfig);
+    const recordKinds = [
+      { plural: 'sfserviceinstances', name: resourceName(instanceId) },
+      { plural: 'sfservicebindings', name: resourceName(bindingId) },
+    ];
+    for (const { plural, name } of recordKinds) {
+      const params = { group: 'osb.servicefabrik.io', version: 'v1alpha1', namespace, plural };
+      await expect(asWorker.custom.getNamespacedCustomObject({ ...params, name })).rejects.toMatchObject({
+        code: 403,
+      });
+      await expect(asWorker.custom.listNamespacedCustomObject(params)).rejects.toMatchObject({ code: 403 });
+      await expect(
+        asWorker.custom.listClusterCustomObject({ group: params.group, version: params.version, plural }),
+      ).rejects.toMatchObject({ code: 403 });
+    }
+    for (const where of [namespace, registry, 'default']) {
+      await expect(asWorker.core.listNamespacedSecret({ namespace: where })).rejects.toMatchObject({
+        code: 403,
+      });
+    }
+    await expect(
+      asWorker.core.readNamespacedSecret({ namespace, name: bindingSecretName(resourceName(bindingId)) }),
+    ).rejects.toMatchObject({ code: 403 });
+
+    // the credentials never went through Temporal, though the records did, to the cluster's worker
+    const { password } = bound.body.credentials as { password: string };
+    const sweep = await sweepForSecrets({
+      taskQueue: settings.taskQueue,
+      payloadKeys: settings.payloadKeys,
+      credentials: [['the binding’s password', password]],
+    });
+    expect(sweep.hits).toEqual([]);
+    expect([...sweep.corpus.values()].some((text) => text.includes('fromMaster'))).toBe(true);
     const unbound = await osb('DELETE', `${bindingPath}?service_id=${SERVICE_ID}&plan_id=${PLAN_ID}`);
     expect(unbound.status).toBe(200);
 

@@ -3,7 +3,7 @@
  * disturbing the shared servers: an extra apiserver on the run's etcd, with our CRDs or without, and
  * identities (service-account tokens bound to a cluster role) issued and revoked on demand.
  */
-import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
 import { crdFiles } from '../../dev/local/environment.js';
 import { startExtraCluster, type ExtraCluster } from '../../dev/local/kube-control-plane.js';
 import { clusterClientFromKubeconfig, type ClusterClient } from '../../src/kube/clients.js';
@@ -95,6 +95,67 @@ export async function issueIdentity(
         () => admin.core.deleteNamespacedServiceAccount({ name, namespace: IDENTITY_NAMESPACE }),
         () => rbac.deleteClusterRoleBinding({ name }),
       ]) {
+        try {
+          await remove();
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+      }
+    },
+  };
+}
+
+/** What an identity may do in one namespace: the rules of a Role there. */
+export interface NamespaceGrant {
+  readonly namespace: string;
+  readonly rules: V1PolicyRule[];
+}
+
+/**
+ * Issues an identity that may do only what `grants` say, each in its namespace (a Role and a
+ * RoleBinding there): a ServiceAccount and a token for it, in a kubeconfig like `adminKubeconfig`.
+ */
+export async function issueNamespacedIdentity(
+  admin: ClusterClient,
+  adminKubeconfig: string,
+  name: string,
+  grants: readonly NamespaceGrant[],
+): Promise<Identity> {
+  await admin.core.createNamespacedServiceAccount({
+    namespace: IDENTITY_NAMESPACE,
+    body: { metadata: { name } },
+  });
+  const rbac = admin.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+  for (const { namespace, rules } of grants) {
+    await rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } });
+    await rbac.createNamespacedRoleBinding({
+      namespace,
+      body: {
+        metadata: { name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+        subjects: [{ kind: 'ServiceAccount', name, namespace: IDENTITY_NAMESPACE }],
+      },
+    });
+  }
+  const request = await admin.core.createNamespacedServiceAccountToken({
+    name,
+    namespace: IDENTITY_NAMESPACE,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  const token = request.status?.token;
+  if (!token) throw new Error(`no token issued for ${name}`);
+  return {
+    name,
+    kubeconfig: withToken(adminKubeconfig, token),
+    revoke: async () => {
+      const removals = [
+        () => admin.core.deleteNamespacedServiceAccount({ name, namespace: IDENTITY_NAMESPACE }),
+        ...grants.flatMap(({ namespace }) => [
+          () => rbac.deleteNamespacedRoleBinding({ name, namespace }),
+          () => rbac.deleteNamespacedRole({ name, namespace }),
+        ]),
+      ];
+      for (const remove of removals) {
         try {
           await remove();
         } catch (err) {

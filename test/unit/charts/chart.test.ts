@@ -10,6 +10,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { BROKER_NODE_FLAGS } from '../../../src/config.js';
+import { dropBoxNamespace } from '../../../src/resources/names.js';
 import { findHelm, helmTool, renderChart, type Manifest } from '../../support/helm.js';
 import { describeWithTool } from '../../support/tools.js';
 
@@ -244,6 +245,7 @@ withHelm('the chart rendered by helm', () => {
         'clusterWorker.enabled=true',
         'clusterWorker.clusterId=2',
         'clusterWorker.masterKubeconfigSecret=master',
+        'clusterWorkerIdentities[0]=2',
         'worker.versioning.enabled=true',
         'worker.versioning.setCurrent.rampPercent=10',
       ],
@@ -254,6 +256,38 @@ withHelm('the chart rendered by helm', () => {
     });
     expect(result.stdout + result.stderr).toContain('0 chart(s) failed');
     expect(result.status).toBe(0);
+  });
+
+  test('GIVEN clusterWorkerIdentities THEN each cluster’s worker gets a drop box the inter-operator names alike, and Roles there and on the catalog and its SFCluster alone', () => {
+    const long = 'a-cluster-whose-id-is-long-enough-to-overflow-the-namespace-name';
+    const manifests = render('clusterWorkerIdentities[0]=sister-a', `clusterWorkerIdentities[1]=${long}`);
+    const namespaces = manifests.filter((m) => m.kind === 'Namespace').map((m) => m.metadata?.name);
+    expect(namespaces).toEqual([dropBoxNamespace('interop', 'sister-a'), dropBoxNamespace('interop', long)]);
+    expect(namespaces[0]).toBe('interop-drop-sister-a');
+    const roles = manifests.filter(
+      (m) => m.kind === 'Role' && m.metadata?.name === 'r-interoperator-cluster-worker-sister-a',
+    );
+    const rules = Object.fromEntries(
+      roles.map((r) => [r.metadata?.namespace, (r as { rules?: unknown[] }).rules]),
+    );
+    expect(rules).toEqual({
+      interop: [
+        {
+          apiGroups: ['osb.servicefabrik.io'],
+          resources: ['sfservices', 'sfplans'],
+          verbs: ['get', 'list', 'watch'],
+        },
+        {
+          apiGroups: ['resource.servicefabrik.io'],
+          resources: ['sfclusters', 'sfclusters/status'],
+          resourceNames: ['sister-a'],
+          verbs: ['get', 'patch', 'update'],
+        },
+      ],
+      'interop-drop-sister-a': [
+        { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'patch', 'update', 'delete'] },
+      ],
+    });
   });
 
   test('GIVEN the defaults THEN two brokers and two workers run node dist/src/main.js, non-root and read-only', () => {
