@@ -9,6 +9,7 @@ import {
   deleteRecord,
   getRecord,
   jsonPatchRecord,
+  type JsonPatchOperation,
   listRecords,
   pointerKey,
   patchRecord,
@@ -44,6 +45,13 @@ import type {
   RequestedBy,
 } from '../workflows/messages.js';
 import { actionRefusal } from '../resources/actions.js';
+import {
+  SF_LABELS,
+  bindingRecordLabels,
+  instanceRecordLabels,
+  ownerLabel,
+  requestState,
+} from '../resources/record-labels.js';
 import { migrationOf } from '../resources/migration.js';
 import {
   recordStatusConditions,
@@ -122,6 +130,16 @@ const OPTIONAL_INSTANCE_FIELDS = [
   'maintenanceInfo',
 ] as const;
 
+/** JSON Patch operations that set `labels` on `record`, one by one, or all at once when it has none. */
+const labelPatch = (record: KubeObject, labels: Record<string, string>): JsonPatchOperation[] =>
+  record.metadata.labels
+    ? Object.entries(labels).map(([key, value]) => ({
+        op: 'add' as const,
+        path: `/metadata/labels/${pointerKey(key)}`,
+        value,
+      }))
+    : [{ op: 'add', path: '/metadata/labels', value: labels }];
+
 /** A new record of a request: labelled, with its audit annotations and our finalizer. */
 function newRecord(
   kind: ResourceKind,
@@ -199,6 +217,7 @@ export function recordActivities({
   ): Promise<SFServiceInstance | undefined> {
     try {
       const labels = {
+        ...instanceRecordLabels(req, 'provision', registry),
         [LABELS.instanceId]: labelValue(req.instanceId),
         [LABELS.serviceId]: labelValue(req.serviceId),
         [LABELS.planId]: labelValue(req.planId),
@@ -237,7 +256,16 @@ export function recordActivities({
       if (!record) throw retryable(`instance ${req.instanceId} was recorded concurrently`);
       return { record, plansLeft };
     }
-    if (operation === 'deprovision') return { record: found, plansLeft };
+    if (operation === 'deprovision') {
+      const labelled = await jsonPatchRecord<SFServiceInstance>(
+        master,
+        SFSERVICEINSTANCE,
+        ref.namespace,
+        ref.name,
+        labelPatch(found, { ...ownerLabel(registry), [SF_LABELS.state]: requestState(operation) }),
+      );
+      return { record: labelled, plansLeft };
+    }
     if (found.spec.planId !== req.planId) plansLeft.push(found.spec.planId);
     return { record: await replaceInstanceSpec(req, ref, spec, found), plansLeft };
   }
@@ -255,11 +283,10 @@ export function recordActivities({
     const annotations = audit(req.requestHash, req.requestedBy);
     return jsonPatchRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name, [
       { op: 'add', path: '/spec', value: { ...spec, clusterId: record.spec.clusterId } },
-      {
-        op: 'add',
-        path: `/metadata/labels/${pointerKey(LABELS.planId)}`,
-        value: labelValue(req.planId),
-      },
+      ...labelPatch(record, {
+        ...instanceRecordLabels(req, 'update', registry),
+        [LABELS.planId]: labelValue(req.planId),
+      }),
       ...Object.entries(annotations).map(([key, value]) => ({
         op: 'add' as const,
         path: `/metadata/annotations/${pointerKey(key)}`,
@@ -473,6 +500,7 @@ export function recordActivities({
       if (!existing) {
         if (operation === 'unbind') return { ...ref, removed: true };
         const labels = {
+          ...bindingRecordLabels(req, operation, registry),
           [LABELS.instanceId]: labelValue(req.instanceId),
           [LABELS.bindingId]: labelValue(req.bindingId),
           ...(instanceRef.clusterId ? { [LABELS.clusterId]: labelValue(instanceRef.clusterId) } : {}),
@@ -499,6 +527,14 @@ export function recordActivities({
           master,
           SFSERVICEBINDING,
           newRecord(SFSERVICEBINDING, ref, req, labels, spec, instance) as SFServiceBinding,
+        );
+      } else {
+        existing = await jsonPatchRecord<SFServiceBinding>(
+          master,
+          SFSERVICEBINDING,
+          ref.namespace,
+          ref.name,
+          labelPatch(existing, bindingRecordLabels(req, operation, registry)),
         );
       }
       await patchRecordStatus(
