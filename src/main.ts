@@ -49,8 +49,10 @@ async function main(): Promise<void> {
   });
   const tracing = config.tracing ? startTracing(config.tracing) : undefined;
   if (Object.keys(config.renderer).length > 0) await configureRenderer(config.renderer);
+  // Lists of records show this installation's alone: others may share the master.
   const master = clusterClientFromFile(config.masterClusterId, config.masterKubeconfig, {
     ...(monitoring.worker ? { calls: monitoring.worker } : {}),
+    owner: config.namespace,
   });
   // Probes answer from the start: live, and not ready until what the process runs is.
   await monitoring.listen();

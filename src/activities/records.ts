@@ -9,6 +9,8 @@ import {
   deleteRecord,
   getRecord,
   jsonPatchRecord,
+  type JsonPatchOperation,
+  listRecords,
   pointerKey,
   patchRecord,
   patchRecordStatus,
@@ -43,6 +45,13 @@ import type {
   RequestedBy,
 } from '../workflows/messages.js';
 import { actionRefusal } from '../resources/actions.js';
+import {
+  SF_LABELS,
+  bindingRecordLabels,
+  instanceRecordLabels,
+  ownerLabel,
+  requestState,
+} from '../resources/record-labels.js';
 import { migrationOf } from '../resources/migration.js';
 import {
   recordStatusConditions,
@@ -122,6 +131,16 @@ const OPTIONAL_INSTANCE_FIELDS = [
   'maintenanceInfo',
 ] as const;
 
+/** JSON Patch operations that set `labels` on `record`, one by one, or all at once when it has none. */
+const labelPatch = (record: KubeObject, labels: Record<string, string>): JsonPatchOperation[] =>
+  record.metadata.labels
+    ? Object.entries(labels).map(([key, value]) => ({
+        op: 'add' as const,
+        path: `/metadata/labels/${pointerKey(key)}`,
+        value,
+      }))
+    : [{ op: 'add', path: '/metadata/labels', value: labels }];
+
 /** A new record of a request: labelled, with its audit annotations and our finalizer. */
 function newRecord(
   kind: ResourceKind,
@@ -196,6 +215,7 @@ export function recordActivities(deps: ActivityDeps) {
   ): Promise<SFServiceInstance | undefined> {
     try {
       const labels = {
+        ...instanceRecordLabels(req, 'provision', registry),
         [LABELS.instanceId]: labelValue(req.instanceId),
         [LABELS.serviceId]: labelValue(req.serviceId),
         [LABELS.planId]: labelValue(req.planId),
@@ -234,7 +254,16 @@ export function recordActivities(deps: ActivityDeps) {
       if (!record) throw retryable(`instance ${req.instanceId} was recorded concurrently`);
       return { record, plansLeft };
     }
-    if (operation === 'deprovision') return { record: found, plansLeft };
+    if (operation === 'deprovision') {
+      const labelled = await jsonPatchRecord<SFServiceInstance>(
+        master,
+        SFSERVICEINSTANCE,
+        ref.namespace,
+        ref.name,
+        labelPatch(found, { ...ownerLabel(registry), [SF_LABELS.state]: requestState(operation) }),
+      );
+      return { record: labelled, plansLeft };
+    }
     if (found.spec.planId !== req.planId) plansLeft.push(found.spec.planId);
     return { record: await replaceInstanceSpec(req, ref, spec, found), plansLeft };
   }
@@ -252,11 +281,10 @@ export function recordActivities(deps: ActivityDeps) {
     const annotations = audit(req.requestHash, req.requestedBy);
     return jsonPatchRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name, [
       { op: 'add', path: '/spec', value: { ...spec, clusterId: record.spec.clusterId } },
-      {
-        op: 'add',
-        path: `/metadata/labels/${pointerKey(LABELS.planId)}`,
-        value: labelValue(req.planId),
-      },
+      ...labelPatch(record, {
+        ...instanceRecordLabels(req, 'update', registry),
+        [LABELS.planId]: labelValue(req.planId),
+      }),
       ...Object.entries(annotations).map(([key, value]) => ({
         op: 'add' as const,
         path: `/metadata/annotations/${pointerKey(key)}`,
@@ -451,6 +479,7 @@ export function recordActivities(deps: ActivityDeps) {
       if (!existing) {
         if (operation === 'unbind') return { ...ref, removed: true };
         const labels = {
+          ...bindingRecordLabels(req, operation, registry),
           [LABELS.instanceId]: labelValue(req.instanceId),
           [LABELS.bindingId]: labelValue(req.bindingId),
           ...(instanceRef.clusterId ? { [LABELS.clusterId]: labelValue(instanceRef.clusterId) } : {}),
@@ -477,6 +506,14 @@ export function recordActivities(deps: ActivityDeps) {
           master,
           SFSERVICEBINDING,
           newRecord(SFSERVICEBINDING, ref, req, labels, spec, instance) as SFServiceBinding,
+        );
+      } else {
+        existing = await jsonPatchRecord<SFServiceBinding>(
+          master,
+          SFSERVICEBINDING,
+          ref.namespace,
+          ref.name,
+          labelPatch(existing, bindingRecordLabels(req, operation, registry)),
         );
       }
       await patchRecordStatus(

@@ -767,7 +767,13 @@ export function resourceActivities(deps: ActivityDeps) {
       await writeResponse(loaded.binding, secret, section.response);
       return { state, ...(description ? { description } : {}), responseSecret: secret };
     }
-    return { state, ...(description ? { description } : {}), ...(dashboardUrl ? { dashboardUrl } : {}) };
+    return {
+      state,
+      ...(description ? { description } : {}),
+      ...(dashboardUrl ? { dashboardUrl } : {}),
+      ...(section.instanceUsable !== undefined ? { instanceUsable: section.instanceUsable } : {}),
+      ...(section.updateRepeatable !== undefined ? { updateRepeatable: section.updateRepeatable } : {}),
+    };
   }
 
   return {

@@ -28,6 +28,11 @@ export interface ClusterClient {
   readonly core: CoreV1Api;
   readonly custom: CustomObjectsApi;
   readonly apiextensions: ApiextensionsV1Api;
+  /**
+   * The registry namespace of the installation the client works for: lists of instance and
+   * binding records show only that installation's (src/kube/custom-objects.ts). Unset: all.
+   */
+  readonly owner?: string;
 }
 
 /**
@@ -48,6 +53,8 @@ function reuseConnections(kubeConfig: KubeConfig): void {
 export interface ClusterClientOptions {
   /** Where each API call (watches aside) is counted, by verb and outcome. @default nowhere */
   readonly calls?: KubeCallRecorder;
+  /** The installation whose records its lists show ({@link ClusterClient.owner}). @default all */
+  readonly owner?: string;
 }
 
 /**
@@ -105,6 +112,7 @@ export function clusterClient(
     core: tracedApi(apiClient(kubeConfig, CoreV1Api, http), id),
     custom: tracedApi(apiClient(kubeConfig, CustomObjectsApi, http), id),
     apiextensions: tracedApi(apiClient(kubeConfig, ApiextensionsV1Api, http), id),
+    ...(options.owner ? { owner: options.owner } : {}),
   };
 }
 

@@ -70,7 +70,10 @@ export function clusterDirectory(
         throw new Error(`cluster ${clusterId} is not registered (no SFCluster ${namespace}/${clusterId})`);
       }
       if (cached && cached.version === current.version) return cached.client;
-      const client = clusterClientFromKubeconfig(clusterId, current.kubeconfig, options.clients);
+      const client = clusterClientFromKubeconfig(clusterId, current.kubeconfig, {
+        ...options.clients,
+        owner: namespace,
+      });
       known.set(clusterId, { secretRef: current.secretRef, version: current.version, client });
       return client;
     },

@@ -1,8 +1,28 @@
 /** Reads and writes of our own custom resources by kind, with NotFound as a value, not an error. */
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { KubeObject, ResourceKind } from '../resources/types.js';
+import { isOwnedBy } from '../resources/record-labels.js';
+import {
+  SFSERVICEBINDING,
+  SFSERVICEINSTANCE,
+  type KubeObject,
+  type ResourceKind,
+} from '../resources/types.js';
 import type { ClusterClient } from './clients.js';
 import { isNotFound } from './errors.js';
+
+/** The kinds of records an installation owns, and lists only its own of. */
+const OWNED_KINDS: ReadonlySet<string> = new Set([SFSERVICEINSTANCE.kind, SFSERVICEBINDING.kind]);
+
+/**
+ * What a list of `kind` on `cluster` shows: of instance and binding records, those of the
+ * installation the client works for ({@link ClusterClient.owner}, by {@link isOwnedBy}); of other
+ * kinds, everything.
+ */
+function ownedOf<T extends KubeObject>(cluster: ClusterClient, kind: ResourceKind, items: T[]): T[] {
+  const owner = cluster.owner;
+  if (!owner || !OWNED_KINDS.has(kind.kind)) return items;
+  return items.filter((item) => isOwnedBy(item.metadata.labels, owner));
+}
 
 const params = (kind: ResourceKind, namespace: string) => ({
   group: kind.group,
@@ -90,7 +110,7 @@ export async function listRecords<T extends KubeObject>(
     ...params(kind, namespace),
     labelSelector,
   })) as { items: T[] };
-  return list.items;
+  return ownedOf(cluster, kind, list.items);
 }
 
 /** Records of a kind in one namespace, or in all namespaces when `namespace` is undefined. */
@@ -107,7 +127,7 @@ export async function listRecordsAnywhere<T extends KubeObject>(
     plural: kind.plural,
     labelSelector,
   })) as { items: T[] };
-  return list.items;
+  return ownedOf(cluster, kind, list.items);
 }
 
 /** One JSON Patch (RFC 6902) operation. */
@@ -166,7 +186,7 @@ export async function listRecordPage<T extends KubeObject>(
         })
   ) as { items: T[]; metadata?: { continue?: string } };
   const next = list.metadata?.continue;
-  return { items: list.items, ...(next ? { continue: next } : {}) };
+  return { items: ownedOf(cluster, kind, list.items), ...(next ? { continue: next } : {}) };
 }
 
 /** Records a count reads at once: what it holds in memory, whatever the number of records. */

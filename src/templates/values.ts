@@ -25,6 +25,16 @@ export interface StatusSection {
   readonly dashboardUrl?: string;
   /** The bind response, as the template rendered it (an object, or JSON text). */
   readonly response?: unknown;
+  /**
+   * Whether the instance is still usable after the operation failed (`instanceUsable`), when the
+   * section says so: OSB's `instance_usable` of a failed update or deprovision.
+   */
+  readonly instanceUsable?: boolean;
+  /**
+   * Whether a failed update may be repeated (`updateRepeatable`), when the section says so: OSB's
+   * `update_repeatable` of a failed update.
+   */
+  readonly updateRepeatable?: boolean;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -32,6 +42,20 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 const text = (value: unknown): string | undefined =>
   typeof value === 'string' && value.trim() ? value.trim() : undefined;
+
+/**
+ * A yes-or-no field of a status section (`instanceUsable`, `updateRepeatable`), as Service Fabrik
+ * reads it: the template renders text, so `"false"` and `false` both say no, and any other value
+ * it sets says yes. Case and surrounding blanks do not matter. Undefined when the field is unset
+ * or blank, which leaves the broker's own answer.
+ */
+export function statusFlag(value: unknown): boolean | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'boolean') return value;
+  const said = String(value).trim().toLowerCase();
+  if (said === '') return undefined;
+  return said !== 'false';
+}
 
 /**
  * The objects the `sources` template names, by the key templates see them under: entries with an
@@ -58,7 +82,9 @@ export function sourceReferences(sources: unknown, namespace: string): [string, 
  * the provision's), a declared `succeeded` or `failed` taken as it is and any other declared state
  * as in progress. Without a declared state a deletion has succeeded (once its objects are gone,
  * which the caller checks) and anything else is in progress. The description is the `error`, else
- * the `description`.
+ * the `description`, else (for an instance's operation, as Service Fabrik copies it to the
+ * record's `status.description`) the `response` when it is text; a binding's `response` is its
+ * bind response. `instanceUsable` and `updateRepeatable` are read by {@link statusFlag}.
  */
 export function readStatusSection(values: unknown, operation: string): StatusSection {
   const sections = isRecord(values) ? values : {};
@@ -72,13 +98,19 @@ export function readStatusSection(values: unknown, operation: string): StatusSec
       : declared || !deletion
         ? 'in progress'
         : 'succeeded';
-  const description = text(section.error) ?? text(section.description);
+  const ofBinding = operation === 'bind' || operation === 'unbind';
+  const description =
+    text(section.error) ?? text(section.description) ?? (ofBinding ? undefined : text(section.response));
   const dashboardUrl = text(section.dashboardUrl);
+  const instanceUsable = statusFlag(section.instanceUsable);
+  const updateRepeatable = statusFlag(section.updateRepeatable);
   return {
     state,
     ...(description ? { description } : {}),
     ...(dashboardUrl ? { dashboardUrl } : {}),
     ...(section.response !== undefined ? { response: section.response } : {}),
+    ...(instanceUsable !== undefined ? { instanceUsable } : {}),
+    ...(updateRepeatable !== undefined ? { updateRepeatable } : {}),
   };
 }
 

@@ -154,10 +154,13 @@ export async function updateWorkflow(request: InstanceRequest): Promise<Operatio
     return settled;
   });
   let instance = target?.instance;
-  let instanceUsable = true;
+  // What the status template says of a failure stands; unsaid, the instance stays usable and the
+  // update can be repeated.
+  let instanceUsable = report.instanceUsable ?? true;
+  const updateRepeatable = report.updateRepeatable ?? true;
   if (report.state === 'failed' && previous) {
     // A failed update changes nothing: the instance keeps its plan, its parameters and the
-    // operator's resources rendered from them. It stays usable, and the update can be repeated.
+    // operator's resources rendered from them.
     const back = await rollBack(op, previous, target);
     const failed = report.description ?? 'The update failed';
     report = {
@@ -167,12 +170,12 @@ export async function updateWorkflow(request: InstanceRequest): Promise<Operatio
         : `${failed} (rolled back: the instance keeps its previous plan and parameters)`,
     };
     instance = back.instance ?? instance;
-    instanceUsable = !back.failure;
+    instanceUsable = instanceUsable && !back.failure;
   }
   return op.end(report, {
     succeeded: 'The instance is updated',
     failed: FAILED,
-    extra: { instanceUsable, updateRepeatable: true, ...dashboardOf(report) },
+    extra: { instanceUsable, updateRepeatable, ...dashboardOf(report) },
     record: recordOn(op, instance),
   });
 }
@@ -185,12 +188,12 @@ export async function deprovisionWorkflow(req: InstanceRequest): Promise<Operati
     remove: (instance) => (instance.removed ? finishRemoval(op, instance) : removeInstance(op, { instance })),
     writeStatus: op.steps.recordInstanceStatus,
     // A deprovision that failed after it began deleting the operator's resources leaves an
-    // instance that is no longer usable.
+    // instance that is no longer usable, unless the status template says it is.
     ending: (report, instance) => ({
       succeeded: 'The instance is deprovisioned',
       failed: FAILED,
       extra: {
-        instanceUsable: report.state !== 'succeeded' && instance === undefined,
+        instanceUsable: report.instanceUsable ?? (report.state !== 'succeeded' && instance === undefined),
         ...dashboardOf(report),
       },
     }),

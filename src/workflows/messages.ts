@@ -404,6 +404,10 @@ export interface StatusReport {
   readonly dashboardUrl?: string;
   /** The Secret the binding's response was written to, once the bind succeeded. */
   readonly responseSecret?: string;
+  /** The template's `instanceUsable`, when it says it: whether the instance is usable after a failure. */
+  readonly instanceUsable?: boolean;
+  /** The template's `updateRepeatable`, when it says it: whether a failed update may be repeated. */
+  readonly updateRepeatable?: boolean;
 }
 
 /** How often the cluster health workflow probes and when an unreachable cluster is offline. */

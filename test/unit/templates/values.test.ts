@@ -5,6 +5,7 @@ import {
   hasStatusSection,
   readStatusSection,
   sourceReferences,
+  statusFlag,
   type StatusSection,
   unobservedSource,
 } from '../../../src/templates/values.js';
@@ -106,6 +107,69 @@ describe('what the status template says of an operation', () => {
   });
 });
 
+describe('the fields of a status section Service Fabrik reads as well', () => {
+  test.each<[string, unknown, string, StatusSection]>([
+    [
+      'a failed update that leaves the instance unusable and cannot be repeated, said as text',
+      { update: { state: 'failed', error: 'disk lost', instanceUsable: 'false', updateRepeatable: 'false' } },
+      'update',
+      { state: 'failed', description: 'disk lost', instanceUsable: false, updateRepeatable: false },
+    ],
+    [
+      'said as booleans (a template that writes them unquoted)',
+      { provision: { state: 'failed', instanceUsable: false, updateRepeatable: true } },
+      'update',
+      { state: 'failed', instanceUsable: false, updateRepeatable: true },
+    ],
+    [
+      'a failed deprovision whose instance is still usable',
+      { deprovision: { state: 'failed', instanceUsable: 'true' } },
+      'deprovision',
+      { state: 'failed', instanceUsable: true },
+    ],
+    [
+      'blank flags are not said',
+      { provision: { state: 'failed', instanceUsable: ' ', updateRepeatable: '' } },
+      'update',
+      { state: 'failed' },
+    ],
+    [
+      'the response of an instance’s operation is its description',
+      { provision: { state: 'succeeded', response: ' created 3 replicas ' } },
+      'provision',
+      { state: 'succeeded', description: 'created 3 replicas', response: ' created 3 replicas ' },
+    ],
+    [
+      'the error comes before the response',
+      { deprovision: { state: 'failed', error: 'stuck', response: 'deleting' } },
+      'deprovision',
+      { state: 'failed', description: 'stuck', response: 'deleting' },
+    ],
+    [
+      'a bind response is never a description',
+      { bind: { state: 'succeeded', response: '{"credentials":{"password":"p"}}' } },
+      'bind',
+      { state: 'succeeded', response: '{"credentials":{"password":"p"}}' },
+    ],
+  ])('%s', (_name, values, operation, expected) => {
+    expect(readStatusSection(values, operation)).toEqual(expected);
+  });
+
+  test.each<[unknown, boolean | undefined]>([
+    ['false', false],
+    [false, false],
+    [' FALSE ', false],
+    ['true', true],
+    [true, true],
+    ['yes', true],
+    ['', undefined],
+    [undefined, undefined],
+    [null, undefined],
+  ])('the flag %p reads as %p', (value, expected) => {
+    expect(statusFlag(value)).toBe(expected);
+  });
+});
+
 describe('whether the status template has a section of a custom action', () => {
   test.each<[string, unknown, boolean]>([
     ['a section', { 'x-backup': { state: 'succeeded' } }, true],
@@ -133,6 +197,13 @@ describe('the bind response the status template rendered', () => {
   test.each<[string, unknown, { json: string } | { error: string }]>([
     ['an object', { credentials: { user: 'u' } }, { json: '{"credentials":{"user":"u"}}' }],
     ['JSON text', '{"credentials":{"user":"u"}}', { json: '{"credentials":{"user":"u"}}' }],
+    [
+      'the whole OSB bind response, as Service Fabrik plans render it',
+      '{"credentials":{"user":"u"},"syslog_drain_url":"syslog://logs.example:514","route_service_url":"https://route.example","volume_mounts":[{"driver":"nfs","container_dir":"/data","mode":"rw","device_type":"shared","device":{"volume_id":"v1"}}]}',
+      {
+        json: '{"credentials":{"user":"u"},"syslog_drain_url":"syslog://logs.example:514","route_service_url":"https://route.example","volume_mounts":[{"driver":"nfs","container_dir":"/data","mode":"rw","device_type":"shared","device":{"volume_id":"v1"}}]}',
+      },
+    ],
     ['nothing', undefined, { json: '{}' }],
     ['blank text', '  ', { json: '{}' }],
     [

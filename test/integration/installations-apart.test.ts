@@ -1,0 +1,131 @@
+/**
+ * Two installations on one master, each with its own registry namespace, on the real servers: each
+ * labels its records with its namespace (`OWNER_INTEROPERATOR_NAMESPACE`) and lists and counts only
+ * its own, even when both offer the same plan. The plan's objects are ConfigMaps and its status
+ * template says done at once, so no operator is needed.
+ */
+import { randomUUID } from 'node:crypto';
+import { getRecord } from '../../src/kube/custom-objects.js';
+import { resourceName } from '../../src/resources/names.js';
+import {
+  SFSERVICEINSTANCE,
+  type PlanTemplate,
+  type SFPlan,
+  type SFServiceInstance,
+} from '../../src/resources/types.js';
+import { ADMIN, callAdmin } from '../support/admin.js';
+import { clusters, eventually, unique } from '../support/env.js';
+import { osbClient, provisionBody, provisionSettled, type OsbClient } from '../support/osb.js';
+import { DESIGN_SERVICE_ID, applyPlanCopy, installDesignPlan } from '../support/plans.js';
+import { startProcess, systemSettings, type SystemProcess } from '../support/system.js';
+
+const TEMPLATES: PlanTemplate[] = [
+  {
+    action: 'provision',
+    type: 'gotemplate',
+    content: [
+      'apiVersion: v1',
+      'kind: ConfigMap',
+      'metadata:',
+      '  name: settings',
+      'data:',
+      '  size: small',
+      '',
+    ].join('\n'),
+  },
+  {
+    action: 'status',
+    type: 'gotemplate',
+    content: ['provision:', '  state: succeeded', 'deprovision:', '  state: succeeded', ''].join('\n'),
+  },
+];
+
+interface Installation {
+  readonly registry: string;
+  system?: SystemProcess;
+  osb?: OsbClient;
+}
+
+describe('two installations on one master', () => {
+  const [master] = clusters();
+  const a: Installation = { registry: unique('apart-a') };
+  const b: Installation = { registry: unique('apart-b') };
+  // The same plan, with a quota of one instance per organization, in both catalogs.
+  const planId = randomUUID();
+
+  beforeAll(async () => {
+    for (const installation of [a, b]) {
+      const design: SFPlan = await installDesignPlan(master!, installation.registry);
+      await applyPlanCopy(master!, installation.registry, design, planId, 'apart', {
+        templates: TEMPLATES,
+        schemas: {},
+        quota: { instances: 1, tenant: 'organization' },
+      });
+      installation.system = await startProcess(
+        'all',
+        await systemSettings({
+          INTEROP_NAMESPACE: installation.registry,
+          INTEROP_ADMIN_USERNAME: ADMIN.username,
+          INTEROP_ADMIN_PASSWORD: ADMIN.password,
+        }),
+      );
+      const osb = osbClient(installation.system.url);
+      installation.osb = osb;
+      await eventually('the plan in the catalog', async () => {
+        const res = await osb('GET', '/v2/catalog');
+        return JSON.stringify(res.body).includes(planId) ? true : undefined;
+      });
+    }
+  }, 240_000);
+
+  afterAll(async () => {
+    for (const installation of [a, b]) {
+      await installation.system?.stop();
+      await master!.core.deleteNamespace({ name: installation.registry }).catch(() => undefined);
+    }
+  });
+
+  const listed = async (installation: Installation): Promise<string[]> => {
+    const res = await callAdmin(installation.system!.url, 'GET', `/admin/instances?plan=${planId}`);
+    expect(res.status).toBe(200);
+    return (res.body.items as { instanceId: string }[]).map((i) => i.instanceId).sort();
+  };
+
+  test('each counts its quota, lists and labels only its own instances', async () => {
+    // GIVEN an instance of the plan in installation A, for the organization `org`
+    const inA = randomUUID();
+    const provisionedInA = await provisionSettled(a.osb!, inA, provisionBody(DESIGN_SERVICE_ID, planId));
+    expect(provisionedInA.body.state).toBe('succeeded');
+
+    // WHEN installation B provisions an instance of the same plan for the same organization
+    const inB = randomUUID();
+    const provisionedInB = await provisionSettled(b.osb!, inB, provisionBody(DESIGN_SERVICE_ID, planId));
+    // THEN B's quota counts only B's instances: it is accepted
+    expect(provisionedInB.body.state).toBe('succeeded');
+    // AND a second one in B is refused by B's quota, which now counts B's one
+    const refused = await b.osb!(
+      'PUT',
+      `/v2/service_instances/${randomUUID()}?accepts_incomplete=true`,
+      provisionBody(DESIGN_SERVICE_ID, planId),
+    );
+    expect(refused.status).toBe(403);
+
+    // AND each lists only its own
+    expect(await listed(a)).toEqual([inA]);
+    expect(await listed(b)).toEqual([inB]);
+
+    // AND each record names its owner
+    for (const [instanceId, owner] of [
+      [inA, a.registry],
+      [inB, b.registry],
+    ] as const) {
+      const record = await getRecord<SFServiceInstance>(
+        master!,
+        SFSERVICEINSTANCE,
+        `sf-${instanceId}`,
+        resourceName(instanceId),
+      );
+      expect(record?.metadata.labels?.OWNER_INTEROPERATOR_NAMESPACE).toBe(owner);
+    }
+  }, 240_000);
+});
