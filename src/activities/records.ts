@@ -15,6 +15,7 @@ import {
   patchRecordStatus,
 } from '../kube/custom-objects.js';
 import { isAlreadyExists, isNotFound } from '../kube/errors.js';
+import type { PlatformRoute } from '../osb/platforms.js';
 import {
   ANNOTATIONS,
   FINALIZER,
@@ -122,6 +123,12 @@ const OPTIONAL_INSTANCE_FIELDS = [
   'maintenanceInfo',
 ] as const;
 
+/** The labels of the platform and region a provision or bind came on (none for `/v2`). */
+const platformLabels = (route: PlatformRoute | undefined): Record<string, string> => ({
+  ...(route ? { [LABELS.platform]: route.platform } : {}),
+  ...(route?.region ? { [LABELS.region]: labelValue(route.region) } : {}),
+});
+
 /** A new record of a request: labelled, with its audit annotations and our finalizer. */
 function newRecord(
   kind: ResourceKind,
@@ -202,6 +209,7 @@ export function recordActivities({
         [LABELS.instanceId]: labelValue(req.instanceId),
         [LABELS.serviceId]: labelValue(req.serviceId),
         [LABELS.planId]: labelValue(req.planId),
+        ...platformLabels(req.platformRoute),
       };
       return await createRecord<SFServiceInstance>(
         master,
@@ -479,6 +487,7 @@ export function recordActivities({
           ...(req.predecessorBindingId
             ? { [LABELS.predecessorBindingId]: labelValue(req.predecessorBindingId) }
             : {}),
+          ...platformLabels(req.platformRoute),
         };
         // The times are kept from the creation on: a bind run again, or a GET, never moves them.
         const spec = {

@@ -15,6 +15,7 @@ import {
   type EntitlementRequest,
   type TenantSource,
 } from '../osb/quotas.js';
+import type { PlatformRoute } from '../osb/platforms.js';
 import type { SFPlan } from '../resources/types.js';
 import type { Records } from './records.js';
 
@@ -37,6 +38,8 @@ export interface QuotaRequest extends TenantSource {
   readonly plan: SFPlan;
   /** On a plan change, the plan the instance leaves. */
   readonly previousPlanId?: string;
+  /** The platform and region of the path the request came on. */
+  readonly platformRoute?: PlatformRoute;
 }
 
 export interface QuotaDeps {
@@ -109,6 +112,8 @@ export async function checkQuotas(deps: QuotaDeps, req: QuotaRequest): Promise<v
     ...(req.organizationGuid ? { organization_guid: req.organizationGuid } : {}),
     ...(req.spaceGuid ? { space_guid: req.spaceGuid } : {}),
     ...(req.context ? { context: req.context } : {}),
+    ...(req.platformRoute ? { platform: req.platformRoute.platform } : {}),
+    ...(req.platformRoute?.region ? { region: req.platformRoute.region } : {}),
   });
   const decision = entitlementDecision(answer, deps.entitlements.failurePolicy);
   if (decision.refusal) throw decision.refusal;
