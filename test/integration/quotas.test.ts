@@ -38,7 +38,14 @@ const service = (id: string) => ({
   apiVersion: SFSERVICE.apiVersion,
   kind: SFSERVICE.kind,
   metadata: { name: id, namespace: environment().namespace },
-  spec: { id, name: id, description: `test service ${id}`, bindable: true, planUpdatable: true },
+  spec: {
+    id,
+    name: id,
+    description: `test service ${id}`,
+    bindable: true,
+    planUpdatable: true,
+    instancesRetrievable: true,
+  },
 });
 
 /** A synchronous plan whose instance is one ConfigMap, done at once. */
