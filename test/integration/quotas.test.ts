@@ -337,6 +337,18 @@ describe('quotas and plan deprecation on the real broker', () => {
         space_guid: 'space',
         context: { platform: 'cloudfoundry', organization_guid: 'org-e', space_guid: 'space' },
       });
+      // A provision on a platform's path tells the platform and the region.
+      const onPlatform = randomUUID();
+      expect(
+        (
+          await client(
+            'PUT',
+            `/cf/region/eu10/v2/service_instances/${onPlatform}`,
+            provision(PLANS.open, 'org-e'),
+          )
+        ).status,
+      ).toBe(201);
+      expect(asked.at(-1)).toMatchObject({ instance_id: onPlatform, platform: 'cf', region: 'eu10' });
 
       answer = 'refuse';
       const refusedId = randomUUID();
