@@ -44,9 +44,7 @@ describe('Service Fabrik platform routes on the real broker', () => {
         bindingsRetrievable: true,
       },
     });
-    await master!.objects.create(
-      teamPlan(CF_PLAN, false, { serviceId: SERVICE_ID, supported_platform: ['cf'] }) as never,
-    );
+    await master!.objects.create(cfPlan() as never);
     await master!.objects.create(teamPlan(ANY_PLAN, false, { serviceId: SERVICE_ID }) as never);
     await eventually('the platforms service in the catalog', async () => {
       const services = (await osb('GET', '/v2/catalog')).body.services as { id: string; plans: unknown[] }[];
@@ -105,6 +103,13 @@ describe('Service Fabrik platform routes on the real broker', () => {
     const base = `/cf/region/eu10/v2/service_instances/${instanceId}`;
     const provisioned = await osb('PUT', base, provisionBody(CF_PLAN));
     expect(provisioned.status).toBe(201);
+    // The template saw them: the postgresql it rendered carries them.
+    const pg = await master!.objects.read({
+      apiVersion: 'acid.zalan.do/v1',
+      kind: 'postgresql',
+      metadata: { name: 'db', namespace: `sf-${instanceId}` },
+    });
+    expect(pg.metadata?.annotations).toMatchObject({ platform: 'cf', region: 'eu10' });
     const instance = await getRecord<SFServiceInstance>(
       master!,
       SFSERVICEINSTANCE,
@@ -169,6 +174,22 @@ describe('Service Fabrik platform routes on the real broker', () => {
     expect((await osb('DELETE', `${base}?${plan}`)).status).toBe(200);
   });
 });
+
+/**
+ * The plan offered on Cloud Foundry only: a team plan whose postgresql is annotated with the
+ * platform and region labels of the instance, as its template sees them.
+ */
+function cfPlan() {
+  const plan = teamPlan(CF_PLAN, false, { serviceId: SERVICE_ID, supported_platform: ['cf'] });
+  const labels = '.instance.metadata.labels';
+  plan.spec.templates[0]!.content = plan.spec.templates[0]!.content.replace(
+    '  name: db\n',
+    '  name: db\n  annotations:\n' +
+      `    platform: '{{ index ${labels} "interoperator.servicefabrik.io/platform" }}'\n` +
+      `    region: '{{ index ${labels} "interoperator.servicefabrik.io/region" }}'\n`,
+  );
+  return plan;
+}
 
 function provisionBody(planId: string) {
   return {
