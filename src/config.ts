@@ -134,6 +134,23 @@ export interface Config {
      * OSB API's Basic-auth credentials. Required for the broker.
      */
     readonly credentials: CredentialSettings;
+    /**
+     * INTEROP_OSB_AUTH: how OSB requests are authenticated. `basic` (the default): Basic auth with
+     * the credentials above. `client-certificate`: by the client certificate an ingress in front
+     * verified, as Service Fabrik's `secureIncomingConnections` (the `ssl-client-cert` and
+     * `ssl-client-subject-dn` headers), whose subject must hold the same RDNs as
+     * INTEROP_OSB_CLIENT_SUBJECT (`CN=sm,OU=...,O=...,C=DE` or `/C=DE/O=.../OU=.../CN=sm`); the
+     * Basic credentials are then not needed. Safe only behind an ingress that removes these
+     * headers from what clients send (docs/security.md).
+     */
+    readonly osbAuth:
+      { readonly kind: 'basic' } | { readonly kind: 'client-certificate'; readonly subject: string };
+    /**
+     * INTEROP_SEND_BINDING_METADATA (`true`, `false`): whether bind answers carry the binding's
+     * `metadata` (`expires_at`, `renew_before`), as Service Fabrik's `send_binding_metadata`.
+     * @default true
+     */
+    readonly sendBindingMetadata: boolean;
     /** INTEROP_SYNC_TIMEOUT_SECONDS: how long a synchronous request waits for its workflow. @default 60 */
     readonly syncTimeoutMs: number;
     /** INTEROP_MAX_BODY_BYTES @default 1048576 */
@@ -456,6 +473,23 @@ function temporalTlsConfig(env: NodeJS.ProcessEnv): { tls?: TemporalTlsConfig } 
   return on ? { tls } : {};
 }
 
+/** How OSB requests are authenticated (INTEROP_OSB_AUTH, INTEROP_OSB_CLIENT_SUBJECT). */
+function osbAuthConfig(env: NodeJS.ProcessEnv): Config['broker']['osbAuth'] {
+  const kind = oneOf(env, 'INTEROP_OSB_AUTH', ['basic', 'client-certificate'], 'basic');
+  const subject = env.INTEROP_OSB_CLIENT_SUBJECT?.trim() ?? '';
+  if (kind === 'basic') {
+    if (subject)
+      throw new ConfigError(
+        'INTEROP_OSB_CLIENT_SUBJECT is set, but INTEROP_OSB_AUTH is not client-certificate',
+      );
+    return { kind };
+  }
+  if (!subject)
+    throw new ConfigError('INTEROP_OSB_AUTH is client-certificate: INTEROP_OSB_CLIENT_SUBJECT is required');
+  // Its form (type=value parts) is checked where it is read, by the broker before it serves.
+  return { kind, subject };
+}
+
 /** The OSB API's credentials; none for a worker (which serves no API). */
 function brokerCredentials(env: NodeJS.ProcessEnv, needsBroker: boolean): CredentialSettings {
   if (!needsBroker)
@@ -495,6 +529,7 @@ function metricsToken(env: NodeJS.ProcessEnv): { token?: SecretSetting } {
 /** Reads the configuration; `role` decides which settings are required. */
 export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.ProcessEnv = process.env): Config {
   const needsBroker = role !== 'worker';
+  const osbAuth = osbAuthConfig(env);
   let payloadKeys: PayloadKey[];
   try {
     payloadKeys = parsePayloadKeys(required(env, 'INTEROP_PAYLOAD_KEYS'));
@@ -527,7 +562,9 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
     broker: {
       host: env.INTEROP_HOST || '127.0.0.1',
       port: number(env, 'INTEROP_PORT', 8080),
-      credentials: brokerCredentials(env, needsBroker),
+      credentials: brokerCredentials(env, needsBroker && osbAuth.kind === 'basic'),
+      osbAuth,
+      sendBindingMetadata: oneOf(env, 'INTEROP_SEND_BINDING_METADATA', ['true', 'false'], 'true') === 'true',
       syncTimeoutMs: number(env, 'INTEROP_SYNC_TIMEOUT_SECONDS', 60) * 1000,
       maxBodyBytes: number(env, 'INTEROP_MAX_BODY_BYTES', 1024 * 1024),
       keepAliveMs: number(env, 'INTEROP_KEEP_ALIVE_SECONDS', 95, { max: MAX_CONNECTION_SECONDS }) * 1000,

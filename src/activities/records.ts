@@ -10,12 +10,12 @@ import {
   getRecord,
   jsonPatchRecord,
   type JsonPatchOperation,
-  listRecords,
   pointerKey,
   patchRecord,
   patchRecordStatus,
 } from '../kube/custom-objects.js';
 import { isAlreadyExists, isNotFound } from '../kube/errors.js';
+import type { PlatformRoute } from '../osb/platforms.js';
 import {
   ANNOTATIONS,
   FINALIZER,
@@ -141,6 +141,12 @@ const labelPatch = (record: KubeObject, labels: Record<string, string>): JsonPat
       }))
     : [{ op: 'add', path: '/metadata/labels', value: labels }];
 
+/** The labels of the platform and region a provision or bind came on (none for `/v2`). */
+const platformLabels = (route: PlatformRoute | undefined): Record<string, string> => ({
+  ...(route ? { [LABELS.platform]: route.platform } : {}),
+  ...(route?.region ? { [LABELS.region]: labelValue(route.region) } : {}),
+});
+
 /** A new record of a request: labelled, with its audit annotations and our finalizer. */
 function newRecord(
   kind: ResourceKind,
@@ -219,6 +225,7 @@ export function recordActivities(deps: ActivityDeps) {
         [LABELS.instanceId]: labelValue(req.instanceId),
         [LABELS.serviceId]: labelValue(req.serviceId),
         [LABELS.planId]: labelValue(req.planId),
+        ...platformLabels(req.platformRoute),
       };
       return await createRecord<SFServiceInstance>(
         master,
@@ -486,6 +493,7 @@ export function recordActivities(deps: ActivityDeps) {
           ...(req.predecessorBindingId
             ? { [LABELS.predecessorBindingId]: labelValue(req.predecessorBindingId) }
             : {}),
+          ...platformLabels(req.platformRoute),
         };
         // The times are kept from the creation on: a bind run again, or a GET, never moves them.
         const spec = {

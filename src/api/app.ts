@@ -8,11 +8,14 @@ import Koa, { type Context } from 'koa';
 import { silentLogger, type Logger } from '../log.js';
 import type { OsbRequestRecorder } from '../metrics/recorders.js';
 import type { AdminService } from '../admin/service.js';
+import { BROKER_PLATFORMS } from '../osb/platforms.js';
 import type { CatalogSource, ServiceBroker } from '../osb/service-broker.js';
+import type { SubjectRdns } from './client-subject.js';
 import { DEFAULT_MAX_BODY_BYTES } from './body.js';
 import {
   adminAuth,
   basicAuth,
+  clientCertificateAuth,
   echoRequestIdentity,
   errorHandler,
   onOsbPaths,
@@ -43,6 +46,17 @@ export interface AppOptions {
    * digests are kept): return new ones to change them.
    */
   readonly credentials: () => Credentials | readonly Credentials[];
+  /**
+   * When set, OSB requests are authenticated by the client certificate an ingress verified (its
+   * `ssl-client-cert` and `ssl-client-subject-dn` headers), whose subject must hold these RDNs,
+   * instead of Basic auth (see `clientCertificateAuth`). @default Basic auth with `credentials`
+   */
+  readonly clientSubject?: SubjectRdns;
+  /**
+   * Whether bind answers carry the binding's `metadata` (Service Fabrik's `send_binding_metadata`).
+   * @default true
+   */
+  readonly sendBindingMetadata?: boolean;
   /** Largest request body accepted, in bytes; larger bodies get 413. @default 1 MiB */
   readonly maxBodyBytes?: number;
   /** Where requests and failures are logged. @default a logger that drops everything */
@@ -74,7 +88,12 @@ export function createAdminRoutes(deps: AdminRouteDeps): Routes<AdminState> {
   return routes;
 }
 
-/** The routes of the app: `/healthz`, and the OSB routes under `/v2`. */
+/** Where the OSB routes are: `/v2`, `/<platform>/v2` and `/<platform>/region/<region>/v2`. */
+// No capturing group in the pattern: find-my-way would count it as a parameter of its own.
+const PLATFORM = `:platform(^(?:${BROKER_PLATFORMS.join('|')})$)`;
+export const OSB_PREFIXES = ['/v2', `/${PLATFORM}/v2`, `/${PLATFORM}/region/:region/v2`] as const;
+
+/** The routes of the app: `/healthz`, and the OSB routes under each of {@link OSB_PREFIXES}. */
 export function createRoutes(deps: RouteDeps, stopping: () => boolean = () => false): Routes<OsbState> {
   const routes = new Routes<OsbState>();
   /** GET /healthz: for load balancers; no authentication, no version header. 503 while stopping. */
@@ -87,10 +106,14 @@ export function createRoutes(deps: RouteDeps, stopping: () => boolean = () => fa
     ctx.body = { status: 'ok' };
   });
 
-  const osb = routes.under('/v2');
-  catalogRoutes(osb, deps);
-  instanceRoutes(osb, deps);
-  bindingRoutes(osb, deps);
+  // The same routes under each prefix Service Fabrik's broker was registered with: the platform,
+  // and the platform and region, which the routes pass on (platformOf in routes/shared.ts).
+  for (const prefix of OSB_PREFIXES) {
+    const osb = routes.under(prefix);
+    catalogRoutes(osb, deps);
+    instanceRoutes(osb, deps);
+    bindingRoutes(osb, deps);
+  }
   return routes;
 }
 
@@ -115,6 +138,9 @@ export function createApp(options: AppOptions): Koa {
       broker: options.broker,
       catalog: options.catalog,
       maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      ...(options.sendBindingMetadata !== undefined
+        ? { sendBindingMetadata: options.sendBindingMetadata }
+        : {}),
       log,
     },
     stopping,
@@ -127,7 +153,10 @@ export function createApp(options: AppOptions): Koa {
   });
   app.use(errorHandler(log));
   app.use(echoRequestIdentity);
-  app.use(onOsbPaths(basicAuth(options.credentials), osbHeaders));
+  const osbAuth = options.clientSubject
+    ? clientCertificateAuth(options.clientSubject)
+    : basicAuth(options.credentials);
+  app.use(onOsbPaths(osbAuth, osbHeaders));
   // Admin paths without admin credentials configured still need them: nothing gets through.
   app.use(adminAuth(options.admin?.credentials ?? (() => [])));
   // 405 (with Allow) and 501 without a body: the error handler writes the OSB error body.

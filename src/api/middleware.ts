@@ -20,6 +20,7 @@ import {
 import { parseOriginatingIdentity } from '../osb/requests.js';
 import type { RequestMeta } from '../osb/service-broker.js';
 import { parseApiVersion, type ApiVersion } from '../osb/version.js';
+import { sameSubject, subjectRdns, type SubjectRdns } from './client-subject.js';
 
 /** What the /v2 middleware leaves in `ctx.state` for the routes. */
 export interface OsbState {
@@ -36,11 +37,14 @@ export interface Credentials {
 }
 
 /**
- * Paths under the OSB API, which need authentication and the version header: `/v2` in any case.
+ * Paths under the OSB API, which need authentication and the version header: `/v2`, and
+ * `/<platform>/v2` and `/<platform>/region/<region>/v2` for the platforms `cf`, `k8s` and `sm`, in
+ * any case.
  * The router matches only paths written as they are (case-sensitive, fixed segments not
  * percent-encoded, see router.ts), so whatever it would serve as an OSB route is one here too.
  */
-export const isOsbPath = (path: string): boolean => /^\/v2(?:\/|$)/i.test(path);
+export const isOsbPath = (path: string): boolean =>
+  /^(?:\/(?:cf|k8s|sm)(?:\/region\/[^/]*)?)?\/v2(?:\/|$)/i.test(path);
 
 /** Paths under the admin API, which need the admin credentials: `/admin` in any case. */
 export const isAdminPath = (path: string): boolean => /^\/admin(?:\/|$)/i.test(path);
@@ -250,6 +254,33 @@ export function basicAuth(
     }
     if (!given || matched !== 1) throw unauthorized();
     onAccepted?.(ctx, given.username);
+    return next();
+  };
+}
+
+/** The headers in which an ingress that ends mutual TLS passes on the client's certificate and its subject. */
+export const CLIENT_CERTIFICATE_HEADERS = {
+  certificate: 'ssl-client-cert',
+  subject: 'ssl-client-subject-dn',
+} as const;
+
+/**
+ * Authentication by the client certificate an ingress verified, as Service Fabrik's
+ * `secureIncomingConnections`: the request must carry the certificate (`ssl-client-cert`) and its
+ * subject (`ssl-client-subject-dn`), and the subject must hold the same RDNs as `expected`, in any
+ * order. The broker trusts these headers as they come: only an ingress that verifies the client's
+ * certificate and removes them from what clients send may stand in front of it.
+ *
+ * @throws OsbError 401 naming what is missing or wrong (never the subject itself).
+ */
+export function clientCertificateAuth(expected: SubjectRdns) {
+  return (ctx: Context, next: Next): Promise<void> => {
+    if (!ctx.get(CLIENT_CERTIFICATE_HEADERS.certificate))
+      throw unauthorized('A client certificate is required to access this broker.');
+    const subject = ctx.get(CLIENT_CERTIFICATE_HEADERS.subject);
+    if (!subject) throw unauthorized("The client certificate's subject is missing.");
+    if (!sameSubject(subjectRdns(subject), expected))
+      throw unauthorized("The client certificate's subject is not accepted by this broker.");
     return next();
   };
 }

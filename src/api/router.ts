@@ -114,10 +114,15 @@ export class Routes<S> implements RouteTable<S> {
     };
   }
 
+  /**
+   * A parameter may carry a pattern its value must match, find-my-way's way
+   * (`/:platform(^(?:cf|k8s|sm)$)/v2`, without a capturing group); the route is shown without it (`/:platform/v2`).
+   */
   private add(methods: HTTPMethod[], path: string, handler: RouteHandler<S>): void {
-    const route: Route<S> = { handler, path, segments: path.split('/') };
+    const shown = path.replace(/(:[A-Za-z_]+)\([^/]*\)/g, '$1');
+    const route: Route<S> = { handler, path: shown, segments: shown.split('/') };
     this.tree.on(methods, path, () => undefined, route);
-    for (const method of methods) this.served.push({ method, path });
+    for (const method of methods) this.served.push({ method, path: shown });
   }
 
   private find(

@@ -64,6 +64,7 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
         ...(req.organizationGuid ? { organizationGuid: req.organizationGuid } : {}),
         ...(req.spaceGuid ? { spaceGuid: req.spaceGuid } : {}),
         ...(req.context ? { context: req.context } : {}),
+        ...(req.platformRoute ? { platformRoute: req.platformRoute } : {}),
       });
       const dashboardUrl = renderDashboardUrl(plan, service, req);
       const { acceptsIncomplete: _, ...request } = req;
@@ -105,6 +106,7 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
           ...(updated.organizationGuid ? { organizationGuid: updated.organizationGuid } : {}),
           ...(updated.spaceGuid ? { spaceGuid: updated.spaceGuid } : {}),
           ...(updated.context ? { context: updated.context } : {}),
+          ...(req.platformRoute ? { platformRoute: req.platformRoute } : {}),
         });
       }
       if (

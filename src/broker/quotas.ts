@@ -16,6 +16,7 @@ import {
   type TenantSource,
 } from '../osb/quotas.js';
 import { quotaAppDecision, quotaAppPath } from '../osb/service-fabrik-quota.js';
+import type { PlatformRoute } from '../osb/platforms.js';
 import type { SFPlan } from '../resources/types.js';
 import type { Records } from './records.js';
 
@@ -47,8 +48,8 @@ export interface QuotaRequest extends TenantSource {
   readonly plan: SFPlan;
   /** On a plan change, the plan the instance leaves. */
   readonly previousPlanId?: string;
-  /** The region whose route the request came by, when it came by one. */
-  readonly region?: string;
+  /** The platform and region of the path the request came on. */
+  readonly platformRoute?: PlatformRoute;
 }
 
 export interface QuotaDeps {
@@ -149,11 +150,16 @@ export async function checkQuotas(deps: QuotaDeps, req: QuotaRequest): Promise<v
     ...(req.organizationGuid ? { organization_guid: req.organizationGuid } : {}),
     ...(req.spaceGuid ? { space_guid: req.spaceGuid } : {}),
     ...(req.context ? { context: req.context } : {}),
+    ...(req.platformRoute ? { platform: req.platformRoute.platform } : {}),
+    ...(req.platformRoute?.region ? { region: req.platformRoute.region } : {}),
   };
   const decision =
     service.protocol === 'service-fabrik'
       ? quotaAppDecision(
-          await askEntitlements(service, { method: 'GET', path: quotaAppPath(asked, req.region) }),
+          await askEntitlements(service, {
+            method: 'GET',
+            path: quotaAppPath(asked, req.platformRoute?.region),
+          }),
           service.failurePolicy,
         )
       : entitlementDecision(

@@ -39,8 +39,8 @@ export class OsbError extends Error {
 }
 
 export const badRequest = (description: string): OsbError => new OsbError(400, description, 'BadRequest');
-export const unauthorized = (): OsbError =>
-  new OsbError(401, 'Authentication is required to access this broker.', 'Unauthorized');
+export const unauthorized = (description = 'Authentication is required to access this broker.'): OsbError =>
+  new OsbError(401, description, 'Unauthorized');
 /**
  * 403 for a request the broker understands but will not carry out for this tenant or plan: a
  * quota reached, a plan deprecated or being removed, an entitlement service's refusal.

@@ -122,6 +122,10 @@ export interface EntitlementRequest {
   readonly organization_guid?: string;
   readonly space_guid?: string;
   readonly context?: Record<string, unknown>;
+  /** The platform of the path the request came on (`cf`, `k8s`, `sm`); absent for `/v2`. */
+  readonly platform?: string;
+  /** The region of a `/<platform>/region/<region>/v2` path. */
+  readonly region?: string;
 }
 
 /** What the entitlement service answered, or why it could not be asked. */

@@ -132,16 +132,19 @@ export function bindingResponseProblem(response: unknown): string | undefined {
 
 /**
  * The reply to a bind: 202 `{operation}` (never credentials) when accepted; 201 with the binding's
- * fields when it was created, 200 when it already existed identically.
+ * fields when it was created, 200 when it already existed identically; without its `metadata`
+ * when `withMetadata` is false (the broker's `send_binding_metadata`).
  *
  * @throws UnexpectedAsyncAnswer when accepted although `asyncAllowed` is false.
  */
-export function bindReply(outcome: BindOutcome, asyncAllowed: boolean): Reply {
+export function bindReply(outcome: BindOutcome, asyncAllowed: boolean, withMetadata = true): Reply {
   if (outcome.kind === 'accepted') {
     if (!asyncAllowed) throw new UnexpectedAsyncAnswer('bind');
     return { status: 202, body: operation(outcome.operation) };
   }
-  return { status: outcome.created ? 201 : 200, body: bindingFields(outcome.response) };
+  const { metadata, ...rest } = outcome.response;
+  const response = withMetadata && metadata ? { ...rest, metadata } : rest;
+  return { status: outcome.created ? 201 : 200, body: bindingFields(response) };
 }
 
 /** `Retry-After` in whole seconds, when the service layer gave a usable value. */

@@ -351,3 +351,21 @@ export function checkPredecessorBinding(
     );
   }
 }
+
+/**
+ * Refuses a `GET` of an instance or a binding of a service that does not declare it may be fetched
+ * (`instances_retrievable` / `bindings_retrievable`, false when absent, as the spec has it). The
+ * spec names no answer for it; 400, as Service Fabrik's broker answers, tells the platform nothing
+ * of whether the instance or binding exists (a 404 would say it is gone).
+ *
+ * @throws OsbError 400 naming the service and the flag.
+ */
+export function checkRetrievable(service: SFService | undefined, what: 'instance' | 'binding'): void {
+  const retrievable =
+    what === 'instance' ? service?.spec.instancesRetrievable : service?.spec.bindingsRetrievable;
+  if (retrievable === true) return;
+  const flag = what === 'instance' ? 'instances_retrievable' : 'bindings_retrievable';
+  throw badRequest(
+    `${service ? `Service ${service.spec.name}` : 'The service of this ' + what} does not support fetching its ${what}s (${flag} is not true).`,
+  );
+}

@@ -9,6 +9,7 @@
  * (src/osb/errors.ts), which the API turns into a response in one place.
  */
 import type { MaintenanceInfo, SFPlan, SFService } from '../resources/types.js';
+import type { PlatformRoute } from './platforms.js';
 
 /** The catalog as the broker currently knows it (kept in memory by watches). */
 export interface CatalogSource {
@@ -37,6 +38,12 @@ export interface RequestMeta {
 
 /** What a provision or an update may set on an instance. */
 export interface InstanceAttributes {
+  /**
+   * The platform (and region) of the path the request came on (`/cf/v2`, `/k8s/region/eu10/v2`);
+   * absent for `/v2`. A provision's labels the instance's record; it is not part of what makes two
+   * requests the same.
+   */
+  readonly platformRoute?: PlatformRoute;
   readonly context?: Record<string, unknown>;
   readonly parameters?: Record<string, unknown>;
   readonly maintenanceInfo?: MaintenanceInfo;
@@ -73,6 +80,8 @@ export interface DeprovisionRequest {
 
 /** PUT /v2/service_instances/:instance_id/service_bindings/:binding_id */
 export interface BindRequest {
+  /** The platform (and region) of the path the request came on; labels the binding's record. */
+  readonly platformRoute?: PlatformRoute;
   readonly instanceId: string;
   readonly bindingId: string;
   readonly serviceId: string;

@@ -24,6 +24,8 @@ export const LATEST_API_VERSION: VersionText = '2.17';
 export const FEATURES = {
   /** `accepts_incomplete` on bind and unbind, 202 for bindings, binding `last_operation`. */
   asyncBindings: '2.14',
+  /** `GET` of a service instance and of a service binding. */
+  fetchingResources: '2.14',
 } as const satisfies Record<string, VersionText>;
 
 const PATTERN = /^(\d{1,4})\.(\d{1,4})$/;
@@ -70,4 +72,17 @@ export function supports(version: ApiVersion, since: VersionText): boolean {
   const wanted = parse(since);
   if (!wanted) throw new Error(`Not a MAJOR.MINOR version: ${since}`);
   return version.major > wanted.major || (version.major === wanted.major && version.minor >= wanted.minor);
+}
+
+/**
+ * Refuses a request whose version predates a feature it uses, e.g.
+ * `requireVersion(version, FEATURES.fetchingResources, 'Fetching a service instance')`.
+ *
+ * @throws OsbError 412 naming the feature, the version it needs and the version sent.
+ */
+export function requireVersion(version: ApiVersion, since: VersionText, feature: string): void {
+  if (!supports(version, since))
+    throw preconditionFailed(
+      `${feature} needs X-Broker-API-Version ${since} or later; the request sent ${version.text}.`,
+    );
 }

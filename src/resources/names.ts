@@ -77,6 +77,13 @@ export const LABELS = {
   planId: 'interoperator.servicefabrik.io/plan-id',
   /** On binding records of a rotation: the binding it rotates (`predecessor_binding_id`). */
   predecessorBindingId: 'interoperator.servicefabrik.io/predecessor-binding-id',
+  /**
+   * On instance and binding records: the platform of the path the provision or bind came on
+   * (`cf`, `k8s`, `sm`: `/cf/v2`); absent for `/v2`.
+   */
+  platform: 'interoperator.servicefabrik.io/platform',
+  /** On instance and binding records: the region of a `/<platform>/region/<region>/v2` path. */
+  region: 'interoperator.servicefabrik.io/region',
   /** On instance records: the plan revision the instance's resources were last rendered with. */
   planRevision: 'interoperator.servicefabrik.io/plan-revision',
   /** On the catalog's copies in a sister cluster: the master they were copied from. */

@@ -191,6 +191,11 @@ export interface SFServiceSpec {
    * @default none: an instance's templates reach its own namespace only
    */
   allowedNamespaces?: string[];
+  /**
+   * The platforms whose catalog shows the service (Service Fabrik's field): `cf`, `k8s`, `sm`, as
+   * the path prefix of a request names them (src/osb/platforms.ts). @default every platform
+   */
+  supported_platform?: string[];
 }
 
 export interface SFService extends KubeObject {
@@ -242,6 +247,12 @@ export interface SFPlanSpec {
   bindingRotatable?: boolean;
   /** How long the credentials of the plan's bindings last. @default no expiry */
   bindingLifetime?: BindingLifetime;
+  /**
+   * The platforms whose catalog shows the plan and that may provision it (Service Fabrik's
+   * field): `cf`, `k8s`, `sm`, as the path prefix of a request names them
+   * (src/osb/platforms.ts). @default every platform
+   */
+  supported_platform?: string[];
 }
 
 /**

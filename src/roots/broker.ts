@@ -5,12 +5,13 @@ import type Koa from 'koa';
 import type { Registry } from 'prom-client';
 import { TemporalAdminService } from '../broker/admin.js';
 import { TemporalServiceBroker, brokerParts, type BrokerDeps } from '../broker/service.js';
-import { CODEC_TOKEN_RULE, isCodecToken, type Config } from '../config.js';
+import { CODEC_TOKEN_RULE, ConfigError, isCodecToken, type Config } from '../config.js';
 import type { ClusterClient } from '../kube/clients.js';
 import { startCatalogCache } from '../kube/catalog-cache.js';
 import { startCodecServer } from '../temporal/codec-server.js';
 import { connectClient, payloadCodec } from '../temporal/connection.js';
 import { createApp } from '../api/app.js';
+import { subjectRdns, type SubjectRdns } from '../api/client-subject.js';
 import { answerClientError } from '../api/client-errors.js';
 import type { Logger } from '../log.js';
 import { brokerMetrics } from '../metrics/prometheus.js';
@@ -37,7 +38,9 @@ export async function startBroker(
   monitoring?: BrokerMonitoring,
   tracing?: Tracing,
 ): Promise<{ url: string; stop(delayMs?: number): Promise<void> }> {
-  // First: credential files that cannot be read stop the broker before it connects to anything.
+  // First: a client subject or credential files that cannot be read stop the broker before it
+  // connects to anything.
+  const clientSubject = osbClientSubject(config.broker.osbAuth);
   const fileOptions = { log, overlapMs: config.credentialOverlapMs };
   const credentials = rotatingCredentials(config.broker.credentials, fileOptions);
   const adminSettings = config.broker.admin;
@@ -91,6 +94,8 @@ export async function startBroker(
     broker,
     catalog,
     credentials,
+    ...(clientSubject ? { clientSubject } : {}),
+    sendBindingMetadata: config.broker.sendBindingMetadata,
     maxBodyBytes: config.broker.maxBodyBytes,
     log,
     stopping: () => stopping,
@@ -164,4 +169,19 @@ export async function closeServer(server: Server): Promise<void> {
   } finally {
     clearInterval(sweep);
   }
+}
+
+/**
+ * The subject OSB clients' certificates must have, when they are authenticated by certificate.
+ *
+ * @throws ConfigError when INTEROP_OSB_CLIENT_SUBJECT is not made of `type=value` parts.
+ */
+export function osbClientSubject(auth: Config['broker']['osbAuth']): SubjectRdns | undefined {
+  if (auth.kind !== 'client-certificate') return undefined;
+  const subject = subjectRdns(auth.subject);
+  if (!subject)
+    throw new ConfigError(
+      'INTEROP_OSB_CLIENT_SUBJECT must be a subject of type=value parts, as CN=sm,O=Example,C=DE or /C=DE/O=Example/CN=sm',
+    );
+  return subject;
 }

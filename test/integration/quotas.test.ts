@@ -38,7 +38,14 @@ const service = (id: string) => ({
   apiVersion: SFSERVICE.apiVersion,
   kind: SFSERVICE.kind,
   metadata: { name: id, namespace: environment().namespace },
-  spec: { id, name: id, description: `test service ${id}`, bindable: true, planUpdatable: true },
+  spec: {
+    id,
+    name: id,
+    description: `test service ${id}`,
+    bindable: true,
+    planUpdatable: true,
+    instancesRetrievable: true,
+  },
 });
 
 /** A synchronous plan whose instance is one ConfigMap, done at once. */
@@ -348,6 +355,18 @@ describe('quotas and plan deprecation on the real broker', () => {
         context: { platform: 'cloudfoundry', organization_guid: 'org-e', space_guid: 'space' },
       });
       expect(authorizations.at(-1)).toBe(`Basic ${Buffer.from('entitle:s:cret').toString('base64')}`);
+      // A provision on a platform's path tells the platform and the region.
+      const onPlatform = randomUUID();
+      expect(
+        (
+          await client(
+            'PUT',
+            `/cf/region/eu10/v2/service_instances/${onPlatform}`,
+            provision(PLANS.open, 'org-e'),
+          )
+        ).status,
+      ).toBe(201);
+      expect(asked.at(-1)).toMatchObject({ instance_id: onPlatform, platform: 'cf', region: 'eu10' });
 
       answer = 'refuse';
       const refusedId = randomUUID();

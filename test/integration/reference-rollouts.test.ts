@@ -96,6 +96,7 @@ describe('the rollout of a change of a referenced object', () => {
         description: 'a service whose instances read one shared object',
         bindable: false,
         planUpdatable: false,
+        instancesRetrievable: true,
         // The shared settings' namespace, which the instances' references read.
         allowedNamespaces: [SHARED],
       },

@@ -162,7 +162,15 @@ export function rulesBroker(): RulesBroker {
       apiVersion: 'osb.servicefabrik.io/v1alpha1',
       kind: 'SFService',
       metadata: { name: SERVICE, namespace: ns },
-      spec: { id: SERVICE, name: 'rules', description: 'rules', bindable: true, planUpdatable: true },
+      spec: {
+        id: SERVICE,
+        name: 'rules',
+        description: 'rules',
+        bindable: true,
+        planUpdatable: true,
+        instancesRetrievable: true,
+        bindingsRetrievable: true,
+      },
     });
     await install(
       master!,

@@ -598,3 +598,45 @@ describe('the connection to Temporal', () => {
     expectRefused('worker', 'INTEROP_TEMPORAL_TLS', 'yes');
   });
 });
+
+describe('OSB authentication and binding metadata', () => {
+  const { INTEROP_BROKER_USERNAME: _u, INTEROP_BROKER_PASSWORD: _p, ...noCredentials } = base;
+
+  test('GIVEN nothing set THEN Basic auth, and bind answers carry their metadata', () => {
+    const { broker } = loadConfig('broker', base);
+    expect([broker.osbAuth, broker.sendBindingMetadata]).toEqual([{ kind: 'basic' }, true]);
+  });
+
+  test('GIVEN client-certificate with a subject THEN it is taken, and no Basic credentials are needed', () => {
+    const { broker } = loadConfig('broker', {
+      ...noCredentials,
+      INTEROP_OSB_AUTH: 'client-certificate',
+      INTEROP_OSB_CLIENT_SUBJECT: '/C=DE/O=Example/CN=sm',
+      INTEROP_SEND_BINDING_METADATA: 'false',
+    });
+    expect([broker.osbAuth, broker.sendBindingMetadata]).toEqual([
+      { kind: 'client-certificate', subject: '/C=DE/O=Example/CN=sm' },
+      false,
+    ]);
+  });
+
+  test.each<[string, Record<string, string>, RegExp]>([
+    [
+      'client-certificate without a subject',
+      { INTEROP_OSB_AUTH: 'client-certificate' },
+      /INTEROP_OSB_CLIENT_SUBJECT is required/,
+    ],
+    [
+      'a subject without client-certificate',
+      { INTEROP_OSB_CLIENT_SUBJECT: 'CN=sm' },
+      /is not client-certificate/,
+    ],
+    [
+      'another mode',
+      { INTEROP_OSB_AUTH: 'mtls' },
+      /INTEROP_OSB_AUTH must be basic or client-certificate, not "mtls"/,
+    ],
+  ])('GIVEN %s THEN a ConfigError says what to set', (_name, env, message) => {
+    expect(() => loadConfig('broker', { ...base, ...env })).toThrow(message);
+  });
+});

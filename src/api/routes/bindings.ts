@@ -15,19 +15,32 @@ import {
   checkBindable,
   checkBindingRotation,
   checkRequiresApp,
+  checkRetrievable,
 } from '../../osb/rules.js';
 import { validateParameters } from '../../osb/schemas.js';
+import { FEATURES, requireVersion } from '../../osb/version.js';
 import type { OsbState } from '../middleware.js';
 import type { RouteTable } from '../router.js';
-import { operationParam, param, readPlanBody, readPlanQuery, send, type RouteDeps } from './shared.js';
+import {
+  lookup,
+  operationParam,
+  param,
+  platformOf,
+  readPlanBody,
+  readPlanQuery,
+  send,
+  type RouteDeps,
+} from './shared.js';
 
 const PATH = '/service_instances/:instance_id/service_bindings/:binding_id';
 
 export function bindingRoutes(router: RouteTable<OsbState>, deps: RouteDeps): void {
-  const { broker } = deps;
+  const { broker, catalog } = deps;
+  const sendBindingMetadata = deps.sendBindingMetadata ?? true;
 
   /** PUT /v2/service_instances/:instance_id/service_bindings/:binding_id (bind) */
   router.put(PATH, async (ctx) => {
+    const platformRoute = platformOf(ctx);
     const named = await readPlanBody(ctx, deps);
     const { body, serviceId, planId, service, plan } = named;
     const acceptsIncomplete = bindingAcceptsIncomplete(plan, named.acceptsIncomplete, ctx.state.version);
@@ -44,11 +57,12 @@ export function bindingRoutes(router: RouteTable<OsbState>, deps: RouteDeps): vo
         planId,
         ...fields,
         ...(predecessorBindingId !== undefined ? { predecessorBindingId } : {}),
+        ...(platformRoute ? { platformRoute } : {}),
         acceptsIncomplete,
       },
       ctx.state.meta,
     );
-    send(ctx, bindReply(outcome, acceptsIncomplete));
+    send(ctx, bindReply(outcome, acceptsIncomplete, sendBindingMetadata));
   });
 
   /** DELETE /v2/service_instances/:instance_id/service_bindings/:binding_id (unbind) */
@@ -69,9 +83,15 @@ export function bindingRoutes(router: RouteTable<OsbState>, deps: RouteDeps): vo
     send(ctx, operationReply('unbind', outcome, acceptsIncomplete));
   });
 
-  /** GET /v2/service_instances/:instance_id/service_bindings/:binding_id */
+  /**
+   * GET /v2/service_instances/:instance_id/service_bindings/:binding_id: from API version 2.14
+   * (412 before), of services with `bindings_retrievable` (400 otherwise).
+   */
   router.get(PATH, async (ctx) => {
-    ctx.body = bindingBody(await broker.getBinding(param(ctx, 'instance_id'), param(ctx, 'binding_id')));
+    requireVersion(ctx.state.version, FEATURES.fetchingResources, 'Fetching a service binding');
+    const view = await broker.getBinding(param(ctx, 'instance_id'), param(ctx, 'binding_id'));
+    if (view) checkRetrievable(lookup(catalog).service(view.serviceId), 'binding');
+    ctx.body = bindingBody(view);
   });
 
   /** GET /v2/service_instances/:instance_id/service_bindings/:binding_id/last_operation */

@@ -11,8 +11,16 @@ import {
   requiredString,
 } from '../../osb/requests.js';
 import { instanceBody, instanceLastOperationBody, operationReply, retryAfter } from '../../osb/responses.js';
-import { checkMaintenanceInfo, requireAsyncSupport, resolvePlan, resolveService } from '../../osb/rules.js';
+import { checkOfferedOn } from '../../osb/platforms.js';
+import {
+  checkMaintenanceInfo,
+  checkRetrievable,
+  requireAsyncSupport,
+  resolvePlan,
+  resolveService,
+} from '../../osb/rules.js';
 import { validateParameters } from '../../osb/schemas.js';
+import { FEATURES, requireVersion } from '../../osb/version.js';
 import { readJsonBody } from '../body.js';
 import type { OsbState } from '../middleware.js';
 import type { RouteTable } from '../router.js';
@@ -20,6 +28,7 @@ import {
   lookup,
   operationParam,
   param,
+  platformOf,
   readPlanBody,
   readPlanQuery,
   send,
@@ -33,13 +42,22 @@ export function instanceRoutes(router: RouteTable<OsbState>, deps: RouteDeps): v
 
   /** PUT /v2/service_instances/:instance_id (provision) */
   router.put(PATH, async (ctx) => {
-    const { acceptsIncomplete, body, serviceId, planId, plan } = await readPlanBody(ctx, deps);
+    const platformRoute = platformOf(ctx);
+    const { acceptsIncomplete, body, serviceId, planId, service, plan } = await readPlanBody(ctx, deps);
+    checkOfferedOn(service, plan, platformRoute);
     requireAsyncSupport(plan, acceptsIncomplete);
     const fields = parseProvisionFields(body);
     checkMaintenanceInfo(plan, fields.maintenanceInfo);
     validateParameters(plan, 'service_instance.create', fields.parameters);
     const outcome = await broker.provision(
-      { instanceId: operationParam(ctx, 'instance_id'), serviceId, planId, ...fields, acceptsIncomplete },
+      {
+        instanceId: operationParam(ctx, 'instance_id'),
+        serviceId,
+        planId,
+        ...fields,
+        ...(platformRoute ? { platformRoute } : {}),
+        acceptsIncomplete,
+      },
       ctx.state.meta,
     );
     send(ctx, operationReply('provision', outcome, acceptsIncomplete));
@@ -51,6 +69,7 @@ export function instanceRoutes(router: RouteTable<OsbState>, deps: RouteDeps): v
    * decides on the instance it reads (`checkUpdate`).
    */
   router.patch(PATH, async (ctx) => {
+    const platformRoute = platformOf(ctx);
     const acceptsIncomplete = parseAcceptsIncomplete(ctx.query.accepts_incomplete);
     const body = await readJsonBody(ctx, maxBodyBytes);
     const serviceId = requiredString(body.service_id, 'service_id');
@@ -58,10 +77,18 @@ export function instanceRoutes(router: RouteTable<OsbState>, deps: RouteDeps): v
     resolveService(plans, serviceId);
     const fields = parseUpdateFields(body);
     if (fields.planId !== undefined) {
-      requireAsyncSupport(resolvePlan(plans, serviceId, fields.planId).plan, acceptsIncomplete);
+      const { service, plan } = resolvePlan(plans, serviceId, fields.planId);
+      checkOfferedOn(service, plan, platformRoute);
+      requireAsyncSupport(plan, acceptsIncomplete);
     }
     const outcome = await broker.update(
-      { instanceId: operationParam(ctx, 'instance_id'), serviceId, ...fields, acceptsIncomplete },
+      {
+        instanceId: operationParam(ctx, 'instance_id'),
+        serviceId,
+        ...fields,
+        ...(platformRoute ? { platformRoute } : {}),
+        acceptsIncomplete,
+      },
       ctx.state.meta,
     );
     send(ctx, operationReply('update', outcome, acceptsIncomplete));
@@ -78,9 +105,15 @@ export function instanceRoutes(router: RouteTable<OsbState>, deps: RouteDeps): v
     send(ctx, operationReply('deprovision', outcome, acceptsIncomplete));
   });
 
-  /** GET /v2/service_instances/:instance_id (service_id and plan_id in the query are hints, unused) */
+  /**
+   * GET /v2/service_instances/:instance_id (service_id and plan_id in the query are hints, unused):
+   * from API version 2.14 (412 before), of services with `instances_retrievable` (400 otherwise).
+   */
   router.get(PATH, async (ctx) => {
-    ctx.body = instanceBody(await broker.getInstance(param(ctx, 'instance_id')));
+    requireVersion(ctx.state.version, FEATURES.fetchingResources, 'Fetching a service instance');
+    const view = await broker.getInstance(param(ctx, 'instance_id'));
+    if (view) checkRetrievable(lookup(catalog).service(view.serviceId), 'instance');
+    ctx.body = instanceBody(view);
   });
 
   /** GET /v2/service_instances/:instance_id/last_operation */

@@ -8,6 +8,7 @@ import {
   requiredString,
   type JsonObject,
 } from '../../osb/requests.js';
+import { platformRoute, type PlatformRoute } from '../../osb/platforms.js';
 import type { Reply } from '../../osb/responses.js';
 import { resolvePlan } from '../../osb/rules.js';
 import type { CatalogSource, ServiceBroker } from '../../osb/service-broker.js';
@@ -22,6 +23,11 @@ export interface RouteDeps {
   readonly catalog: CatalogSource;
   /** Largest request body accepted, in bytes. */
   readonly maxBodyBytes: number;
+  /**
+   * Whether bind answers carry the binding's `metadata` (`expires_at`, `renew_before`), as Service
+   * Fabrik's `send_binding_metadata`; `GET` binding answers it either way. @default true
+   */
+  readonly sendBindingMetadata?: boolean;
   /** Where the routes say what the platform is not told (resources left out of the catalog). @default nowhere */
   readonly log?: Logger;
 }
@@ -57,6 +63,16 @@ export function operationParam(ctx: OsbContext, name: 'instance_id' | 'binding_i
   if (Buffer.byteLength(value) > MAX_OPERATION_ID_BYTES)
     throw badRequest(`${name} is longer than the broker accepts (${MAX_OPERATION_ID_BYTES} bytes of UTF-8).`);
   return value;
+}
+
+/**
+ * The platform and region of the path the request came on (`/cf/region/eu10/v2/...`); undefined
+ * for `/v2/...`.
+ *
+ * @throws OsbError 400 when the region is not a valid label value.
+ */
+export function platformOf(ctx: OsbContext): PlatformRoute | undefined {
+  return platformRoute(ctx.params.platform, ctx.params.region);
 }
 
 /** Sets the status and the JSON body. */

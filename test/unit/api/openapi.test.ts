@@ -11,7 +11,10 @@ interface Operation {
   parameters?: { $ref?: string; name?: string; in?: string }[];
   responses: Record<string, unknown>;
 }
-type PathItem = Partial<Record<(typeof METHODS)[number], Operation>> & { parameters?: unknown[] };
+type PathItem = Partial<Record<(typeof METHODS)[number], Operation>> & {
+  parameters?: unknown[];
+  servers?: { url: string }[];
+};
 const doc = parse(readFileSync(new URL('../../../openapi.yaml', import.meta.url), 'utf8')) as {
   openapi: string;
   paths: Record<string, PathItem>;
@@ -30,18 +33,26 @@ function servedRoutes(api: 'osb' | 'admin'): string[] {
     .sort();
 }
 
+/** Each documented route under each of its path's servers (their path after the host), or as it is. */
 function documentedRoutes(api: 'osb' | 'admin'): string[] {
   return Object.entries(doc.paths)
     .filter(([path]) => path.startsWith('/admin/') === (api === 'admin'))
-    .flatMap(([path, item]) =>
-      METHODS.filter((m) => item[m] !== undefined).map((m) => `${m.toUpperCase()} ${path}`),
-    )
+    .flatMap(([path, item]) => {
+      const prefixes = item.servers?.map((server) => new URL(server.url.replace(/[{}]/g, '_')).pathname) ?? [
+        '',
+      ];
+      return prefixes.flatMap((prefix) =>
+        METHODS.filter((m) => item[m] !== undefined).map(
+          (m) => `${m.toUpperCase()} ${prefix.replace(/\/$/, '').replace(/_([a-z]+)_/g, '{$1}')}${path}`,
+        ),
+      );
+    })
     .sort();
 }
 
 test('GIVEN the routers and openapi.yaml WHEN their routes are listed THEN they are the same, both ways', () => {
   expect(doc.openapi).toMatch(/^3\./);
-  expect(servedRoutes('osb')).toEqual([
+  const plain = [
     'DELETE /v2/service_instances/{instance_id}',
     'DELETE /v2/service_instances/{instance_id}/service_bindings/{binding_id}',
     'GET /healthz',
@@ -53,7 +64,13 @@ test('GIVEN the routers and openapi.yaml WHEN their routes are listed THEN they 
     'PATCH /v2/service_instances/{instance_id}',
     'PUT /v2/service_instances/{instance_id}',
     'PUT /v2/service_instances/{instance_id}/service_bindings/{binding_id}',
-  ]);
+  ];
+  // Each OSB route also under the platform prefixes of Service Fabrik's broker.
+  const prefixed = (prefix: string) =>
+    plain.filter((r) => r !== 'GET /healthz').map((r) => r.replace(' /v2/', ` ${prefix}/v2/`));
+  expect(servedRoutes('osb')).toEqual(
+    [...plain, ...prefixed('/{platform}'), ...prefixed('/{platform}/region/{region}')].sort(),
+  );
   expect(documentedRoutes('osb')).toEqual(servedRoutes('osb'));
 });
 

@@ -392,6 +392,7 @@ withHelm('the chart rendered by helm', () => {
       INTEROP_MAX_BODY_BYTES: '1048576',
       INTEROP_KEEP_ALIVE_SECONDS: '95',
       INTEROP_SHUTDOWN_DELAY_SECONDS: '5',
+      INTEROP_SEND_BINDING_METADATA: 'true',
       INTEROP_WORKER_OPERATIONS: '100',
       INTEROP_WORKER_STEPS: '100',
       INTEROP_MASTER_CLUSTER_ID: '1',
@@ -632,6 +633,28 @@ withHelm('the chart rendered by helm', () => {
     expect(JSON.parse(dashboard.data!['interoperator.json']!)).toEqual(
       JSON.parse(readFileSync(path.join(chartDir, 'dashboards', 'interoperator.json'), 'utf8')),
     );
+  });
+
+  test('GIVEN OSB authentication by client certificate THEN the ConfigMap sets it and the subject; without a subject the chart refuses', () => {
+    const data = find(
+      render(
+        'auth.osb=client-certificate',
+        'auth.osbClientSubject=/C=DE/O=Example/CN=sm',
+        'settings.sendBindingMetadata=false',
+      ),
+      'ConfigMap',
+      'r-interoperator',
+    ).data;
+    expect(data).toMatchObject({
+      INTEROP_OSB_AUTH: 'client-certificate',
+      INTEROP_OSB_CLIENT_SUBJECT: '/C=DE/O=Example/CN=sm',
+      INTEROP_SEND_BINDING_METADATA: 'false',
+    });
+    expect(Object.keys(find(render(), 'ConfigMap', 'r-interoperator').data!)).not.toContain(
+      'INTEROP_OSB_AUTH',
+    );
+    expect(() => render('auth.osb=client-certificate')).toThrow(/auth.osbClientSubject/);
+    expect(() => render('auth.osb=mtls')).toThrow(/auth.osb must be basic or client-certificate/);
   });
 
   test('GIVEN an OTLP endpoint THEN both processes get it; without one, no OTEL setting', () => {

@@ -1,5 +1,5 @@
 /** X-Broker-API-Version parsing and feature checks. */
-import { FEATURES, parseApiVersion, supports } from '../../../src/osb/version.js';
+import { FEATURES, parseApiVersion, requireVersion, supports } from '../../../src/osb/version.js';
 import { osbError } from '../../support/osb-error.js';
 
 describe('parseApiVersion', () => {
@@ -48,8 +48,19 @@ describe('supports', () => {
     expect(supports(parseApiVersion(version), since)).toBe(expected);
   });
 
-  test('GIVEN the named features THEN async bindings came with 2.14', () => {
-    expect(FEATURES).toEqual({ asyncBindings: '2.14' });
+  test('GIVEN the named features THEN async bindings and fetching instances and bindings came with 2.14', () => {
+    expect(FEATURES).toEqual({ asyncBindings: '2.14', fetchingResources: '2.14' });
+  });
+
+  test.each([
+    ['2.12', 'Fetching a service instance needs X-Broker-API-Version 2.14 or later; the request sent 2.12.'],
+    ['2.13', 'Fetching a service instance needs X-Broker-API-Version 2.14 or later; the request sent 2.13.'],
+    ['2.14', undefined],
+    ['2.17', undefined],
+  ])('GIVEN version %s WHEN a feature of 2.14 is required THEN %p', (version, refusal) => {
+    const run = () => requireVersion(parseApiVersion(version), '2.14', 'Fetching a service instance');
+    if (refusal === undefined) expect(run).not.toThrow();
+    else expect(run).toThrow(expect.objectContaining({ status: 412, description: refusal }));
   });
 
   test('GIVEN a malformed feature version THEN it is a programming error', () => {
