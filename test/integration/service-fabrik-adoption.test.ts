@@ -325,7 +325,11 @@ describe('adopting a Service Fabrik landscape', () => {
     await untilGone(`Secret sf-${bindingId}`, () =>
       master.core.readNamespacedSecret({ namespace, name: `sf-${bindingId}` }),
     );
-    expect((await readPostgresql()).metadata.uid).toBe(postgresqlUid);
+    const pg = await readPostgresql();
+    expect(pg.metadata.uid).toBe(postgresqlUid);
+    // What Service Fabrik's bind added to the postgresql stays its field manager's: the unbind does not take it
+    // out (docs/migrating-from-service-fabrik.md, what changes for a service owner).
+    expect(Object.keys(pg.spec.users).sort()).toEqual([bindingId, 'main'].sort());
   });
 
   test('deprovision removes everything', async () => {
