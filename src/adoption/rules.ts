@@ -6,7 +6,8 @@
  * What makes a record adoptable: it is where this broker looks for it (its name and namespace are
  * those the OSB ids give here), its plan is in this broker's catalog under the same service, its
  * last operation has settled (`succeeded` or `failed`; one still running is Service Fabrik's to
- * finish), it is placed on a cluster this landscape registers, and, for a binding, its instance is
+ * finish), its namespace is labelled as an instance's (where the inter-operator may write), it is
+ * placed on a cluster this landscape registers, and, for a binding, its instance is
  * adoptable (or ours) and the Secret with its credentials is there.
  *
  * What adoption writes: our labels (instance, binding, service, plan, cluster), our finalizer for
@@ -50,6 +51,12 @@ export interface AdoptionLandscape {
   readonly serviceOfPlan: (planId: string) => string | undefined;
   /** Whether this landscape registers the cluster (the master included). */
   readonly clusterKnown: (clusterId: string) => boolean;
+  /**
+   * Whether a namespace of the master carries {@link LABELS.instanceNamespace}` = true`: the chart's
+   * admission policy lets the inter-operator write only in instance namespaces so labelled (or the
+   * shared one), and it has no right to label one itself.
+   */
+  readonly namespaceLabelled: (namespace: string) => boolean;
   /** The one namespace of every instance, when the landscape shares one. @default each its own */
   readonly instanceNamespace?: string;
   /** The digest of the request an instance record holds (src/broker/request-digest.ts). */
@@ -143,6 +150,11 @@ export function instanceAdoption(record: SFServiceInstance, landscape: AdoptionL
     return refused(item, `its plan ${planId} is of service ${serviceOfPlan} here, not ${serviceId}`);
   const running = unsettled(state);
   if (running) return refused(item, running);
+  if (!landscape.instanceNamespace && !landscape.namespaceLabelled(namespace))
+    return refused(
+      item,
+      `its namespace ${namespace} is not labelled ${LABELS.instanceNamespace}=true (on every cluster it is on): label it, then adopt`,
+    );
   if (!clusterId) return refused(item, 'it is placed on no cluster (spec.clusterId)');
   if (!landscape.clusterKnown(clusterId))
     return refused(item, `it is placed on cluster ${clusterId}, which this landscape does not register`);

@@ -106,12 +106,20 @@ export async function adoptServiceFabrikRecords(
 /** What the rules need of this landscape: its catalog, its clusters, its digests. */
 async function landscapeOf(deps: AdoptionDeps): Promise<AdoptionLandscape> {
   const clusters = await listRecords<KubeObject>(deps.master, SFCLUSTER, deps.namespace);
+  const labelled = deps.instanceNamespace
+    ? new Set<string>()
+    : new Set(
+        (
+          await deps.master.core.listNamespace({ labelSelector: `${LABELS.instanceNamespace}=true` })
+        ).items.map((ns) => ns.metadata!.name!),
+      );
   const known = new Set([deps.masterClusterId, ...clusters.map((c) => c.metadata.name)]);
   const appGuidOf = (bindResource: Record<string, unknown> | undefined) =>
     typeof bindResource?.app_guid === 'string' ? bindResource.app_guid : undefined;
   return {
     serviceOfPlan: (planId) => deps.catalog.plan(planId)?.spec.serviceId,
     clusterKnown: (clusterId) => known.has(clusterId),
+    namespaceLabelled: (namespace) => labelled.has(namespace),
     ...(deps.instanceNamespace ? { instanceNamespace: deps.instanceNamespace } : {}),
     instanceDigest: (spec) => deps.digests.instance(spec).value,
     bindingDigest: (spec) => {

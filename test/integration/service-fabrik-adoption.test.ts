@@ -131,7 +131,10 @@ describe('adopting a Service Fabrik landscape', () => {
 
   beforeAll(async () => {
     // GIVEN Service Fabrik's records of a provisioned instance and its binding, in its namespace
-    await master.core.createNamespace({ body: { metadata: { name: namespace } } });
+    // (labelled as an instance's namespace, as the migration's steps ask before adopting)
+    await master.core.createNamespace({
+      body: { metadata: { name: namespace, labels: { [LABELS.instanceNamespace]: 'true' } } },
+    });
     const instance = await recordAsServiceFabrik(
       master,
       SFSERVICEINSTANCE,

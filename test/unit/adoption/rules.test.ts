@@ -29,6 +29,7 @@ const NOW = '2026-11-28T12:00:00.000Z';
 const landscape = (overrides: Partial<AdoptionLandscape> = {}): AdoptionLandscape => ({
   serviceOfPlan: (planId) => (planId === PLAN_ID ? SERVICE_ID : undefined),
   clusterKnown: (clusterId) => clusterId === '1',
+  namespaceLabelled: (namespace) => namespace.startsWith('sf-'),
   instanceDigest: (spec) => `instance-digest:${spec.planId}:${JSON.stringify(spec.parameters)}`,
   bindingDigest: (spec) => `binding-digest:${spec.id}`,
   now: NOW,
@@ -183,6 +184,22 @@ describe('instanceAdoption', () => {
     change(record);
 
     expect(reasonOf(instanceAdoption(record, landscape()))).toBe(reason);
+  });
+
+  test('GIVEN a namespace not labelled as an instance namespace WHEN decided THEN it is not adoptable, and says to label it', () => {
+    expect(reasonOf(instanceAdoption(instance(), landscape({ namespaceLabelled: () => false })))).toBe(
+      `its namespace sf-${INSTANCE_ID} is not labelled interoperator.servicefabrik.io/instance-namespace=true (on every cluster it is on): label it, then adopt`,
+    );
+  });
+
+  test('GIVEN one shared instance namespace WHEN a record is in it THEN no label is asked for', () => {
+    const record = instance();
+    record.metadata.namespace = 'services';
+    const decision = instanceAdoption(
+      record,
+      landscape({ instanceNamespace: 'services', namespaceLabelled: () => false }),
+    );
+    expect(decision.changes?.status.namespace).toBe('services');
   });
 
   test('GIVEN a landscape with one shared instance namespace WHEN a record is in its own THEN it is not adoptable', () => {
