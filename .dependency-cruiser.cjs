@@ -11,6 +11,7 @@
  *   metrics                        what the layers measure, and its Prometheus implementation
  *   osb                            pure OSB rules and the broker's contract
  *   admin                          the admin side's contract: rollouts, listings (pure)
+ *   adoption                       which records of a Service Fabrik landscape can be adopted (pure)
  *   templates, clusters            rendering; cluster health, capacity and reservations (pure)
  *   scheduling                     placement: the framework and its plugins (pure)
  *   kube                           one client per cluster, idempotent reads and writes
@@ -46,6 +47,7 @@ const layers = [
   ['metrics'],
   ['osb', 'resources'],
   ['admin', 'resources', 'osb'],
+  ['adoption', 'resources', 'admin'],
   ['templates', 'resources', 'osb'],
   ['clusters', 'resources'],
   ['scheduling', 'resources', 'clusters'],
@@ -56,7 +58,7 @@ const layers = [
   ['temporal', 'workflows'],
   ['config.ts', 'scheduling', 'temporal'],
   ['tracing.ts', 'config.ts'],
-  ['broker', ...pure, 'kube', 'workflows', 'temporal', 'metrics'],
+  ['broker', ...pure, 'adoption', 'kube', 'workflows', 'temporal', 'metrics'],
   ['api', 'resources', 'osb', 'admin', 'metrics', 'log.ts'],
   ['cli', 'resources', 'admin', 'templates', 'temporal', 'config.ts'],
 ];
@@ -88,7 +90,9 @@ module.exports = {
       name: 'pure-modules-no-io',
       comment: 'pure modules import no Node builtin, Koa, Temporal or Kubernetes client',
       severity: 'error',
-      from: { path: `^src/(${['osb', 'admin', 'scheduling', 'clusters', 'references'].join('|')})/` },
+      from: {
+        path: `^src/(${['osb', 'admin', 'adoption', 'scheduling', 'clusters', 'references'].join('|')})/`,
+      },
       to: {
         dependencyTypesNot: ['type-only'],
         path: '(^node:|^(fs|path|os|http|https|net|crypto|worker_threads)$|node_modules/(koa|@temporalio|@kubernetes)/)',

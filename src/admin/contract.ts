@@ -224,3 +224,30 @@ export interface RolloutControl {
    */
   steer(rolloutId: string, command: 'pause' | 'resume' | 'abort'): Promise<RolloutProgress>;
 }
+
+/** A record of Service Fabrik's as adoption found it (docs/migrating-from-service-fabrik.md). */
+export interface AdoptionItem {
+  readonly kind: 'instance' | 'binding';
+  readonly instanceId: string;
+  /** For a binding. */
+  readonly bindingId?: string;
+  /** The record in the master. */
+  readonly namespace: string;
+  readonly name: string;
+  /** Its `status.state` as Service Fabrik left it. */
+  readonly state?: string;
+  /** Why it cannot be adopted; absent for a record adopted (or, in a dry run, adoptable). */
+  readonly reason?: string;
+}
+
+/**
+ * What an adoption of a Service Fabrik landscape did, or (with `dryRun`) would do: the records
+ * adopted in place, those it cannot adopt with the reason (left untouched), and how many records
+ * it found adopted already.
+ */
+export interface AdoptionReport {
+  readonly dryRun: boolean;
+  readonly adopted: readonly AdoptionItem[];
+  readonly refused: readonly AdoptionItem[];
+  readonly alreadyAdopted: number;
+}

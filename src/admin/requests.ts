@@ -52,6 +52,18 @@ export function parsePageRequest(query: Query, max: number = MAX_PAGE_LIMIT): Pa
   return { ...(parsed !== undefined ? { limit: parsed } : {}), ...(next ? { continue: next } : {}) };
 }
 
+/**
+ * The `dryRun` query of an adoption: absent or `false` adopts, `true` only lists.
+ *
+ * @throws OsbError 400 for any other value.
+ */
+export function parseDryRun(query: Query): boolean {
+  const value = single(query, 'dryRun');
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  throw badRequest(`dryRun must be true or false, not "${value.slice(0, 100)}".`);
+}
+
 /** The least value of each rollout setting. */
 const SETTING_MINIMUM: Readonly<Record<keyof RolloutSettings, number>> = {
   canary: 0,

@@ -6,7 +6,7 @@
  * Pure: types only.
  */
 import type { ResourceState } from '../resources/types.js';
-import type { RolloutControl } from './contract.js';
+import type { AdoptionReport, RolloutControl } from './contract.js';
 import type { DryRunControl } from './dry-run.js';
 
 /**
@@ -167,6 +167,12 @@ export interface AdminService {
    * @throws OsbError 404 without such a record.
    */
   forceRemove(kind: RecordKind, id: string, requestedBy: string): Promise<ForcedRemoval>;
+  /**
+   * Adopts the records Service Fabrik's broker and inter-operator left in the master, in place
+   * (src/adoption/rules.ts); with `dryRun`, only says which it would adopt and why it cannot adopt
+   * the others. Records it cannot adopt are left untouched. Recorded in the audit log.
+   */
+  adoptServiceFabrik(dryRun: boolean, requestedBy: string): Promise<AdoptionReport>;
   /**
    * Starts a custom action of the instance's plan (its `x-<name>` template) on the instance, with
    * the action's own parameters, as a run of the instance's workflow.

@@ -17,7 +17,8 @@ import type {
   RecordFilter,
   RecordKind,
 } from '../admin/service.js';
-import type { RolloutControl } from '../admin/contract.js';
+import type { AdoptionReport, RolloutControl } from '../admin/contract.js';
+import { adoptServiceFabrikRecords } from './adoption.js';
 import type { DryRunControl } from '../admin/dry-run.js';
 import { releaseCatalogEntries } from '../kube/catalog-entries.js';
 import { deleteRecord, getRecord, listRecordPage, patchRecord } from '../kube/custom-objects.js';
@@ -28,6 +29,7 @@ import { badRequest, conflict, notFound } from '../osb/errors.js';
 import type { RequestMeta } from '../osb/service-broker.js';
 import { FINALIZER, LABELS, bindingWorkflowId, instanceWorkflowId, labelValue } from '../resources/names.js';
 import {
+  MASTER_CLUSTER_ID,
   SFSERVICEBINDING,
   SFSERVICEINSTANCE,
   type KubeObject,
@@ -51,6 +53,8 @@ export interface AdminDeps {
   /** The registry's namespace, which the rollout workflow ids carry. */
   readonly namespace: string;
   readonly log: AuditLog;
+  /** The master's id in the cluster registry. @default {@link MASTER_CLUSTER_ID} */
+  readonly masterClusterId?: string;
 }
 
 /** Records read for one page when the request names no limit. */
@@ -135,6 +139,24 @@ export class TemporalAdminService implements AdminService {
       operation: outcome.operation,
     });
     return { instanceId, operation: outcome.operation, ...(revision ? { revision } : {}) };
+  }
+
+  adoptServiceFabrik(dryRun: boolean, requestedBy: string): Promise<AdoptionReport> {
+    const { master, catalog, instanceNamespace } = this.deps;
+    return adoptServiceFabrikRecords(
+      {
+        master,
+        catalog,
+        records: this.parts.records,
+        digests: this.parts.digests,
+        namespace: this.admin.namespace,
+        masterClusterId: this.admin.masterClusterId ?? MASTER_CLUSTER_ID,
+        ...(instanceNamespace ? { instanceNamespace } : {}),
+        log: this.admin.log,
+      },
+      dryRun,
+      requestedBy,
+    );
   }
 
   async forceRemove(kind: RecordKind, id: string, requestedBy: string): Promise<ForcedRemoval> {

@@ -2,7 +2,7 @@
  * The admin API as the command line calls it: one method a route, Basic authentication with the
  * admin credentials, and the API's errors (`{error, description}`) as {@link AdminApiError}.
  */
-import type { RolloutProgress, RolloutSettings, RolloutSummary } from '../admin/contract.js';
+import type { AdoptionReport, RolloutProgress, RolloutSettings, RolloutSummary } from '../admin/contract.js';
 import type { PlanDryRunReport } from '../admin/dry-run.js';
 import type {
   ActionStarted,
@@ -77,6 +77,11 @@ export class AdminClient {
   forceRemove(kind: RecordKind, id: string): Promise<ForcedRemoval> {
     const path = kind === 'instance' ? 'instances' : 'bindings';
     return this.call('POST', `/admin/${path}/${encodeURIComponent(id)}/force-remove`);
+  }
+
+  /** POST /admin/adopt?dryRun: adopts (or lists) the records a Service Fabrik landscape left. */
+  adoptServiceFabrik(dryRun: boolean): Promise<AdoptionReport> {
+    return this.call('POST', `/admin/adopt?dryRun=${dryRun}`);
   }
 
   runAction(

@@ -2,7 +2,7 @@
  * What the command line prints: tables of records, a rollout's progress as a bar or a line, and the
  * exit status a rollout's end means. Pure: strings in, strings out.
  */
-import type { RolloutProgress, RolloutState } from '../admin/contract.js';
+import type { AdoptionItem, AdoptionReport, RolloutProgress, RolloutState } from '../admin/contract.js';
 import type { BindingSummary, InstanceSummary } from '../admin/service.js';
 
 /** Columns of a table: a header and how to read a row's cell. */
@@ -85,3 +85,31 @@ export const FINAL_STATES: ReadonlySet<RolloutState> = new Set(['done', 'halted'
  * 1 when it halted, was aborted, or finished with failed instances (a drain: blocked).
  */
 export const exitStatusOf = (p: RolloutProgress): 0 | 1 => (p.state === 'done' && p.failed === 0 ? 0 : 1);
+
+const ADOPTION_COLUMNS: Columns<AdoptionItem> = [
+  ['KIND', (r) => r.kind],
+  ['INSTANCE', (r) => r.instanceId],
+  ['BINDING', (r) => r.bindingId],
+  ['RECORD', (r) => `${r.namespace}/${r.name}`],
+  ['STATE', (r) => r.state],
+  ['REASON', (r) => r.reason],
+];
+
+/**
+ * An adoption's report: the records adopted (or, in a dry run, adoptable), those that cannot be
+ * with the reason, and a summary line.
+ */
+export function adoptionText(report: AdoptionReport): string {
+  const done = report.dryRun ? 'adoptable' : 'adopted';
+  const parts = [];
+  if (report.adopted.length > 0)
+    parts.push(`${done}:\n${table(report.adopted, ADOPTION_COLUMNS.slice(0, 5))}`);
+  if (report.refused.length > 0) parts.push(`not adoptable:\n${table(report.refused, ADOPTION_COLUMNS)}`);
+  const count = (kind: AdoptionItem['kind'], items: readonly AdoptionItem[]) =>
+    items.filter((i) => i.kind === kind).length;
+  const summary =
+    `${count('instance', report.adopted)} instances and ${count('binding', report.adopted)} bindings ${done}, ` +
+    `${report.refused.length} not adoptable, ${report.alreadyAdopted} adopted before or made here` +
+    (report.dryRun ? ' (dry run: nothing was changed)' : '');
+  return [...parts, `${summary}\n`].join('\n');
+}

@@ -27,6 +27,7 @@ import { AdminApiError, AdminClient, type AdminEndpoint } from './admin-client.j
 import { planSpecOf, reportText, summaryLine } from './dry-run-format.js';
 import {
   BINDING_COLUMNS,
+  adoptionText,
   FINAL_STATES,
   INSTANCE_COLUMNS,
   exitStatusOf,
@@ -299,6 +300,19 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
     .description('remove the record of a binding whose deletion cannot finish (its cluster is gone)')
     .argument('<BINDING_ID>')
     .action(async (id: string) => forceRemove('binding', id));
+
+  program
+    .command('adopt')
+    .description(
+      'adopt in place the instance and binding records a Service Fabrik landscape left in the master (docs/migrating-from-service-fabrik.md); exit 1 when any cannot be adopted',
+    )
+    .option('--dry-run', 'only list what would be adopted, and why the others cannot be')
+    .option('-o, --output <format>', 'table or json', 'table')
+    .action(async (opts: { dryRun?: boolean; output: string }) => {
+      const report = await client().adoptServiceFabrik(Boolean(opts.dryRun));
+      print(opts.output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : adoptionText(report));
+      if (report.refused.length > 0) exit = EXIT.failed;
+    });
 
   // rollouts -----------------------------------------------------------------------------------
   const rollout = program

@@ -88,7 +88,11 @@ export async function startBroker(
       }),
   };
   const broker = new TemporalServiceBroker(brokerDeps);
-  const admin = new TemporalAdminService(brokerParts(brokerDeps), { namespace: config.namespace, log });
+  const admin = new TemporalAdminService(brokerParts(brokerDeps), {
+    namespace: config.namespace,
+    masterClusterId: config.masterClusterId,
+    log,
+  });
   let stopping = false;
   const app = createApp({
     broker,

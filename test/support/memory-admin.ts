@@ -6,6 +6,7 @@
  */
 import {
   DEFAULT_ROLLOUT_SETTINGS,
+  type AdoptionReport,
   type RolloutControl,
   type RolloutProgress,
   type RolloutSettings,
@@ -214,6 +215,14 @@ export class MemoryAdmin implements AdminService {
       requestedBy,
       at: '2026-01-01T00:00:00.000Z',
     };
+  }
+
+  /** The report an adoption answers with; a dry run says so. */
+  adoption: AdoptionReport = { dryRun: false, adopted: [], refused: [], alreadyAdopted: 0 };
+
+  async adoptServiceFabrik(dryRun: boolean, requestedBy: string): Promise<AdoptionReport> {
+    this.calls.push({ method: 'adoptServiceFabrik', args: [dryRun, requestedBy] });
+    return { ...this.adoption, dryRun };
   }
 
   async runAction(

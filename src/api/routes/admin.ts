@@ -2,12 +2,14 @@
  * The admin API's routes, under `/admin`: listings of the records, the update of one instance, the
  * forced removal of a stuck record, the custom actions of an instance's plan, the rollout of a plan,
  * the listing and steering of every rollout (of plans, of referenced objects' changes and drains of
- * clusters), the drain of a cluster and the dry run of a plan change. Each reads its parameters, calls one
+ * clusters), the drain of a cluster, the dry run of a plan change and the adoption of a Service Fabrik
+ * landscape's records. Each reads its parameters, calls one
  * AdminService method and sets the answer; errors are the OSB API's (`{error, description}`).
  */
 import { MAX_DRY_RUN_LIMIT } from '../../admin/dry-run.js';
 import {
   parseActionRequest,
+  parseDryRun,
   parseMoveRequest,
   parseDryRunSpec,
   parsePageRequest,
@@ -62,6 +64,14 @@ export function adminRoutes(router: RouteTable<AdminState>, { admin, maxBodyByte
   router.post('/instances/:instance_id/force-remove', forceRemove('instance', 'instance_id'));
   /** POST /admin/bindings/:binding_id/force-remove */
   router.post('/bindings/:binding_id/force-remove', forceRemove('binding', 'binding_id'));
+
+  /**
+   * POST /admin/adopt?dryRun: adopts the records Service Fabrik left in the master (with
+   * `dryRun=true`, only lists them); the report of what was adopted and what cannot be, and why.
+   */
+  router.post('/adopt', async (ctx) => {
+    ctx.body = await admin.adoptServiceFabrik(parseDryRun(ctx.query), ctx.state.requestedBy);
+  });
 
   actionRoutes(router, { admin, maxBodyBytes });
 

@@ -166,6 +166,29 @@ describe('POST /admin/{instances,bindings}/:id/force-remove', () => {
   });
 });
 
+describe('POST /admin/adopt', () => {
+  test('GIVEN dryRun=true THEN 200 with the report, the dry run passed with who asked; without it an adoption', async () => {
+    const { admin, service } = adminApi();
+    const dry = await admin.post('/admin/adopt?dryRun=true');
+    expect([dry.status, dry.body]).toEqual([
+      200,
+      { dryRun: true, adopted: [], refused: [], alreadyAdopted: 0 },
+    ]);
+    expect((await admin.post('/admin/adopt')).body.dryRun).toBe(false);
+    expect(service.calls).toEqual([
+      { method: 'adoptServiceFabrik', args: [true, 'ops'] },
+      { method: 'adoptServiceFabrik', args: [false, 'ops'] },
+    ]);
+  });
+
+  test('GIVEN dryRun=maybe THEN 400 naming it, and nothing is adopted', async () => {
+    const { admin, service } = adminApi();
+    const res = await admin.post('/admin/adopt?dryRun=maybe');
+    expect([res.status, res.body.description]).toEqual([400, 'dryRun must be true or false, not "maybe".']);
+    expect(service.calls).toEqual([]);
+  });
+});
+
 describe('the drain of a cluster', () => {
   test('GIVEN settings WHEN a cluster is drained THEN 202 with its progress, the settings passed through', async () => {
     const { admin, service } = adminApi();

@@ -82,6 +82,7 @@ test('GIVEN the admin routes and openapi.yaml WHEN their routes are listed THEN 
     'GET /admin/plans/{plan_id}/rollout',
     'GET /admin/rollouts',
     'GET /admin/rollouts/{rollout_id}',
+    'POST /admin/adopt',
     'POST /admin/bindings/{binding_id}/force-remove',
     'POST /admin/clusters/{cluster_id}/drain',
     'POST /admin/instances/{instance_id}/actions/{action}',

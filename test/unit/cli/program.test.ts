@@ -174,6 +174,55 @@ describe('instances and bindings', () => {
   });
 });
 
+describe('adopt', () => {
+  const report = {
+    dryRun: false,
+    adopted: [
+      { kind: 'instance' as const, instanceId: 'i-1', namespace: 'sf-i-1', name: 'i-1', state: 'succeeded' },
+    ],
+    refused: [
+      {
+        kind: 'binding' as const,
+        instanceId: 'i-1',
+        bindingId: 'b-2',
+        namespace: 'sf-i-1',
+        name: 'b-2',
+        state: 'delete',
+        reason: 'an operation is in progress',
+      },
+    ],
+    alreadyAdopted: 3,
+  };
+
+  test('GIVEN --dry-run WHEN some records cannot be adopted THEN both lists and the summary are printed, exit 1', async () => {
+    service.adoption = report;
+    const res = await cli(['--as', 'alice', 'adopt', '--dry-run']);
+    expect([res.status, res.stdout]).toEqual([
+      EXIT.failed,
+      'adoptable:\n' +
+        'KIND       INSTANCE   BINDING   RECORD       STATE\n' +
+        'instance   i-1        -         sf-i-1/i-1   succeeded\n' +
+        '\n' +
+        'not adoptable:\n' +
+        'KIND      INSTANCE   BINDING   RECORD       STATE    REASON\n' +
+        'binding   i-1        b-2       sf-i-1/b-2   delete   an operation is in progress\n' +
+        '\n' +
+        '1 instances and 0 bindings adoptable, 1 not adoptable, 3 adopted before or made here (dry run: nothing was changed)\n',
+    ]);
+    expect(service.calls).toEqual([{ method: 'adoptServiceFabrik', args: [true, 'alice (ops)'] }]);
+  });
+
+  test('GIVEN every record adoptable WHEN adopted THEN the summary says adopted, exit 0', async () => {
+    service.adoption = { ...report, refused: [] };
+    const res = await cli(['--as', 'alice', 'adopt']);
+    expect(res.status).toBe(EXIT.ok);
+    expect(res.stdout).toMatch(
+      /1 instances and 0 bindings adopted, 0 not adoptable, 3 adopted before or made here\n$/,
+    );
+    expect(service.calls).toEqual([{ method: 'adoptServiceFabrik', args: [false, 'alice (ops)'] }]);
+  });
+});
+
 describe('cluster drain', () => {
   test('GIVEN settings as flags WHEN a cluster is drained THEN they are sent as numbers, and the drain is printed', async () => {
     const res = await cli(['--as', 'alice', 'cluster', 'drain', 'sister-1', '--max-concurrency', '1']);
