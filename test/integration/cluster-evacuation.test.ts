@@ -359,7 +359,11 @@ describe('a sister lost past the evacuation setting', () => {
       async () => ((await getRecord<SFCluster>(master, SFCLUSTER, registry, sisterId)) ? undefined : true),
       180_000,
     );
-    const moved = await recordOf(instanceId);
+    // (the move records its end after it has left the sister, which lets the deletion finish)
+    const moved = await eventually('the move recorded as ended', async () => {
+      const read = await recordOf(instanceId);
+      return read?.status?.lastAction?.state !== 'in progress' ? read : undefined;
+    });
     expect(moved?.spec.clusterId).toBe(masterId);
     expect(moved?.status?.lastAction).toMatchObject({ operation: 'move', state: 'succeeded' });
     expect(await postgresqlOn(master, instanceId)).toBe(true);
