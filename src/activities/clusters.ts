@@ -18,6 +18,8 @@ import {
   nodeResources,
   podFieldSelector,
   clusterFigures,
+  keptOnOffboarding,
+  kubeconfigSecretToDelete,
   podResources,
   type InstanceNamespaces,
   type NodeResources,
@@ -226,6 +228,29 @@ async function instancesOn(
   return countRecords(master, SFSERVICEINSTANCE, instanceNamespace, labelSelector);
 }
 
+/**
+ * Deletes the kubeconfig Secret of a cluster being offboarded, unless another cluster names it or
+ * it asks to be kept; gone already counts as done.
+ */
+async function removeKubeconfigSecret(
+  master: ClusterClient,
+  namespace: string,
+  leaving: SFCluster,
+): Promise<void> {
+  const name = kubeconfigSecretToDelete(leaving, await listClusters(master, namespace));
+  if (!name) return;
+  try {
+    const secret = await master.core.readNamespacedSecret({ name, namespace });
+    if (keptOnOffboarding(secret.metadata?.annotations)) return;
+    await master.core.deleteNamespacedSecret({ name, namespace });
+  } catch (err) {
+    if (isNotFound(err)) return;
+    throw new Error(
+      `deleting the kubeconfig Secret ${namespace}/${name} of SFCluster ${leaving.metadata.name}: ${apiMessageOf(err)}`,
+    );
+  }
+}
+
 /** The finalizers of the cluster, with ours added or taken away; undefined when nothing changes. */
 export function clusterFinalizers(
   cluster: Pick<SFCluster, 'metadata'>,
@@ -373,6 +398,9 @@ export function clusterActivities({
       health?.clusterPhase(clusterId, status.phase, clusterFigures(written, instances));
       // Decided on the SFCluster as written, so that a deletion requested meanwhile is seen.
       const finalizers = clusterFinalizers(written, instances);
+      // The kubeconfig goes before the finalizer: once the SFCluster is gone, nothing names it.
+      if (finalizers?.released && clusterId !== masterId)
+        await removeKubeconfigSecret(master, namespace, written);
       if (finalizers) {
         try {
           await patchRecord(master, SFCLUSTER, namespace, clusterId, {

@@ -9,3 +9,4 @@ export * from './health.js';
 export * from './reservations.js';
 export * from './onboarding.js';
 export * from './leftovers.js';
+export * from './offboarding.js';

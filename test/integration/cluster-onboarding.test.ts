@@ -18,7 +18,7 @@ import type { ExtraCluster } from '../../dev/local/kube-control-plane.js';
 import { clusterActivities } from '../../src/activities/clusters.js';
 import type { ClusterClient } from '../../src/kube/clients.js';
 import { clusterDirectory } from '../../src/kube/cluster-directory.js';
-import { registerCluster } from '../../src/kube/cluster-registry.js';
+import { kubeconfigSecretName, registerCluster } from '../../src/kube/cluster-registry.js';
 import { installCrds, readCrds } from '../../src/kube/crds.js';
 import { deleteRecord, getRecord, listRecords } from '../../src/kube/custom-objects.js';
 import { isNotFound } from '../../src/kube/errors.js';
@@ -278,7 +278,7 @@ describe('an instance on the onboarded sister', () => {
 });
 
 describe('offboarding a sister', () => {
-  test('GIVEN the instance placed there WHEN its SFCluster is deleted THEN the finalizer holds it, saying so, until the instance is deprovisioned; our CRDs stay', async () => {
+  test('GIVEN the instance placed there WHEN its SFCluster is deleted THEN the finalizer holds it, saying so, until the instance is deprovisioned; its kubeconfig Secret goes, our CRDs stay', async () => {
     expect(instanceId).toBeDefined();
     await untilCluster('counting the instance', (c) => c.status?.serviceInstanceCount === 1);
 
@@ -311,6 +311,11 @@ describe('offboarding a sister', () => {
 
     await eventually(`SFCluster ${freshId} gone`, async () => ((await readCluster()) ? undefined : true));
     await expect(directory.get(freshId)).rejects.toThrow(/not registered/);
+    // Its kubeconfig Secret went with it: no other cluster names it.
+    const secretGone = await master.core
+      .readNamespacedSecret({ name: kubeconfigSecretName(freshId), namespace })
+      .then(() => false, isNotFound);
+    expect(secretGone).toBe(true);
     // Deleting a CRD deletes every object of its kind: offboarding leaves them.
     expect(await ourCrdsThere()).toEqual(Object.fromEntries(OUR_CRDS.map((name) => [name, true])));
   });
