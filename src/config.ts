@@ -195,6 +195,11 @@ export interface Config {
      * need it. @default unset (open)
      */
     readonly token?: SecretSetting;
+    /**
+     * INTEROP_METRICS_RECORD_STATES: the worker exports the state of every instance and binding
+     * record, a series each, under Service Fabrik's names. @default false
+     */
+    readonly recordStates: boolean;
   };
   /**
    * INTEROP_CREDENTIALS_OVERLAP_SECONDS: how long credentials replaced in their files (the OSB
@@ -578,6 +583,7 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
       host: env.INTEROP_METRICS_HOST || '127.0.0.1',
       port: port(env, 'INTEROP_METRICS_PORT', 9090),
       ...metricsToken(env),
+      recordStates: oneOf(env, 'INTEROP_METRICS_RECORD_STATES', ['true', 'false'], 'false') === 'true',
     },
     credentialOverlapMs:
       number(env, 'INTEROP_CREDENTIALS_OVERLAP_SECONDS', 300, { orZero: true, max: 86_400 }) * 1000,

@@ -14,6 +14,7 @@ import type {
   OperationRecorder,
   OperationStartRecorder,
   OsbRequestRecorder,
+  RecordStateRecorder,
 } from './recorders.js';
 
 /** Prefix of our metric names; the Temporal SDK's own start with `temporal_`. */
@@ -189,6 +190,48 @@ export function workerMetrics(
       }
       phases.set(clusterId, phase);
       if (found) figures.set(clusterId, found);
+    },
+  };
+}
+
+/**
+ * The state of every instance and binding record, a series each, under Service Fabrik's names
+ * (`interoperator_service_instances_state{instance_id}`,
+ * `interoperator_service_bindings_state{binding_id, instance_id}`). Registered only where asked
+ * for: a series per record is what the other metrics avoid.
+ */
+export function recordStateMetrics(registry: Registry): RecordStateRecorder {
+  const instances = new Map<string, number>();
+  const bindings = new Map<string, { instanceId: string; code: number }>();
+  new Gauge({
+    name: `${METRIC_PREFIX}service_instances_state`,
+    help: 'State of a service instance: 0 succeeded, 1 failed, 2 in progress, 3 in_queue/update/delete, 4 gone.',
+    labelNames: ['instance_id'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [instance_id, code] of instances) this.set({ instance_id }, code);
+    },
+  });
+  new Gauge({
+    name: `${METRIC_PREFIX}service_bindings_state`,
+    help: 'State of a service binding: 0 succeeded, 1 failed, 2 in progress, 3 in_queue/update/delete, 4 gone.',
+    labelNames: ['binding_id', 'instance_id'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [binding_id, { instanceId, code }] of bindings)
+        this.set({ binding_id, instance_id: instanceId }, code);
+    },
+  });
+  return {
+    instanceState(instanceId, code) {
+      if (code === undefined) instances.delete(instanceId);
+      else instances.set(instanceId, code);
+    },
+    bindingState(bindingId, instanceId, code) {
+      if (code === undefined) bindings.delete(bindingId);
+      else bindings.set(bindingId, { instanceId, code });
     },
   };
 }

@@ -76,6 +76,15 @@ export interface ClusterHealthRecorder {
   clusterPhase(clusterId: string, phase: string | undefined, figures?: ClusterFigures): void;
 }
 
+/**
+ * The state of each instance and binding record as a number (Service Fabrik's: 0 succeeded,
+ * 1 failed, 2 in progress, 3 waiting, 4 gone); undefined to stop reporting the record.
+ */
+export interface RecordStateRecorder {
+  instanceState(instanceId: string, code: number | undefined): void;
+  bindingState(bindingId: string, instanceId: string, code: number | undefined): void;
+}
+
 /** The verb of a Kubernetes API call by its HTTP method. */
 export function kubeVerb(method: string): string {
   switch (method.toUpperCase()) {

@@ -14,7 +14,8 @@ import type { Registry } from 'prom-client';
 import { createMonitoringApp, type Exposition } from '../api/monitoring.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { processRegistry, workerMetrics } from '../metrics/prometheus.js';
+import { processRegistry, recordStateMetrics, workerMetrics } from '../metrics/prometheus.js';
+import type { RecordStateRecorder } from '../metrics/recorders.js';
 import { closeServer, listen } from './broker.js';
 import { secretReader, withOverlap } from './secret-files.js';
 
@@ -25,6 +26,8 @@ export interface Monitoring {
   readonly registry: Registry;
   /** The worker's recorders; undefined in a broker alone. */
   readonly worker?: ReturnType<typeof workerMetrics>;
+  /** Where the worker reports the state of every record, when asked to (Service Fabrik's metrics). */
+  readonly recordStates?: RecordStateRecorder;
   /** For Runtime.install: where the SDK exports its metrics; undefined in a broker alone. */
   readonly telemetryOptions?: TelemetryOptions;
   /** Adds what must hold for the process to be ready; it is ready once it has some and all hold. */
@@ -52,7 +55,7 @@ async function freeLoopbackPort(): Promise<number> {
  */
 export async function prepareMonitoring(
   role: 'broker' | 'worker' | 'all',
-  config: Config['metrics'],
+  config: Omit<Config['metrics'], 'recordStates'> & { readonly recordStates?: boolean },
   log: Logger,
   overlapMs = 0,
 ): Promise<Monitoring> {
@@ -86,6 +89,7 @@ export async function prepareMonitoring(
   return {
     registry,
     ...(runsWorker ? { worker: workerMetrics(registry) } : {}),
+    ...(runsWorker && config.recordStates ? { recordStates: recordStateMetrics(registry) } : {}),
     ...(sdkPort !== undefined
       ? { telemetryOptions: { metrics: { prometheus: { bindAddress: `127.0.0.1:${sdkPort}` } } } }
       : {}),

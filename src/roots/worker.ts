@@ -23,6 +23,8 @@ import {
   type FollowedReferences,
 } from '../controllers/followed-references.js';
 import { statusWakeups } from '../controllers/status-wakeups.js';
+import { recordStates } from '../controllers/record-states.js';
+import type { RecordStateRecorder } from '../metrics/recorders.js';
 import { PLAN_CHANGE, startRollout } from '../broker/plan-revisions.js';
 import { planRollouts } from '../controllers/plan-rollouts.js';
 import { rolloutWorkflowId } from '../admin/contract.js';
@@ -69,6 +71,7 @@ export interface RunningWorker {
 /** Where the worker's metrics go and how its readiness is told (see monitoring.ts). */
 export interface WorkerMonitoring {
   readonly worker?: ReturnType<typeof workerMetrics>;
+  readonly recordStates?: RecordStateRecorder;
   readiness(check: () => boolean): void;
 }
 
@@ -151,6 +154,14 @@ export async function startWorker(
       return run && { ...run, memo: run.memo as OperationStatus | undefined };
     },
   };
+  const states =
+    monitoring?.recordStates &&
+    recordStates({
+      master,
+      recorder: monitoring.recordStates,
+      ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
+      onError: (err, what) => log.warn(`record states: ${what} failed`, { error: String(err) }),
+    });
   let followed: FollowedReferences | undefined;
   const deps = {
     clusters,
@@ -225,6 +236,7 @@ export async function startWorker(
   const done = worker.run().finally(async () => {
     wakeups.stop();
     followed?.stop();
+    states?.stop();
     revisions.stop();
     await catalog.stop();
     await temporal.close();

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { eventually } from '../support/env.js';
-import { osbClient, provisionBody, type OsbClient } from '../support/osb.js';
+import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import {
   installCatalog,
   startOperator,
@@ -177,6 +177,71 @@ describe('metrics and probes of the broker and the worker', () => {
     for (const key of [...brokerAfter.keys(), ...workerAfter.keys()]) {
       expect(key).not.toContain(instanceId);
       expect(key).not.toContain(bindingId);
+    }
+  });
+
+  test("GIVEN a worker asked for Service Fabrik's record states WHEN records are made, settle and go THEN it has a series per record with Service Fabrik's numbers, gone ones 4", async () => {
+    // One settled before it starts: read by its first listing.
+    const earlier = randomUUID();
+    const made = await osb(
+      'PUT',
+      `/v2/service_instances/${earlier}?accepts_incomplete=true`,
+      provisionBody(SERVICE_ID, PLAN_ID),
+    );
+    expect(made.status).toBe(202);
+    await untilSettled(osb, `/v2/service_instances/${earlier}/last_operation`);
+    const states = await startProcess(
+      'worker',
+      await systemSettings({ INTEROP_METRICS_TOKEN: TOKEN, INTEROP_METRICS_RECORD_STATES: 'true' }),
+    );
+    try {
+      const instanceId = randomUUID();
+      const bindingId = randomUUID();
+      const instancePath = `/v2/service_instances/${instanceId}`;
+      const instanceSeries = (id: string) => `interoperator_service_instances_state{instance_id="${id}"}`;
+      const bindingSeries = `interoperator_service_bindings_state{binding_id="${bindingId}",instance_id="${instanceId}"}`;
+      const until = (what: string, holds: (now: Map<string, number>) => boolean) =>
+        eventually(what, async () => {
+          const now = await metricsOf(states);
+          return holds(now) ? now : undefined;
+        });
+      await until('the earlier instance reported succeeded', (now) => now.get(instanceSeries(earlier)) === 0);
+
+      expect(
+        (await osb('PUT', `${instancePath}?accepts_incomplete=true`, provisionBody(SERVICE_ID, PLAN_ID)))
+          .status,
+      ).toBe(202);
+      expect((await untilSettled(osb, `${instancePath}/last_operation`)).body.state).toBe('succeeded');
+      const bind = await osb('PUT', `${instancePath}/service_bindings/${bindingId}`, {
+        service_id: SERVICE_ID,
+        plan_id: PLAN_ID,
+      });
+      expect(bind.status).toBe(201);
+      await until(
+        'the instance and binding reported succeeded',
+        (now) => now.get(instanceSeries(instanceId)) === 0 && now.get(bindingSeries) === 0,
+      );
+
+      const query = `service_id=${SERVICE_ID}&plan_id=${PLAN_ID}`;
+      expect((await osb('DELETE', `${instancePath}/service_bindings/${bindingId}?${query}`)).status).toBe(
+        200,
+      );
+      const deprovision = await osb('DELETE', `${instancePath}?${query}&accepts_incomplete=true`);
+      expect(deprovision.status).toBe(202);
+      await untilSettled(
+        osb,
+        `${instancePath}/last_operation?operation=${encodeURIComponent(String(deprovision.body.operation))}`,
+      );
+      const after = await until(
+        'the instance and binding reported gone',
+        (now) => now.get(instanceSeries(instanceId)) === 4 && now.get(bindingSeries) === 4,
+      );
+      // One series per record, whatever states it went through.
+      expect([...after.keys()].filter((key) => key.includes(instanceId))).toHaveLength(2);
+      // The other worker, not asked for them, has none.
+      expect([...(await metricsOf(worker)).keys()].some((key) => key.includes('_state{'))).toBe(false);
+    } finally {
+      await states.stop();
     }
   });
 

@@ -478,7 +478,11 @@ describe('codec endpoint settings', () => {
 
 describe('the operations port', () => {
   test('GIVEN nothing set WHEN loaded THEN it listens on 127.0.0.1:9090, /metrics open', () => {
-    expect(loadConfig('worker', base).metrics).toEqual({ host: '127.0.0.1', port: 9090 });
+    expect(loadConfig('worker', base).metrics).toEqual({
+      host: '127.0.0.1',
+      port: 9090,
+      recordStates: false,
+    });
   });
 
   test('GIVEN values WHEN loaded THEN they are used', () => {
@@ -487,11 +491,13 @@ describe('the operations port', () => {
       INTEROP_METRICS_HOST: '0.0.0.0',
       INTEROP_METRICS_PORT: '9102',
       INTEROP_METRICS_TOKEN: 'scrape-me',
+      INTEROP_METRICS_RECORD_STATES: 'true',
     });
     expect(metrics).toEqual({
       host: '0.0.0.0',
       port: 9102,
       token: { name: 'INTEROP_METRICS_TOKEN', value: 'scrape-me' },
+      recordStates: true,
     });
   });
 

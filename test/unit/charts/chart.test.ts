@@ -402,6 +402,7 @@ withHelm('the chart rendered by helm', () => {
       INTEROP_SCHEDULER: 'default',
       INTEROP_PLAN_SCHEDULERS: '',
       INTEROP_METRICS_PORT: '9090',
+      INTEROP_METRICS_RECORD_STATES: 'false',
       INTEROP_METRICS_HOST: '0.0.0.0',
       INTEROP_QUOTA_WEBHOOK_URL: '',
       INTEROP_QUOTA_WEBHOOK_PROTOCOL: 'entitlement',
