@@ -15,8 +15,11 @@ export function adler32(text: string): number {
   return (b * 65536 + a) >>> 0;
 }
 
-/** `in-` and the Adler-32 checksum of the record's name in lower-case hex, as the original names releases. */
-export const releaseName = (recordName: string): string => `in-${adler32(recordName).toString(16)}`;
+/**
+ * `in-` and the Adler-32 checksum of the record's name in decimal, as the original names releases
+ * (its `utils.Adler32sum`, and sprig's `adler32sum`, which its documentation tells templates to use).
+ */
+export const releaseName = (recordName: string): string => `in-${adler32(recordName)}`;
 
 /** What Helm's `.Capabilities` says of the target cluster. */
 export interface ClusterCapabilities {
