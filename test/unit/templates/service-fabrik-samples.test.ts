@@ -13,6 +13,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { parse, parseAllDocuments } from 'yaml';
+import { ANNOTATIONS } from '../../../src/resources/names.js';
 import { generatedTemplateData } from '../../../src/resources/sfsecret.js';
 import type { KubeObject, PlanTemplate, SFPlan, TemplateAction } from '../../../src/resources/types.js';
 import {
@@ -53,6 +54,14 @@ interface Sample {
 
 const read = (dir: URL, file: string): string => readFileSync(new URL(file, dir), 'utf8');
 
+const adopted = (record: KubeObject): KubeObject => ({
+  ...record,
+  metadata: {
+    ...record.metadata,
+    annotations: { ...record.metadata.annotations, [ANNOTATIONS.adoptedFromServiceFabrik]: '{}' },
+  },
+});
+
 function loadSample(name: string): Sample {
   const dir = new URL(`${name}/`, ROOT);
   const spec = parse(read(dir, 'sample.yaml')) as Record<string, string> & {
@@ -74,8 +83,9 @@ function loadSample(name: string): Sample {
   return {
     name,
     plan: { ...plan, spec: { ...plan.spec, templates: [...(plan.spec.templates ?? []), ...added] } },
-    instance: parse(read(dir, spec.instance!)) as KubeObject,
-    binding: parse(read(dir, spec.binding!)) as KubeObject,
+    // Service Fabrik's records, as adoption leaves them: marked adopted (their Helm releases keep Service Fabrik's names).
+    instance: adopted(parse(read(dir, spec.instance!)) as KubeObject),
+    binding: adopted(parse(read(dir, spec.binding!)) as KubeObject),
     service: parse(read(dir, spec.service!)) as KubeObject,
     cluster: parseAllDocuments(read(dir, spec.cluster!)).map((d) => d.toJS() as KubeObject),
     ...(chart ? { chart } : {}),
