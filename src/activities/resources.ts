@@ -73,6 +73,7 @@ import {
   readStatusSection,
   sourceReferences,
   unobservedSource,
+  withSources,
 } from '../templates/values.js';
 
 /**
@@ -220,7 +221,6 @@ export function resourceRendering({ clusters, catalog, renderer, records: given 
     const sources = await render(`sources (for ${action})`, loaded.plan, () =>
       renderer.renderValues(sourcesTemplate, 'sources', base),
     );
-    const data: Record<string, unknown> = { ...base };
     const references = sourceReferences(sources, loaded.instance.metadata.namespace!);
     for (const [, source] of references)
       checkNamespace(
@@ -229,15 +229,16 @@ export function resourceRendering({ clusters, catalog, renderer, records: given 
         `the sources template of plan ${loaded.plan.spec.name} names ${source.kind} ${source.name}`,
       );
     await beforeRead?.(references.map(([, source]) => source));
+    const fetched: [string, KubeObject | undefined][] = [];
     for (const [key, source] of references) {
       const obj = await kubeCall(
         `reading source ${key} (${describe(source, loaded.cluster.id)})`,
         () => readObject(loaded.cluster, source),
         sisterId(loaded.cluster),
       );
-      if (obj) Object.defineProperty(data, key, { value: forTemplate(obj), enumerable: true });
+      fetched.push([key, obj ?? undefined]);
     }
-    return data as RenderData;
+    return withSources(base, fetched) as RenderData;
   }
 
   /** A helm chart sees the capabilities of the cluster it is applied to, as `helm install` shows them. */

@@ -43,7 +43,7 @@ import {
  * On every record adoption took over: when, and what Service Fabrik had left in it (its state and
  * last-operation label), as JSON.
  */
-export const ADOPTED_ANNOTATION = 'interoperator.servicefabrik.io/adopted-from-service-fabrik';
+export const ADOPTED_ANNOTATION = ANNOTATIONS.adoptedFromServiceFabrik;
 
 /** What the rules know of this landscape. */
 export interface AdoptionLandscape {

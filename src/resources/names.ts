@@ -136,6 +136,11 @@ export const ANNOTATIONS = {
   placement: 'interoperator.servicefabrik.io/placement',
   /** On our CRDs installed on a sister: the digest of the definition applied (src/clusters/onboarding.ts). */
   crdDigest: 'interoperator.servicefabrik.io/crd-digest',
+  /**
+   * On records taken over from Service Fabrik's interoperator: when, and what it had left in them
+   * (src/adoption/rules.ts).
+   */
+  adoptedFromServiceFabrik: 'interoperator.servicefabrik.io/adopted-from-service-fabrik',
 } as const;
 
 /** kubectl's copy of what `kubectl apply` sent: neither a difference worth showing nor worth copying. */

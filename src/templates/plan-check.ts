@@ -450,7 +450,7 @@ async function renderFindings(plan: SFPlan, service: unknown): Promise<PlanFindi
         if (!sourceReferences({ [key]: ref }, samples.namespace).length)
           warning(
             'sources',
-            `the entry ${key} is passed over: ${['instance', 'binding', 'plan', 'service', 'action'].includes(key) ? 'its key is reserved' : 'it needs apiVersion, kind and name'}`,
+            `the entry ${key} is passed over: ${['instance', 'binding', 'action'].includes(key) ? 'its key is reserved' : 'it needs apiVersion, kind and name'}`,
           );
     return Object.fromEntries(
       sourceReferences(values, samples.namespace).map(([key, ref]) => [key, sampleSource(ref, rendered)]),

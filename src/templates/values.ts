@@ -15,8 +15,14 @@ export type StatusState = 'in progress' | 'succeeded' | 'failed';
 /** The states a status section may declare, as the workers read them. */
 export const STATUS_STATES: readonly StatusState[] = ['in progress', 'succeeded', 'failed'];
 
-/** Top-level template keys that sources may not shadow (`action`: a custom action's run). */
-const RESERVED = new Set(['instance', 'binding', 'plan', 'service', 'action']);
+/**
+ * Top-level template keys that sources may not shadow: the records (`instance`, `binding`), whose
+ * names and namespace the broker reads from the data, and `action`, a custom action's run. A
+ * source may take the key of a catalog entry (`plan`, `service`), as in the original: the
+ * templates rendered after the sources then see the object under that key (Service Fabrik's
+ * samples name a Kubernetes Service `service`).
+ */
+const RESERVED = new Set(['instance', 'binding', 'action']);
 
 /** What the `status` template says of one operation. */
 export interface StatusSection {
@@ -75,6 +81,29 @@ export function sourceReferences(sources: unknown, namespace: string): [string, 
     ]);
   }
   return found;
+}
+
+/**
+ * The data of the templates rendered after the `sources` template: `base` (the records) with each
+ * fetched source object under its key, as templates see it ({@link forTemplate}); a source that
+ * does not exist (undefined) is absent. Keys are defined as own data properties, so a key such as
+ * `__proto__` stays data.
+ */
+export function withSources(
+  base: Readonly<Record<string, unknown>>,
+  fetched: readonly (readonly [key: string, obj: KubeObject | undefined])[],
+): Record<string, unknown> {
+  const data: Record<string, unknown> = { ...base };
+  for (const [key, obj] of fetched) {
+    if (obj)
+      Object.defineProperty(data, key, {
+        value: forTemplate(obj),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+  }
+  return data;
 }
 
 /**

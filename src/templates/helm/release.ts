@@ -2,6 +2,7 @@
  * The Helm release a `helm` template renders as: the original inter-operator names it after the
  * record (the instance's, or the binding's) and installs it into the instance's namespace.
  */
+import { ANNOTATIONS } from '../../resources/names.js';
 
 /** The Adler-32 checksum of a text's UTF-8 bytes (RFC 1950), as Go's hash/adler32 computes it. */
 export function adler32(text: string): number {
@@ -15,8 +16,14 @@ export function adler32(text: string): number {
   return (b * 65536 + a) >>> 0;
 }
 
-/** `in-` and the Adler-32 checksum of the record's name in lower-case hex, as the original names releases. */
-export const releaseName = (recordName: string): string => `in-${adler32(recordName).toString(16)}`;
+/**
+ * `in-` and the Adler-32 checksum of the record's name: in lower-case hex for the records this
+ * broker made, in decimal for those adopted from Service Fabrik, whose interoperator names its
+ * releases so (its `utils.Adler32sum`, as sprig's `adler32sum`). A release keeps its name for the
+ * life of its record: a new name would install the chart's objects afresh beside the old ones.
+ */
+export const releaseName = (recordName: string, adopted = false): string =>
+  `in-${adler32(recordName).toString(adopted ? 10 : 16)}`;
 
 /** What Helm's `.Capabilities` says of the target cluster. */
 export interface ClusterCapabilities {
@@ -35,7 +42,7 @@ export interface HelmRelease {
   readonly namespace: string;
 }
 
-const metadataOf = (record: unknown): { name?: unknown; namespace?: unknown } => {
+const metadataOf = (record: unknown): { name?: unknown; namespace?: unknown; annotations?: unknown } => {
   const metadata = (record as { metadata?: unknown } | null | undefined)?.metadata;
   return metadata !== null && typeof metadata === 'object' ? metadata : {};
 };
@@ -48,8 +55,12 @@ export function releaseOf(data: {
   readonly instance?: unknown;
   readonly binding?: unknown;
 }): HelmRelease | undefined {
-  const { name } = metadataOf(data.binding ?? data.instance);
+  const { name, annotations } = metadataOf(data.binding ?? data.instance);
   const { namespace } = metadataOf(data.instance);
   if (typeof name !== 'string' || !name || typeof namespace !== 'string' || !namespace) return undefined;
-  return { name: releaseName(name), namespace };
+  const adopted =
+    annotations !== null &&
+    typeof annotations === 'object' &&
+    ANNOTATIONS.adoptedFromServiceFabrik in annotations;
+  return { name: releaseName(name, adopted), namespace };
 }

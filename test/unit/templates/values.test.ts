@@ -29,9 +29,17 @@ describe('the objects the sources template names', () => {
       [['admin', { ...secret, namespace: 'sf-i-1' }]],
     ],
     [
-      'reserved keys are passed over',
-      { instance: secret, binding: secret, plan: secret, service: secret, action: secret, admin: secret },
+      'the records and a custom action run are reserved keys, passed over',
+      { instance: secret, binding: secret, action: secret, admin: secret },
       [['admin', { ...secret, namespace: 'sf-i-1' }]],
+    ],
+    [
+      'a source may take the key of the plan or the service, as in Service Fabrik',
+      { plan: secret, service: secret },
+      [
+        ['plan', { ...secret, namespace: 'sf-i-1' }],
+        ['service', { ...secret, namespace: 'sf-i-1' }],
+      ],
     ],
     [
       'entries without an apiVersion, a kind or a name are passed over',
