@@ -10,7 +10,7 @@ import {
   type SchedulerName,
   type SchedulingConfig,
 } from './scheduling/index.js';
-import { parsePayloadKeys, type PayloadKey } from './temporal/codec.js';
+import { parsePayloadKeys, payloadKeysRefusal, type PayloadKey } from './temporal/codec.js';
 import type { WorkerDeploymentTarget } from './temporal/worker-versions.js';
 
 /** The levels of the JSON log, least severe first. */
@@ -62,7 +62,11 @@ export interface Config {
     readonly namespace: string;
     /** INTEROP_TASK_QUEUE @default interoperator */
     readonly taskQueue: string;
-    /** INTEROP_PAYLOAD_KEYS: `id:base64key[,id:base64key]`, the first encrypts. Required. */
+    /**
+     * INTEROP_PAYLOAD_KEYS: `id:base64key[,id:base64key]`, the first encrypts. Required. The
+     * landscape's processes hold the master keys; a worker for one cluster alone only the keys
+     * derived for its cluster (`<id>@<cluster id>`, src/temporal/codec.ts).
+     */
     readonly payloadKeys: readonly PayloadKey[];
     /** TLS to the frontend; plain when unset. */
     readonly tls?: TemporalTlsConfig;
@@ -526,6 +530,10 @@ export function loadAdminClientConfig(env: NodeJS.ProcessEnv = process.env): Adm
   };
 }
 
+/** INTEROP_PAYLOAD_KEYS as given, unparsed: the master keys the command line derives a cluster's keys from. */
+export const loadPayloadKeysSetting = (env: NodeJS.ProcessEnv = process.env): string | undefined =>
+  env.INTEROP_PAYLOAD_KEYS || undefined;
+
 function metricsToken(env: NodeJS.ProcessEnv): { token?: SecretSetting } {
   const token = secretSetting(env, 'INTEROP_METRICS_TOKEN');
   return token ? { token } : {};
@@ -535,12 +543,15 @@ function metricsToken(env: NodeJS.ProcessEnv): { token?: SecretSetting } {
 export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.ProcessEnv = process.env): Config {
   const needsBroker = role !== 'worker';
   const osbAuth = osbAuthConfig(env);
+  const cluster = clusterWorkerConfig(env, role);
   let payloadKeys: PayloadKey[];
   try {
     payloadKeys = parsePayloadKeys(required(env, 'INTEROP_PAYLOAD_KEYS'));
   } catch (err) {
     throw new ConfigError(`INTEROP_PAYLOAD_KEYS: ${(err as Error).message}`);
   }
+  const refusal = payloadKeysRefusal(payloadKeys, cluster.cluster?.id);
+  if (refusal) throw new ConfigError(`INTEROP_PAYLOAD_KEYS: ${refusal}`);
   return {
     temporal: {
       address: env.INTEROP_TEMPORAL_ADDRESS || '127.0.0.1:7233',
@@ -554,7 +565,7 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
     namespace: env.INTEROP_NAMESPACE || 'interoperator',
     instanceNamespace: env.INTEROP_INSTANCE_NAMESPACE || undefined,
     masterClusterId: env.INTEROP_MASTER_CLUSTER_ID || '1',
-    ...clusterWorkerConfig(env, role),
+    ...cluster,
     secretRotationCheckSeconds: number(env, 'INTEROP_SECRET_ROTATION_CHECK_SECONDS', 300, { orZero: true }),
     followReferences: oneOf(env, 'INTEROP_FOLLOW_REFERENCES', ['true', 'false'], 'true') === 'true',
     clusterHealth: {

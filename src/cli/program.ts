@@ -1,7 +1,7 @@
 /**
  * The `interoperator` command line: the service owner's `template render`, the operator's
- * commands over the admin API (instances, bindings, rollouts), and the workers' versions over
- * Temporal (`worker-version`). Parsing, help and usage errors are commander's; each command is a
+ * commands over the admin API (instances, bindings, rollouts), the workers' versions over
+ * Temporal (`worker-version`), and the keys of a cluster's own worker (`payload-key derive`). Parsing, help and usage errors are commander's; each command is a
  * small function over the AdminClient (or the WorkerVersions); `plan check` runs offline.
  *
  * Exit statuses: 0 done; 1 failed (the API refused, the render failed, the rollout watched halted,
@@ -21,6 +21,13 @@ import type { AdminClientConfig, RendererConfig } from '../config.js';
 import { RESOURCE_STATES, type TemplateAction, type TemplateType } from '../resources/types.js';
 import { closeRenderer, configureRenderer, parseDataFile, renderTemplate } from '../templates/index.js';
 import { checkPlan, crdSchemaOf, findingLine, reportSummary } from '../templates/plan-check.js';
+import {
+  deriveClusterKey,
+  formatPayloadKeys,
+  parsePayloadKeys,
+  payloadKeysRefusal,
+  type PayloadKey,
+} from '../temporal/codec.js';
 import type { WorkerVersions } from '../temporal/worker-versions.js';
 import { retirable, summaryText } from '../temporal/worker-version-status.js';
 import { AdminApiError, AdminClient, type AdminEndpoint } from './admin-client.js';
@@ -54,6 +61,8 @@ export interface CliIo {
   readonly workerVersions?: () => Promise<WorkerVersions>;
   /** Waits between two reads of a rollout's progress. @default setTimeout */
   readonly sleep?: (ms: number) => Promise<void>;
+  /** INTEROP_PAYLOAD_KEYS from the environment: the master keys `payload-key derive` derives from. */
+  readonly payloadKeys?: string;
 }
 
 /** A usage error found after parsing: printed like commander's, exit status 2. */
@@ -443,6 +452,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Exit> 
 
   planCommands(program, client, print, (status) => (exit = status));
   workerVersionCommands(program, io, sleep, (status) => (exit = status));
+  payloadKeyCommands(program, io, print);
 
   /**
    * Follows a rollout, read by `read` (`missing` says what it is when there is none): a bar
@@ -617,6 +627,38 @@ function planCommands(
         );
       else print(summaryLine(planId, last.revision, summary, last.currentRevision));
       setExit(summary.failed > 0 ? EXIT.incomplete : EXIT.ok);
+    });
+}
+
+/**
+ * `payload-key derive --cluster ID`: the payload keys of a cluster with a worker of its own,
+ * derived from the master keys in INTEROP_PAYLOAD_KEYS (src/temporal/codec.ts), printed as that
+ * worker's INTEROP_PAYLOAD_KEYS, in the same order (the first encrypts). Offline.
+ */
+function payloadKeyCommands(program: Command, io: CliIo, print: (text: string) => void): void {
+  program
+    .command('payload-key')
+    .description('the payload encryption keys of the workflows’ histories')
+    .command('derive')
+    .description(
+      'print the keys of a cluster with a worker of its own, derived from the master keys in ' +
+        'INTEROP_PAYLOAD_KEYS, as that worker’s INTEROP_PAYLOAD_KEYS',
+    )
+    .requiredOption('--cluster <id>', 'the cluster’s id in the registry (its INTEROP_CLUSTER_ID)')
+    .action((opts: { cluster: string }) => {
+      const clusterId = opts.cluster.trim();
+      if (!clusterId) throw new UsageError('--cluster needs the cluster’s id');
+      if (!io.payloadKeys)
+        throw new UsageError('INTEROP_PAYLOAD_KEYS is not set: set it to the landscape’s master keys');
+      let keys: PayloadKey[];
+      try {
+        keys = parsePayloadKeys(io.payloadKeys);
+      } catch (err) {
+        throw new UsageError(`INTEROP_PAYLOAD_KEYS: ${(err as Error).message}`);
+      }
+      const refusal = payloadKeysRefusal(keys);
+      if (refusal) throw new UsageError(`INTEROP_PAYLOAD_KEYS: ${refusal}`);
+      print(`${formatPayloadKeys(keys.map((key) => deriveClusterKey(key, clusterId)))}\n`);
     });
 }
 

@@ -2,7 +2,7 @@
  * The workflow code as workers load it: bundled once, by `npm run build`, into `dist/bundles/`, so
  * that no worker runs webpack when it starts (the image ships the bundles). Two bundles of the same
  * workflows, each with the interceptor that reports every operation's ending to the worker's sink
- * (src/workflows/interceptors.ts):
+ * (src/workflows/interceptors.ts) and the payload converter (src/temporal/payload-converter.ts):
  * - `workflows.js`, for a worker that does not trace;
  * - `workflows-traced.js`, with OpenTelemetry's workflow interceptors too, for a worker that does.
  *
@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { WORKFLOW_INTERCEPTORS as TRACING_INTERCEPTORS } from '../tracing.js';
+import { PAYLOAD_CONVERTER_PATH } from '../temporal/connection.js';
 
 /** Where `npm run build` writes the bundles, from this file's place in `dist/src/roots/`. */
 const BUNDLES_DIR = fileURLToPath(new URL('../../bundles/', import.meta.url));
@@ -35,6 +36,8 @@ export async function writeWorkflowBundles(): Promise<string[]> {
     const { code } = await bundleWorkflowCode({
       workflowsPath,
       workflowInterceptorModules: [operationEndings, ...(traced ? [TRACING_INTERCEPTORS] : [])],
+      // The workflows mark the steps for a cluster's own worker, which this converter recognises.
+      payloadConverterPath: PAYLOAD_CONVERTER_PATH,
       logger: new DefaultLogger('WARN'),
     });
     const file = path.join(BUNDLES_DIR, bundleFile(traced));

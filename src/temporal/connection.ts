@@ -68,9 +68,16 @@ export function connectionOptions(
 export const payloadCodec = (settings: Pick<TemporalSettings, 'payloadKeys'>): PayloadCodec =>
   new EncryptionCodec(settings.payloadKeys);
 
-/** Payloads encrypted, and failures' messages and stack traces with them (failure-converter.ts). */
+/** The payload converter's module (payload-converter.ts), which the workflow bundles are built with too. */
+export const PAYLOAD_CONVERTER_PATH = fileURLToPath(new URL('./payload-converter.js', import.meta.url));
+
+/**
+ * Payloads encrypted, steps for a cluster's own worker with that cluster's key
+ * (payload-converter.ts), and failures' messages and stack traces with them (failure-converter.ts).
+ */
 export const dataConverter = (settings: TemporalSettings): DataConverter => ({
   payloadCodecs: [payloadCodec(settings)],
+  payloadConverterPath: PAYLOAD_CONVERTER_PATH,
   failureConverterPath: fileURLToPath(new URL('./failure-converter.js', import.meta.url)),
 });
 

@@ -41,6 +41,7 @@ import {
   type OperationStatus,
   type RegisteredCluster,
 } from './messages.js';
+import { clusterWorkerSteps, type ClusterWorker } from './cluster-workers.js';
 import { operationStartOptions } from './operation-start.js';
 import { rolloutSearchAttributes } from './search-attributes.js';
 import { movesToCurrentVersion } from './versioning.js';
@@ -65,13 +66,12 @@ const steps = proxyActivities<ClusterActivities & LeftoverActivities & Evacuatio
 const EVACUATION_CONCURRENCY = 5;
 
 /**
- * The steps of a cluster with a worker of its own, on that worker's queue. One that no worker
- * takes within the probe's time counts as a probe that got no answer.
+ * The steps of a cluster with a worker of its own, on that worker (cluster-workers.ts). One that
+ * no worker takes within the probe's time counts as a probe that got no answer.
  */
-const stepsThere = (taskQueue: string, settings: ClusterHealthSettings) =>
-  proxyActivities<ClusterActivities & LeftoverActivities>({
+const stepsThere = (worker: ClusterWorker, settings: ClusterHealthSettings) =>
+  clusterWorkerSteps<ClusterActivities & LeftoverActivities>(worker, {
     ...STEP_OPTIONS,
-    taskQueue,
     scheduleToCloseTimeout: Math.max(settings.probeSeconds, 30) * 1000,
   });
 
@@ -85,12 +85,10 @@ async function recordHealth(cluster: RegisteredCluster, settings: ClusterHealthS
   if (!cluster.taskQueue)
     return steps.recordClusterHealth(cluster.clusterId, offlineAfterMs, undefined, stabilizeAfterMs);
   try {
-    return await stepsThere(cluster.taskQueue, settings).recordClusterHealth(
-      cluster.clusterId,
-      offlineAfterMs,
-      undefined,
-      stabilizeAfterMs,
-    );
+    return await stepsThere(
+      { clusterId: cluster.clusterId, taskQueue: cluster.taskQueue },
+      settings,
+    ).recordClusterHealth(cluster.clusterId, offlineAfterMs, undefined, stabilizeAfterMs);
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
     return steps.recordClusterHealth(
@@ -174,7 +172,7 @@ export async function clusterHealthRound(settings: ClusterHealthSettings): Promi
       const { clusterId, master, taskQueue } = cluster;
       try {
         const report = await recordHealth(cluster, settings);
-        const there = taskQueue ? stepsThere(taskQueue, settings) : steps;
+        const there = taskQueue ? stepsThere({ clusterId, taskQueue }, settings) : steps;
         if (patched('cluster-evacuation')) {
           if (!master && report.returning) await there.removeLeftovers(clusterId);
           if (!master && lost(report, settings)) await evacuate(clusterId, settings);

@@ -10,7 +10,8 @@
  * queue) runs only queued, on that queue: the workers of the landscape hold no credentials of it,
  * and that worker none to read the master's records. The landscape reads the records the step
  * works from and gives them to it; the step answers what to write on the master, and the
- * landscape writes it (activities/cluster-steps.ts).
+ * landscape writes it (activities/cluster-steps.ts). Its arguments are encrypted with the
+ * cluster's key, the one key that worker holds (cluster-workers.ts).
  */
 import {
   ActivityFailure,
@@ -26,6 +27,7 @@ import {
 } from '@temporalio/workflow';
 import { RetryState } from '@temporalio/common';
 import type { Activities } from '../activities/index.js';
+import { clusterWorkerSteps, type ClusterWorker } from './cluster-workers.js';
 import type { ClusterStepResult } from './messages.js';
 
 /**
@@ -146,13 +148,21 @@ function lastFailureMessage(err: unknown): string | undefined {
 }
 
 /**
- * The task queue of the worker serving the cluster of a step's instance, when it has one of its
- * own: the step's first argument is the instance's reference, a binding's, or a target.
+ * The worker serving the cluster of a step's instance, when it has one of its own: the step's
+ * first argument is the instance's reference, a binding's, or a target, and the reference that
+ * names the worker's task queue names its cluster too.
  */
-export function clusterTaskQueueOf(arg: unknown): string | undefined {
-  const ref = arg as { taskQueue?: unknown; instance?: { taskQueue?: unknown } } | null | undefined;
-  const queue = ref?.taskQueue ?? ref?.instance?.taskQueue;
-  return typeof queue === 'string' && queue !== '' ? queue : undefined;
+export function clusterWorkerOf(arg: unknown): ClusterWorker | undefined {
+  type Placed = { clusterId?: unknown; taskQueue?: unknown } | undefined;
+  const ref = arg as (Placed & { instance?: Placed }) | null | undefined;
+  const placed = ref?.taskQueue !== undefined ? ref : ref?.instance;
+  const { clusterId, taskQueue } = placed ?? {};
+  if (typeof taskQueue !== 'string' || taskQueue === '') return undefined;
+  if (typeof clusterId !== 'string' || clusterId === '')
+    throw new Error(
+      `a step on task queue ${taskQueue} names no cluster: its arguments cannot be encrypted for it`,
+    );
+  return { clusterId, taskQueue };
 }
 
 /**
@@ -163,32 +173,32 @@ export function clusterTaskQueueOf(arg: unknown): string | undefined {
  */
 async function runStep(name: StepName, args: unknown[], deadline: Deadline): Promise<unknown> {
   const policy: StepPolicy = STEP_POLICIES[name];
-  const clusterQueue = policy.onCluster ? clusterTaskQueueOf(args[0]) : undefined;
-  if (!clusterQueue || !patched(STEPS_GIVEN_RECORDS)) return runStepOn(name, args, deadline, clusterQueue);
+  const cluster = policy.onCluster ? clusterWorkerOf(args[0]) : undefined;
+  if (!cluster || !patched(STEPS_GIVEN_RECORDS)) return runStepOn(name, args, deadline, cluster);
   const [first, ...rest] = args;
   const fromMaster = await runStep('recordsForCluster', [first], deadline);
   const answer = (await runStepOn(
     name,
     [{ ...(first as object), fromMaster }, ...rest],
     deadline,
-    clusterQueue,
+    cluster,
   )) as ClusterStepResult;
   if (answer.toMaster.length > 0)
     await runStep('recordFromCluster', [name, first, answer.toMaster], deadline);
   return answer.value;
 }
 
-/** Runs a step as {@link runStep} says, on the cluster's own queue when given one. */
+/** Runs a step as {@link runStep} says, on the cluster's own worker when given one. */
 async function runStepOn(
   name: StepName,
   args: unknown[],
   deadline: Deadline,
-  clusterQueue: string | undefined,
+  cluster: ClusterWorker | undefined,
 ): Promise<unknown> {
   const policy: StepPolicy = STEP_POLICIES[name];
   const run = (steps: Activities) => (steps[name] as (...a: unknown[]) => Promise<unknown>)(...args);
   let localFailure: TemporalFailure | undefined;
-  if (!clusterQueue) {
+  if (!cluster) {
     try {
       return await run(proxyLocalActivities<Activities>(policy.local));
     } catch (err) {
@@ -200,12 +210,12 @@ async function runStepOn(
   }
   const timeLeft = Math.min(Math.max(deadline.at() - Date.now(), SHORTEST_QUEUED_MS), LONGEST_QUEUED_MS);
   try {
+    const options: ActivityOptions = {
+      ...policy.queued,
+      ...(policy.untilDeadline ? { scheduleToCloseTimeout: timeLeft } : {}),
+    };
     return await run(
-      proxyActivities<Activities>({
-        ...policy.queued,
-        ...(policy.untilDeadline ? { scheduleToCloseTimeout: timeLeft } : {}),
-        ...(clusterQueue ? { taskQueue: clusterQueue } : {}),
-      }),
+      cluster ? clusterWorkerSteps<Activities>(cluster, options) : proxyActivities<Activities>(options),
     );
   } catch (err) {
     // Out of time: the server timed the step out, or stopped retrying because the next attempt would have been too late.
@@ -216,7 +226,7 @@ async function runStepOn(
     const last =
       lastFailureMessage(err) ??
       (localFailure && (lastFailureMessage(localFailure) ?? localFailure.message)) ??
-      `no worker took it from task queue ${clusterQueue}`;
+      `no worker took it from task queue ${cluster?.taskQueue}`;
     throw stepFailure(
       name,
       ApplicationFailure.nonRetryable(

@@ -19,6 +19,8 @@ const helm = findHelm();
 const [master] = clusters() as [ClusterClient];
 const namespace = unique('chart');
 const instanceNamespace = unique('chart-instances');
+/** The payload keys of the cluster worker of sister-1: derived for it (`interoperator payload-key derive`). */
+const SISTER_1_KEYS = `k1@sister-1:${Buffer.alloc(32, 5).toString('base64')}`;
 
 /** A response of the apiserver: status and parsed body. */
 interface Answer {
@@ -139,6 +141,7 @@ describe('the chart, applied to the master apiserver with a server-side dry run'
       'clusterWorker.enabled=true',
       'clusterWorker.clusterId=sister-1',
       'clusterWorker.masterKubeconfigSecret=master-kubeconfig',
+      `clusterWorker.payloadKeys=${SISTER_1_KEYS}`,
       'rbac.operatorApiGroups={kubedb.com}',
     );
     const kinds = new Set(manifests.map((m) => m.kind));
@@ -161,10 +164,10 @@ describe('the chart, applied to the master apiserver with a server-side dry run'
     const manifests = render(
       'broker.enabled=false',
       'worker.enabled=false',
-      'auth.existingSecret=master-keys',
       'clusterWorker.enabled=true',
       'clusterWorker.clusterId=sister-1',
       'clusterWorker.masterKubeconfigSecret=master-kubeconfig',
+      `clusterWorker.payloadKeys=${SISTER_1_KEYS}`,
     );
     expect(await refused(manifests)).toEqual([]);
   });

@@ -8,9 +8,12 @@
  * is refused the instance and binding records. The operation workflows send the steps on the
  * sister to that queue, the history shows them there, and the instance's whole life through the
  * OSB API still works, credentials and all. The cluster health workflow probes the sister through
- * its worker too.
+ * its worker too. That worker holds only the payload keys derived for its cluster (as
+ * `interoperator payload-key derive` prints them): with them, the steps sent to it can be read
+ * from the history, and nothing else of the workflow's.
  */
 import { randomUUID } from 'node:crypto';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,6 +23,12 @@ import { installCatalog } from '../../dev/catalog.js';
 import { kubeconfigSecretName, registerCluster } from '../../src/kube/cluster-registry.js';
 import { getRecord } from '../../src/kube/custom-objects.js';
 import { applyObject } from '../../src/kube/objects.js';
+import {
+  deriveClusterKey,
+  EncryptionCodec,
+  formatPayloadKeys,
+  parsePayloadKeys,
+} from '../../src/temporal/codec.js';
 import { bindingSecretName, instanceWorkflowId, resourceName } from '../../src/resources/names.js';
 import {
   SFCLUSTER,
@@ -103,6 +112,8 @@ describe('a worker for one cluster alone', () => {
   let identity: Identity;
   let identityKubeconfig: string;
   let settings: SystemSettings;
+  /** The cluster worker's INTEROP_PAYLOAD_KEYS: the landscape's keys derived for its cluster. */
+  let clusterKeys: string;
 
   beforeAll(async () => {
     await registerCluster(master!, registry, env.clusters[0]!.id, env.clusters[0]!.kubeconfigPath);
@@ -148,8 +159,12 @@ describe('a worker for one cluster alone', () => {
       INTEROP_CLUSTER_OFFLINE_SECONDS: '10',
     });
     landscape = await startProcess('all', settings);
+    clusterKeys = formatPayloadKeys(
+      parsePayloadKeys(settings.payloadKeys).map((key) => deriveClusterKey(key, clusterId)),
+    );
     clusterWorker = await startProcess('worker', {
       ...settings,
+      payloadKeys: clusterKeys,
       extraEnv: {
         ...settings.extraEnv,
         INTEROP_CLUSTER_ID: clusterId,
@@ -287,6 +302,22 @@ describe('a worker for one cluster alone', () => {
     });
     expect(sweep.hits).toEqual([]);
     expect([...sweep.corpus.values()].some((text) => text.includes('fromMaster'))).toBe(true);
+
+    // the cluster worker's keys read the steps sent to it, and nothing else of the workflow's history
+    const readable = await readableWith(instanceWorkflowId(instanceId), clusterKeys, settings.payloadKeys);
+    expect(readable.workflowInput).toBe(false);
+    expect(readable.workflowInputWithMasterKeys).toBe(true);
+    const clusterInputs = readable.stepInputs.filter((s) => s.taskQueue === clusterQueue);
+    const landscapeInputs = readable.stepInputs.filter((s) => s.taskQueue !== clusterQueue);
+    expect(clusterInputs.length).toBeGreaterThan(0);
+    for (const s of clusterInputs)
+      expect(s).toMatchObject({ readable: true, keyId: expect.stringMatching(`@${clusterId}$`) });
+    expect(clusterInputs.some((s) => s.text.includes('fromMaster'))).toBe(true);
+    // (the landscape's steps run in its worker first: queued, only when they fail there)
+    for (const s of landscapeInputs) expect(s).toMatchObject({ readable: false });
+    expect(readable.localStepResults.length).toBeGreaterThan(0);
+    for (const r of readable.localStepResults) expect(r).toMatchObject({ readable: false });
+
     const unbound = await osb('DELETE', `${bindingPath}?service_id=${SERVICE_ID}&plan_id=${PLAN_ID}`);
     expect(unbound.status).toBe(200);
 
@@ -320,6 +351,63 @@ async function scheduledSteps(workflowId: string): Promise<{ step: string; taskQ
       .map((e) => e.activityTaskScheduledEventAttributes)
       .filter((a): a is NonNullable<typeof a> => !!a)
       .map((a) => ({ step: a.activityType?.name ?? '', taskQueue: a.taskQueue?.name ?? '' }));
+  } finally {
+    await temporal.close();
+  }
+}
+
+/**
+ * What of a workflow's history (its latest run) the keys `payloadKeys` decrypt: its input, the
+ * inputs of its queued steps (with their task queues and the key that encrypted each), and the
+ * results of the steps it ran in the worker (local activities, in its markers); its input with the
+ * master keys `masterKeys`, for comparison.
+ */
+async function readableWith(workflowId: string, payloadKeys: string, masterKeys: string) {
+  const codec = new EncryptionCodec(parsePayloadKeys(payloadKeys));
+  const master = new EncryptionCodec(parsePayloadKeys(masterKeys));
+  const read = async (payloads: Payload[] | null | undefined, decoder = codec) => {
+    try {
+      const decoded = await decoder.decode(payloads ?? []);
+      return {
+        readable: true,
+        text: decoded.map((p) => JSON.stringify(defaultPayloadConverter.fromPayload(p))).join(),
+      };
+    } catch {
+      return { readable: false, text: '' };
+    }
+  };
+  const keyIdOf = (payloads: Payload[] | null | undefined) =>
+    Buffer.from(payloads?.[0]?.metadata?.['encryption-key-id'] ?? []).toString();
+  const temporal = await temporalClient();
+  try {
+    const history = await temporal.client.workflow.getHandle(workflowId).fetchHistory();
+    const events = history.events ?? [];
+    const started = events.find(
+      (e) => e.workflowExecutionStartedEventAttributes,
+    )!.workflowExecutionStartedEventAttributes!;
+    const stepInputs = await Promise.all(
+      events
+        .map((e) => e.activityTaskScheduledEventAttributes)
+        .filter((a): a is NonNullable<typeof a> => !!a)
+        .map(async (a) => ({
+          step: a.activityType?.name ?? '',
+          taskQueue: a.taskQueue?.name ?? '',
+          keyId: keyIdOf(a.input?.payloads as Payload[]),
+          ...(await read(a.input?.payloads as Payload[])),
+        })),
+    );
+    const localStepResults = await Promise.all(
+      events
+        .map((e) => e.markerRecordedEventAttributes)
+        .filter((m): m is NonNullable<typeof m> => !!m?.details?.result?.payloads?.length)
+        .map((m) => read(m.details!.result!.payloads as Payload[])),
+    );
+    return {
+      workflowInput: (await read(started.input?.payloads as Payload[])).readable,
+      workflowInputWithMasterKeys: (await read(started.input?.payloads as Payload[], master)).readable,
+      stepInputs,
+      localStepResults,
+    };
   } finally {
     await temporal.close();
   }

@@ -144,15 +144,59 @@ describe('worker versioning', () => {
 });
 
 describe('a worker for one cluster alone', () => {
+  const derivedFor = (clusterId: string) => ({
+    INTEROP_PAYLOAD_KEYS: `k2@${clusterId}:${Buffer.alloc(32, 2).toString('base64')},k1@${clusterId}:${Buffer.alloc(32, 1).toString('base64')}`,
+  });
+
   test('GIVEN nothing set WHEN loaded THEN the worker serves the landscape', () => {
     expect(loadConfig('worker', base).cluster).toBeUndefined();
   });
 
   test('GIVEN INTEROP_CLUSTER_ID and its kubeconfig WHEN loaded THEN the worker serves that cluster', () => {
-    const env = { ...base, INTEROP_CLUSTER_ID: '2', INTEROP_CLUSTER_KUBECONFIG: '/etc/sister/kubeconfig' };
+    const env = {
+      ...base,
+      ...derivedFor('2'),
+      INTEROP_CLUSTER_ID: '2',
+      INTEROP_CLUSTER_KUBECONFIG: '/etc/sister/kubeconfig',
+    };
     expect(loadConfig('worker', env).cluster).toEqual({ id: '2', kubeconfig: '/etc/sister/kubeconfig' });
-    expect(loadConfig('worker', { ...base, INTEROP_CLUSTER_ID: '3' }).cluster).toEqual({ id: '3' });
+    expect(loadConfig('worker', env).temporal.payloadKeys.map((k) => k.id)).toEqual(['k2@2', 'k1@2']);
+    expect(loadConfig('worker', { ...base, ...derivedFor('3'), INTEROP_CLUSTER_ID: '3' }).cluster).toEqual({
+      id: '3',
+    });
   });
+
+  test.each([
+    ['the master keys', base.INTEROP_PAYLOAD_KEYS, /key "k1" is not derived for cluster 2/],
+    [
+      'another cluster’s keys',
+      derivedFor('3').INTEROP_PAYLOAD_KEYS,
+      /key "k2@3" is not derived for cluster 2/,
+    ],
+    [
+      'its keys and a master key',
+      `${derivedFor('2').INTEROP_PAYLOAD_KEYS},${base.INTEROP_PAYLOAD_KEYS}`,
+      /key "k1" is not derived for cluster 2/,
+    ],
+  ])(
+    'GIVEN %s WHEN the worker of cluster 2 is loaded THEN it is refused, saying how to derive its own',
+    (_, keys, why) => {
+      const load = () =>
+        loadConfig('worker', { ...base, INTEROP_PAYLOAD_KEYS: keys, INTEROP_CLUSTER_ID: '2' });
+      expect(load).toThrow(ConfigError);
+      expect(load).toThrow(why);
+      expect(load).toThrow(/interoperator payload-key derive --cluster 2/);
+    },
+  );
+
+  test.each(['broker', 'worker', 'all'] as const)(
+    'GIVEN a key derived for a cluster WHEN a landscape %s is loaded THEN it is refused: the landscape holds the master keys',
+    (role) => {
+      const load = () => loadConfig(role, { ...base, ...derivedFor('2') });
+      expect(load).toThrow(ConfigError);
+      expect(load).toThrow(/INTEROP_PAYLOAD_KEYS: key "k2@2" is a key derived for cluster 2/);
+    },
+  );
 
   test.each(['broker', 'all'] as const)(
     'GIVEN INTEROP_CLUSTER_ID WHEN a %s is loaded THEN it is refused',

@@ -87,13 +87,27 @@ the previous build's pods stay while its operations drain), else one.
 {{- end }}
 {{- end }}
 
-{{/* Settings both processes read: the ConfigMap, and the payload keys from the Secret. */}}
-{{- define "interoperator.commonEnv" -}}
+{{/*
+INTEROP_PAYLOAD_KEYS. Call with (list $ false) for the landscape's processes: the master keys, from
+the release's Secret. Call with (list $ true) for a cluster worker: only the keys derived for its
+cluster (clusterWorker.payloadKeys, or clusterWorker.payloadKeysSecret).
+*/}}
+{{- define "interoperator.payloadKeysEnv" -}}
+{{- $root := index . 0 -}}
 - name: INTEROP_PAYLOAD_KEYS
   valueFrom:
     secretKeyRef:
-      name: {{ include "interoperator.secretName" . }}
+      name: {{ if index . 1 }}{{ include "interoperator.clusterWorkerKeysSecretName" $root }}{{ else }}{{ include "interoperator.secretName" $root }}{{ end }}
       key: payloadKeys
+{{- end }}
+
+{{/* The Secret with the cluster worker's payload keys (those derived for its cluster). */}}
+{{- define "interoperator.clusterWorkerKeysSecretName" -}}
+{{- default (printf "%s-cluster-worker-keys" (include "interoperator.fullname" .)) .Values.clusterWorker.payloadKeysSecret }}
+{{- end }}
+
+{{/* Settings both processes read besides the ConfigMap and the payload keys. */}}
+{{- define "interoperator.commonEnv" -}}
 {{- with .Values.temporal.apiKeySecret }}
 {{- if .name }}
 - name: INTEROP_TEMPORAL_API_KEY
@@ -324,5 +338,29 @@ key: {{ .Values.codec.tokenSecret.key }}
 {{- end -}}
 name: {{ include "interoperator.secretName" . }}
 key: codecToken
+{{- end }}
+{{- end }}
+
+{{/*
+Refuses a cluster worker the master's payload keys: it gets only those derived for its cluster
+(`interoperator payload-key derive --cluster <id>` prints them), each named <key id>@<cluster id>.
+*/}}
+{{- define "interoperator.checkClusterWorkerKeys" -}}
+{{- $clusterId := toString .Values.clusterWorker.clusterId }}
+{{- $derive := printf "`interoperator payload-key derive --cluster %s` prints them from the master's INTEROP_PAYLOAD_KEYS" $clusterId }}
+{{- if and (not .Values.clusterWorker.payloadKeys) (not .Values.clusterWorker.payloadKeysSecret) }}
+{{- fail (printf "clusterWorker.enabled needs the payload keys derived for cluster %s: set clusterWorker.payloadKeys (%s) or clusterWorker.payloadKeysSecret" $clusterId $derive) }}
+{{- end }}
+{{- range $part := splitList "," (toString .Values.clusterWorker.payloadKeys) }}
+{{- $id := trim (regexReplaceAll ":.*$" (trim $part) "") }}
+{{- if and $id (not (contains "@" $id)) }}
+{{- fail (printf "clusterWorker.payloadKeys: key %q is a master key: the cluster worker holds only the keys derived for cluster %s; %s" $id $clusterId $derive) }}
+{{- end }}
+{{- if and $id (ne (last (splitList "@" $id)) $clusterId) }}
+{{- fail (printf "clusterWorker.payloadKeys: key %q is not derived for cluster %s (its id would end in @%s): the cluster worker holds only its cluster's keys; %s" $id $clusterId $clusterId $derive) }}
+{{- end }}
+{{- end }}
+{{- if and (not .Values.broker.enabled) (not .Values.worker.enabled) .Values.auth.payloadKeys }}
+{{- fail "auth.payloadKeys: a release with only a cluster worker holds no master keys: remove them, and give the cluster worker clusterWorker.payloadKeys" }}
 {{- end }}
 {{- end }}

@@ -228,6 +228,10 @@ const envOf = (d: Manifest) =>
     podSpec(d).containers[0]!.env.map((e) => [e.name, e.value ?? e.valueFrom?.secretKeyRef]),
   );
 const kinds = (manifests: Manifest[]) => manifests.map((m) => `${m.kind}/${m.metadata.name}`).sort();
+/** Payload keys derived for a cluster, as `interoperator payload-key derive` prints them (one, so no comma for --set). */
+const derivedKeys = (clusterId: string) => `k1@${clusterId}:${Buffer.alloc(32, 5).toString('base64')}`;
+const CLUSTER_2_KEYS = derivedKeys('2');
+const SISTER_1_KEYS = derivedKeys('sister-1');
 
 withHelm('the chart rendered by helm', () => {
   test.each([
@@ -245,6 +249,7 @@ withHelm('the chart rendered by helm', () => {
         'clusterWorker.enabled=true',
         'clusterWorker.clusterId=2',
         'clusterWorker.masterKubeconfigSecret=master',
+        `clusterWorker.payloadKeys=${CLUSTER_2_KEYS}`,
         'clusterWorkerIdentities[0]=2',
         'worker.versioning.enabled=true',
         'worker.versioning.setCurrent.rampPercent=10',
@@ -482,6 +487,7 @@ withHelm('the chart rendered by helm', () => {
       'clusterWorker.enabled=true',
       'clusterWorker.clusterId=2',
       'clusterWorker.masterKubeconfigSecret=master',
+      `clusterWorker.payloadKeys=${CLUSTER_2_KEYS}`,
     );
     expect(find(manifests, 'ConfigMap', 'r-interoperator').data).toMatchObject({
       INTEROP_TEMPORAL_TLS: 'true',
@@ -696,25 +702,46 @@ withHelm('the chart rendered by helm', () => {
     ).toBe(false);
   });
 
-  test('GIVEN a cluster worker alone THEN one Deployment serves that cluster, reaching the master by the kubeconfig in its Secret', () => {
+  test('GIVEN a cluster worker alone THEN one Deployment serves that cluster, reaching the master by the kubeconfig in its Secret, with only its cluster’s payload keys', () => {
     const manifests = render(
       'broker.enabled=false',
       'worker.enabled=false',
-      'auth.existingSecret=master-keys',
       'clusterWorker.enabled=true',
       'clusterWorker.clusterId=sister-1',
       'clusterWorker.masterKubeconfigSecret=master-kubeconfig',
+      `clusterWorker.payloadKeys=${SISTER_1_KEYS}`,
     );
     expect(manifests.filter((m) => m.kind === 'Deployment').map((m) => m.metadata.name)).toEqual([
       'r-interoperator-cluster-worker',
     ]);
     expect(manifests.some((m) => m.kind === 'Service')).toBe(false);
+    // no Secret with master keys: only the one of its derived keys
+    expect(manifests.filter((m) => m.kind === 'Secret').map((m) => m.metadata.name)).toEqual([
+      'r-interoperator-cluster-worker-keys',
+    ]);
+    const keys = find(manifests, 'Secret', 'r-interoperator-cluster-worker-keys');
+    expect(Buffer.from((keys.data as Record<string, string>).payloadKeys!, 'base64').toString()).toBe(
+      SISTER_1_KEYS,
+    );
     const deployment = find(manifests, 'Deployment', 'r-interoperator-cluster-worker');
     expect(envOf(deployment)).toMatchObject({
       INTEROP_CLUSTER_ID: 'sister-1',
       INTEROP_MASTER_KUBECONFIG: '/etc/interoperator/master/kubeconfig',
-      INTEROP_PAYLOAD_KEYS: { name: 'master-keys', key: 'payloadKeys' },
+      INTEROP_PAYLOAD_KEYS: { name: 'r-interoperator-cluster-worker-keys', key: 'payloadKeys' },
     });
+    // its pods roll when its keys change
+    const rotated = render(
+      'broker.enabled=false',
+      'worker.enabled=false',
+      'clusterWorker.enabled=true',
+      'clusterWorker.clusterId=sister-1',
+      'clusterWorker.masterKubeconfigSecret=master-kubeconfig',
+      `clusterWorker.payloadKeys=k3@sister-1:${'B'.repeat(43)}=\\,${SISTER_1_KEYS}`,
+    );
+    const checksum = (m: Manifest[]) =>
+      podAnnotations(find(m, 'Deployment', 'r-interoperator-cluster-worker'))['checksum/cluster-keys'];
+    expect(checksum(manifests)).toBeDefined();
+    expect(checksum(rotated)).not.toBe(checksum(manifests));
     const pod = podSpec(deployment);
     expect(pod.containers[0]!.command).toEqual(['node', 'dist/src/main.js', 'worker']);
     expect(pod.containers[0]!.volumeMounts).toContainEqual({
@@ -729,19 +756,48 @@ withHelm('the chart rendered by helm', () => {
     find(manifests, 'PodDisruptionBudget', 'r-interoperator-cluster-worker');
     find(manifests, 'ClusterRole', 'r-interoperator');
 
+    // its keys from a Secret of one's own: the chart makes none
+    const fromSecret = render(
+      'broker.enabled=false',
+      'worker.enabled=false',
+      'clusterWorker.enabled=true',
+      'clusterWorker.clusterId=sister-1',
+      'clusterWorker.masterKubeconfigSecret=master-kubeconfig',
+      'clusterWorker.payloadKeysSecret=sister-keys',
+    );
+    expect(fromSecret.some((m) => m.kind === 'Secret')).toBe(false);
+    expect(envOf(find(fromSecret, 'Deployment', 'r-interoperator-cluster-worker'))).toMatchObject({
+      INTEROP_PAYLOAD_KEYS: { name: 'sister-keys', key: 'payloadKeys' },
+    });
+
     const cluster = ['clusterWorker.enabled=true', 'broker.enabled=false', 'worker.enabled=false'];
-    expect(() => render(...cluster, 'clusterWorker.masterKubeconfigSecret=k')).toThrow(
+    const keyed = [...cluster, `clusterWorker.payloadKeys=${CLUSTER_2_KEYS}`];
+    expect(() => render(...keyed, 'clusterWorker.masterKubeconfigSecret=k')).toThrow(
       /needs clusterWorker.clusterId/,
     );
     expect(() =>
       render(...cluster, 'clusterWorker.clusterId=1', 'clusterWorker.masterKubeconfigSecret=k'),
     ).toThrow(/clusterWorker.clusterId 1 is the master/);
-    expect(() => render(...cluster, 'clusterWorker.clusterId=2')).toThrow(
+    expect(() => render(...keyed, 'clusterWorker.clusterId=2')).toThrow(
       /needs clusterWorker.masterKubeconfigSecret/,
     );
+    const sister2 = [...cluster, 'clusterWorker.clusterId=2', 'clusterWorker.masterKubeconfigSecret=k'];
+    expect(() => render(...sister2)).toThrow(
+      /needs the payload keys derived for cluster 2: set clusterWorker.payloadKeys \(`interoperator payload-key derive --cluster 2`/,
+    );
+    expect(() => render(...sister2, `clusterWorker.payloadKeys=k1:${'A'.repeat(43)}=`)).toThrow(
+      /key "k1" is a master key/,
+    );
+    expect(() => render(...sister2, `clusterWorker.payloadKeys=${SISTER_1_KEYS}`)).toThrow(
+      /key "k1@sister-1" is not derived for cluster 2/,
+    );
     expect(() =>
-      render(...cluster, 'clusterWorker.clusterId=2', 'clusterWorker.masterKubeconfigSecret=k'),
-    ).toThrow(/needs the master's payload keys/);
+      render(
+        ...sister2,
+        `clusterWorker.payloadKeys=${CLUSTER_2_KEYS}`,
+        `auth.payloadKeys=k1:${'A'.repeat(43)}=`,
+      ),
+    ).toThrow(/a release with only a cluster worker holds no master keys/);
   });
 
   test('GIVEN worker autoscaling THEN an HPA scales the workers and the Deployment leaves replicas to it', () => {

@@ -1,16 +1,23 @@
-/** Which steps run on a cluster's own worker, and how a step finds that worker's task queue. */
-import { clusterTaskQueueOf, STEP_POLICIES } from '../../../src/workflows/local-then-queued.js';
+/** Which steps run on a cluster's own worker, and how a step finds that worker (its cluster and task queue). */
+import { clusterWorkerOf, STEP_POLICIES } from '../../../src/workflows/local-then-queued.js';
 
 const instance = { instanceId: 'i', name: 'sf-i', namespace: 'sf-i', clusterId: '2' };
 
-describe('the task queue of a cluster’s own worker', () => {
-  test('GIVEN an instance, a target or a binding on a cluster with its own worker THEN its queue', () => {
+describe('the worker of a cluster with a worker of its own', () => {
+  test('GIVEN an instance, a target or a binding on a cluster with its own worker THEN its cluster and queue', () => {
     const there = { ...instance, taskQueue: 'interoperator-cluster-2' };
-    expect(clusterTaskQueueOf(there)).toBe('interoperator-cluster-2');
-    expect(clusterTaskQueueOf({ instance: there })).toBe('interoperator-cluster-2');
-    expect(clusterTaskQueueOf({ bindingId: 'b', name: 'b', namespace: 'sf-i', instance: there })).toBe(
-      'interoperator-cluster-2',
+    const worker = { clusterId: '2', taskQueue: 'interoperator-cluster-2' };
+    expect(clusterWorkerOf(there)).toEqual(worker);
+    expect(clusterWorkerOf({ instance: there })).toEqual(worker);
+    expect(clusterWorkerOf({ instance: there, cluster: '2' })).toEqual(worker);
+    expect(clusterWorkerOf({ bindingId: 'b', name: 'b', namespace: 'sf-i', instance: there })).toEqual(
+      worker,
     );
+  });
+
+  test('GIVEN a queue with no cluster named beside it THEN it is refused: its arguments could not be encrypted for it', () => {
+    const { clusterId: _, ...unplaced } = instance;
+    expect(() => clusterWorkerOf({ ...unplaced, taskQueue: 'q' })).toThrow(/names no cluster/);
   });
 
   test.each([
@@ -22,7 +29,7 @@ describe('the task queue of a cluster’s own worker', () => {
     ['null', null],
     ['a request', { instanceId: 'i', planId: 'p' }],
   ])('GIVEN %s THEN none', (_, arg) => {
-    expect(clusterTaskQueueOf(arg)).toBeUndefined();
+    expect(clusterWorkerOf(arg)).toBeUndefined();
   });
 
   test('the steps that work on the instance’s cluster are the ones that go to its own worker', () => {
