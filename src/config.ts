@@ -82,8 +82,13 @@ export interface Config {
   readonly namespace: string;
   /** INTEROP_INSTANCE_NAMESPACE: one namespace for all instances; each its own `sf-<id>` when unset. */
   readonly instanceNamespace?: string;
-  /** INTEROP_MASTER_CLUSTER_ID: the master's id in the cluster registry. @default 1 */
+  /**
+   * INTEROP_MASTER_CLUSTER_ID: the master's id in the cluster registry. @default the SFCluster
+   * labelled `interoperator.servicefabrik.io/primarycluster=true` (Service Fabrik's mark), else 1
+   */
   readonly masterClusterId: string;
+  /** Whether INTEROP_MASTER_CLUSTER_ID names the master; if not, the label may (main.ts). */
+  readonly masterClusterIdSet: boolean;
   /**
    * A worker for one cluster alone: INTEROP_CLUSTER_ID, the cluster's id in the registry (its
    * SFCluster's `spec.taskQueue` is the queue the worker polls); INTEROP_CLUSTER_KUBECONFIG, the
@@ -565,6 +570,7 @@ export function loadConfig(role: 'broker' | 'worker' | 'all', env: NodeJS.Proces
     namespace: env.INTEROP_NAMESPACE || 'interoperator',
     instanceNamespace: env.INTEROP_INSTANCE_NAMESPACE || undefined,
     masterClusterId: env.INTEROP_MASTER_CLUSTER_ID || '1',
+    masterClusterIdSet: Boolean(env.INTEROP_MASTER_CLUSTER_ID),
     ...cluster,
     secretRotationCheckSeconds: number(env, 'INTEROP_SECRET_ROTATION_CHECK_SECONDS', 300, { orZero: true }),
     followReferences: oneOf(env, 'INTEROP_FOLLOW_REFERENCES', ['true', 'false'], 'true') === 'true',

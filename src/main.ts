@@ -7,8 +7,9 @@
  */
 import { Runtime } from '@temporalio/worker';
 import { startBroker } from './roots/broker.js';
-import { ConfigError, loadConfig } from './config.js';
-import { clusterClientFromFile } from './kube/clients.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { clusterClientFromFile, type ClusterClient } from './kube/clients.js';
+import { labelledMaster, PRIMARY_CLUSTER_LABEL } from './kube/cluster-registry.js';
 import { JsonLog, temporalLogLevel, type Logger } from './log.js';
 import { prepareMonitoring } from './roots/monitoring.js';
 import { selfCheck } from './roots/selfcheck.js';
@@ -31,29 +32,32 @@ async function main(): Promise<void> {
     startLog.error('usage: main.js broker|worker|all|selfcheck');
     process.exit(2);
   }
-  const config = loadConfig(role);
-  const logs = new JsonLog(config.logLevel);
+  const loaded = loadConfig(role);
+  const logs = new JsonLog(loaded.logLevel);
   startLog = logs.logger(role);
   forwardWarnings(startLog);
   const log = logs.logger(role);
-  const monitoring = await prepareMonitoring(role, config.metrics, log, config.credentialOverlapMs);
+  const monitoring = await prepareMonitoring(role, loaded.metrics, log, loaded.credentialOverlapMs);
   Runtime.install({
     // The SDK's logs and, forwarded, its Core's: lines of our JSON log.
     logger: logs.temporalLogger(),
     telemetryOptions: {
-      logging: { forward: {}, filter: { core: temporalLogLevel(config.logLevel) } },
+      logging: { forward: {}, filter: { core: temporalLogLevel(loaded.logLevel) } },
       ...(monitoring.telemetryOptions ?? {}),
     },
     // We stop the worker ourselves on SIGINT/SIGTERM, after the broker.
     shutdownSignals: [],
   });
-  const tracing = config.tracing ? startTracing(config.tracing) : undefined;
-  if (Object.keys(config.renderer).length > 0) await configureRenderer(config.renderer);
+  const tracing = loaded.tracing ? startTracing(loaded.tracing) : undefined;
+  if (Object.keys(loaded.renderer).length > 0) await configureRenderer(loaded.renderer);
   // Lists of records show this installation's alone: others may share the master.
-  const master = clusterClientFromFile(config.masterClusterId, config.masterKubeconfig, {
-    ...(monitoring.worker ? { calls: monitoring.worker } : {}),
-    owner: config.namespace,
-  });
+  const masterClient = (id: string) =>
+    clusterClientFromFile(id, loaded.masterKubeconfig, {
+      ...(monitoring.worker ? { calls: monitoring.worker } : {}),
+      owner: loaded.namespace,
+    });
+  const config = await withMasterClusterId(loaded, masterClient, log);
+  const master = masterClient(config.masterClusterId);
   // Probes answer from the start: live, and not ready until what the process runs is.
   await monitoring.listen();
   const stops: (() => Promise<void>)[] = [() => monitoring.stop()];
@@ -82,6 +86,26 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', () => void stop());
   process.once('SIGTERM', () => void stop());
+}
+
+/**
+ * The configuration with the master's id: INTEROP_MASTER_CLUSTER_ID when set, else the SFCluster
+ * labelled the master as Service Fabrik marks it, else `1`. A worker of one cluster keeps the
+ * setting: its identity may not list the registry.
+ */
+async function withMasterClusterId(
+  config: Config,
+  masterClient: (id: string) => ClusterClient,
+  log: Logger,
+): Promise<Config> {
+  if (config.masterClusterIdSet || config.cluster) return config;
+  const labelled = await labelledMaster(masterClient(config.masterClusterId), config.namespace);
+  if (!labelled || labelled === config.masterClusterId) return config;
+  log.info('the master is the SFCluster labelled so', {
+    masterClusterId: labelled,
+    label: PRIMARY_CLUSTER_LABEL,
+  });
+  return { ...config, masterClusterId: labelled };
 }
 
 /** Node's process warnings (deprecations, ...) as lines of the JSON log rather than text on stderr. */

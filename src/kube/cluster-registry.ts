@@ -1,6 +1,7 @@
 /**
  * The cluster registry: SFClusters in the master, each naming a Secret with the cluster's
- * kubeconfig. The master registers itself as cluster `1`, as in the original inter-operator.
+ * kubeconfig. The master registers itself as cluster `1`, as in the original inter-operator, or
+ * is the SFCluster labelled {@link PRIMARY_CLUSTER_LABEL}.
  */
 import { readFileSync } from 'node:fs';
 import { PatchStrategy } from '@kubernetes/client-node';
@@ -83,6 +84,40 @@ export async function listClusters(master: ClusterClient, namespace: string): Pr
     plural: SFCLUSTER.plural,
   })) as { items: SFCluster[] };
   return list.items;
+}
+
+/**
+ * The label by which Service Fabrik's interoperator marks the master among the SFClusters
+ * (`"true"`), when it is not named `1`.
+ */
+export const PRIMARY_CLUSTER_LABEL = 'interoperator.servicefabrik.io/primarycluster';
+
+/**
+ * The name of the SFCluster labelled the master ({@link PRIMARY_CLUSTER_LABEL}), or undefined when
+ * none is (or the registry cannot be listed yet: it has no SFCluster kind).
+ *
+ * @throws Error when several are labelled so: which one is the master cannot be told.
+ */
+export async function labelledMaster(master: ClusterClient, namespace: string): Promise<string | undefined> {
+  let items: SFCluster[];
+  try {
+    const list = (await master.custom.listNamespacedCustomObject({
+      group: SFCLUSTER.group,
+      version: SFCLUSTER.version,
+      namespace,
+      plural: SFCLUSTER.plural,
+      labelSelector: `${PRIMARY_CLUSTER_LABEL}=true`,
+    })) as { items: SFCluster[] };
+    items = list.items;
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+  if (items.length > 1)
+    throw new Error(
+      `SFClusters ${items.map((c) => c.metadata.name).join(', ')} in ${namespace} are all labelled ${PRIMARY_CLUSTER_LABEL}=true: label one, or set INTEROP_MASTER_CLUSTER_ID`,
+    );
+  return items[0]?.metadata.name;
 }
 
 /** A registered cluster's kubeconfig and the version of the Secret it was read from. */
