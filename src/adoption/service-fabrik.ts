@@ -61,3 +61,36 @@ export function flagOf(value: unknown): boolean | undefined {
   if (value === 'false') return false;
   return undefined;
 }
+
+/** The operation types Service Fabrik's broker names in the `operation` strings of its 202 answers. */
+export type ServiceFabrikOperationType = 'create' | 'update' | 'delete';
+
+const SERVICE_FABRIK_OPERATION_TYPES: readonly string[] = ['create', 'update', 'delete'];
+/** The keys its operation objects hold: the type, and an update's serial service flow. */
+const SERVICE_FABRIK_OPERATION_KEYS: readonly string[] = ['type', 'serviceflow_name', 'serviceflow_id'];
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/**
+ * The type of an `operation` string Service Fabrik's broker handed out, undefined when it is not
+ * one: base64 of a JSON object whose `type` is `create` (a provision or a bind), `update` or
+ * `delete` (a deprovision or an unbind), as its broker encodes it (`encodeBase64({type})`); an
+ * update run by a serial service flow also names the flow (`serviceflow_name`, `serviceflow_id`).
+ * Its broker reads nothing else of the string: it answers the record's last operation, whatever
+ * it is, and uses the type to answer a deletion's record that is gone (410).
+ */
+export function serviceFabrikOperationType(operation: string): ServiceFabrikOperationType | undefined {
+  if (!BASE64.test(operation) || operation.length % 4 !== 0) return undefined;
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(operation, 'base64').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!decoded || typeof decoded !== 'object' || Array.isArray(decoded)) return undefined;
+  const fields = decoded as Record<string, unknown>;
+  if (Object.keys(fields).some((key) => !SERVICE_FABRIK_OPERATION_KEYS.includes(key))) return undefined;
+  const type = fields.type;
+  return typeof type === 'string' && SERVICE_FABRIK_OPERATION_TYPES.includes(type)
+    ? (type as ServiceFabrikOperationType)
+    : undefined;
+}

@@ -16,6 +16,7 @@ import {
   notFound,
   notImplemented,
   unauthorized,
+  BASIC_CHALLENGE,
 } from '../osb/errors.js';
 import { parseOriginatingIdentity } from '../osb/requests.js';
 import type { RequestMeta } from '../osb/service-broker.js';
@@ -113,7 +114,7 @@ export function errorHandler(log: Logger) {
       const body = failure.toBody();
       ctx.body = failure.status === 410 ? {} : body;
       code = body.error;
-      if (failure.status === 401) ctx.set('WWW-Authenticate', 'Basic realm="interoperator", charset="UTF-8"');
+      if (failure.challenge) ctx.set('WWW-Authenticate', failure.challenge);
       if (failure.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(failure.retryAfterSeconds));
       if (isServerFailure(failure.status)) ctx.app.emit('error', err, ctx);
     }
@@ -220,7 +221,7 @@ function basicCredentials(header: string): { username: string; password: string 
  *
  * `onAccepted` receives the user of each accepted request.
  *
- * @throws OsbError 401 (the error handler adds `WWW-Authenticate`).
+ * @throws OsbError 401 with the Basic challenge (the error handler sends it as `WWW-Authenticate`).
  */
 export function basicAuth(
   credentials: () => Credentials | readonly Credentials[],
@@ -252,7 +253,7 @@ export function basicAuth(
         Number(timingSafeEqual(user, accepted.user)) &
         Number(timingSafeEqual(password, accepted.password));
     }
-    if (!given || matched !== 1) throw unauthorized();
+    if (!given || matched !== 1) throw unauthorized(undefined, BASIC_CHALLENGE);
     onAccepted?.(ctx, given.username);
     return next();
   };
@@ -271,7 +272,8 @@ export const CLIENT_CERTIFICATE_HEADERS = {
  * order. The broker trusts these headers as they come: only an ingress that verifies the client's
  * certificate and removes them from what clients send may stand in front of it.
  *
- * @throws OsbError 401 naming what is missing or wrong (never the subject itself).
+ * @throws OsbError 401 naming what is missing or wrong (never the subject itself), without a
+ *   `WWW-Authenticate` challenge: no header a client could send answers it.
  */
 export function clientCertificateAuth(expected: SubjectRdns) {
   return (ctx: Context, next: Next): Promise<void> => {

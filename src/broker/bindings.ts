@@ -5,7 +5,7 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { ANNOTATIONS } from '../resources/names.js';
-import { concurrencyError, conflict, internalError, notFound } from '../osb/errors.js';
+import { concurrencyError, conflict, gone, internalError, notFound } from '../osb/errors.js';
 import type { RequestDigest } from './request-digest.js';
 import { bindingTimes } from '../osb/binding-lifetime.js';
 import { bindingAcceptsIncomplete, checkPredecessorBinding } from '../osb/rules.js';
@@ -24,6 +24,8 @@ import { bindingWorkflowId, instanceWorkflowId } from '../resources/names.js';
 import type { SFServiceInstance } from '../resources/types.js';
 import { operationString, type BindingRequest } from '../workflows/messages.js';
 import { catalogPlan, type BrokerParts } from './deps.js';
+import { takenElsewhere } from './instances.js';
+import { withOwnRun } from './records.js';
 import type { RunState } from './workflow-runs.js';
 
 /** The ServiceBroker methods of bindings. */
@@ -120,9 +122,12 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
       const digest = digests.bind(req);
       const workflowId = bindingWorkflowId(req.instanceId, req.bindingId);
       const async = Boolean(plan.spec.manager?.asyncBinding) && req.acceptsIncomplete;
-      const running = await runs.running(workflowId);
+      const [{ record, elsewhere }, running] = await withOwnRun(
+        records.findBinding(req.instanceId, req.bindingId),
+        runs.running(workflowId),
+      );
+      if (elsewhere) throw takenElsewhere('binding');
       if (running) return repeatOf(running, workflowId, digest, req, async);
-      const record = await records.binding(req.instanceId, req.bindingId);
       if (record?.metadata.deletionTimestamp) throw concurrencyError('The binding is being deleted.');
       if (record) {
         if (!digest.matches(record.metadata.annotations?.[ANNOTATIONS.requestHash])) {
@@ -152,10 +157,11 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
 
     async unbind(req: UnbindRequest, meta: RequestMeta): Promise<OperationOutcome> {
       const workflowId = bindingWorkflowId(req.instanceId, req.bindingId);
-      const [running, record] = await Promise.all([
+      const [{ record, elsewhere }, running] = await withOwnRun(
+        records.findBinding(req.instanceId, req.bindingId),
         runs.running(workflowId),
-        records.binding(req.instanceId, req.bindingId),
-      ]);
+      );
+      if (elsewhere) throw gone('The service binding does not exist.');
       // The binding's own plan decides, not the one the request names (which may be another).
       const plan = deps.catalog.plan(record?.spec.planId ?? req.planId);
       if (plan) bindingAcceptsIncomplete(plan, req.acceptsIncomplete, parseApiVersion(meta.apiVersion));
@@ -187,7 +193,7 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
 
     bindingLastOperation(instanceId: string, bindingId: string, operation?: string): Promise<LastOperation> {
       return runs.lastOperation('binding', bindingWorkflowId(instanceId, bindingId), operation, () =>
-        records.binding(instanceId, bindingId),
+        records.findBinding(instanceId, bindingId),
       );
     },
   };

@@ -5,7 +5,7 @@
  */
 import { ANNOTATIONS } from '../resources/names.js';
 import { catalogLookup } from '../osb/catalog.js';
-import { concurrencyError, conflict, notFound } from '../osb/errors.js';
+import { concurrencyError, conflict, gone, notFound, type OsbError } from '../osb/errors.js';
 import { checkPlanOpen, checkUpdate, requireAsyncSupport } from '../osb/rules.js';
 import type {
   DeprovisionRequest,
@@ -22,7 +22,7 @@ import { renderDashboardUrl } from '../templates/index.js';
 import type { InstanceRequest } from '../workflows/messages.js';
 import { catalogPlan, type BrokerParts } from './deps.js';
 import { checkQuotas, type QuotaDeps } from './quotas.js';
-import { instanceView } from './records.js';
+import { instanceView, withOwnRun } from './records.js';
 import { canonicalJson } from '../osb/canonical-json.js';
 
 /** The ServiceBroker methods of instances. */
@@ -39,7 +39,8 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
       const digest = digests.instance(req);
       const workflowId = instanceWorkflowId(req.instanceId);
       // A new instance has no record: starting the workflow finds any operation already running.
-      const record = await records.instance(req.instanceId);
+      const { record, elsewhere } = await records.findInstance(req.instanceId);
+      if (elsewhere) throw takenElsewhere('instance');
       const running = record ? await runs.running(workflowId) : undefined;
       const async = Boolean(plan.spec.manager?.async);
       if (running) return runs.repeatOf(running, workflowId, 'provision', digest, async);
@@ -83,10 +84,10 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
      */
     async update(req: UpdateRequest, meta: RequestMeta): Promise<OperationOutcome> {
       const workflowId = instanceWorkflowId(req.instanceId);
-      const [record, running] = await Promise.all([
-        records.instance(req.instanceId),
+      const [{ record }, running] = await withOwnRun(
+        records.findInstance(req.instanceId),
         runs.running(workflowId),
-      ]);
+      );
       const catalog = catalogLookup(deps.catalog.services(), deps.catalog.plans());
       const plan = checkUpdate(catalog, instanceView(req.instanceId, record, running), req);
       if (!record || record.metadata.deletionTimestamp)
@@ -136,7 +137,10 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
      */
     async updateAsRecorded(instanceId: string, meta: RequestMeta): Promise<OperationOutcome> {
       const workflowId = instanceWorkflowId(instanceId);
-      const [record, running] = await Promise.all([records.instance(instanceId), runs.running(workflowId)]);
+      const [{ record }, running] = await withOwnRun(
+        records.findInstance(instanceId),
+        runs.running(workflowId),
+      );
       if (!record || record.metadata.deletionTimestamp)
         throw notFound('The service instance does not exist.');
       const plan = catalogPlan(deps.catalog, record.spec.planId);
@@ -150,10 +154,11 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
 
     async deprovision(req: DeprovisionRequest, meta: RequestMeta): Promise<OperationOutcome> {
       const workflowId = instanceWorkflowId(req.instanceId);
-      const [running, record] = await Promise.all([
+      const [{ record, elsewhere }, running] = await withOwnRun(
+        records.findInstance(req.instanceId),
         runs.running(workflowId),
-        records.instance(req.instanceId),
-      ]);
+      );
+      if (elsewhere) throw gone('The service instance does not exist.');
       // The instance's own plan decides, not the one the request names (which may be another).
       const plan = deps.catalog.plan(record?.spec.planId ?? req.planId);
       if (plan) requireAsyncSupport(plan, req.acceptsIncomplete);
@@ -170,20 +175,27 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
     },
 
     async getInstance(instanceId: string): Promise<InstanceView | undefined> {
-      const [record, running] = await Promise.all([
-        records.instance(instanceId),
+      const [{ record, elsewhere }, running] = await withOwnRun(
+        records.findInstance(instanceId),
         runs.running(instanceWorkflowId(instanceId)),
-      ]);
-      return instanceView(instanceId, record, running);
+      );
+      return elsewhere ? undefined : instanceView(instanceId, record, running);
     },
 
     instanceLastOperation(instanceId: string, operation?: string): Promise<LastOperation> {
       return runs.lastOperation('instance', instanceWorkflowId(instanceId), operation, () =>
-        records.instance(instanceId),
+        records.findInstance(instanceId),
       );
     },
   };
 }
+
+/**
+ * 409 for a create whose id another installation sharing the master holds: its record has the
+ * name this one's would have, so this one can neither make it nor answer for it.
+ */
+export const takenElsewhere = (kind: 'instance' | 'binding'): OsbError =>
+  conflict(`A service ${kind} with this id exists, made through another installation of the broker.`);
 
 /** An update's request: what it sends replaces what the record holds; the rest stays. */
 function updateOf(

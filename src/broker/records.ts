@@ -13,6 +13,7 @@ import {
   labelValue,
   resourceName,
 } from '../resources/names.js';
+import { isOwnedBy } from '../resources/record-labels.js';
 import {
   SFSERVICEBINDING,
   SFSERVICEINSTANCE,
@@ -21,19 +22,60 @@ import {
 } from '../resources/types.js';
 import type { RunState } from './workflow-runs.js';
 
+/**
+ * A record read by its name. Installations that share a master see each other's records by name
+ * (the name comes from the OSB id alone), but one never answers for, nor operates on, another's.
+ */
+export interface Found<T> {
+  /** The record, when it is this installation's ({@link isOwnedBy}); absent otherwise. */
+  readonly record?: T;
+  /** Whether a record of that name is there, but another installation's. */
+  readonly elsewhere: boolean;
+}
+
+/** What a read by name found, told apart by the owner the master's client works for. */
+function found<T extends SFServiceInstance | SFServiceBinding>(
+  master: ClusterClient,
+  record: T | undefined,
+): Found<T> {
+  if (!record) return { elsewhere: false };
+  return isOwnedBy(record.metadata.labels, master.owner) ? { record, elsewhere: false } : { elsewhere: true };
+}
+
+/**
+ * The record read by name, and the latest run of its operation workflow unless the record is
+ * another installation's: that run, under the same workflow id, is the other's (whose payloads
+ * this installation may not even be able to read), so it is not awaited, and its failure is not
+ * this answer's.
+ */
+export async function withOwnRun<T>(
+  found: Promise<Found<T>>,
+  run: Promise<RunState | undefined>,
+): Promise<[Found<T>, RunState | undefined]> {
+  run.catch(() => undefined);
+  const read = await found;
+  return [read, read.elsewhere ? undefined : await run];
+}
+
 export class Records {
   constructor(
     private readonly deps: { readonly master: ClusterClient; readonly instanceNamespace?: string },
   ) {}
 
-  /** The instance's record; undefined when there is none. */
-  instance(instanceId: string): Promise<SFServiceInstance | undefined> {
-    return getRecord<SFServiceInstance>(
+  /** The instance's record, told apart from another installation's ({@link Found}). */
+  async findInstance(instanceId: string): Promise<Found<SFServiceInstance>> {
+    const record = await getRecord<SFServiceInstance>(
       this.deps.master,
       SFSERVICEINSTANCE,
       instanceNamespace(instanceId, this.deps.instanceNamespace),
       resourceName(instanceId),
     );
+    return found(this.deps.master, record);
+  }
+
+  /** The instance's record; undefined when there is none, or it is another installation's. */
+  async instance(instanceId: string): Promise<SFServiceInstance | undefined> {
+    return (await this.findInstance(instanceId)).record;
   }
 
   /**
@@ -55,14 +97,20 @@ export class Records {
     );
   }
 
-  /** The binding's record; undefined when there is none. */
-  binding(instanceId: string, bindingId: string): Promise<SFServiceBinding | undefined> {
-    return getRecord<SFServiceBinding>(
+  /** The binding's record, told apart from another installation's ({@link Found}). */
+  async findBinding(instanceId: string, bindingId: string): Promise<Found<SFServiceBinding>> {
+    const record = await getRecord<SFServiceBinding>(
       this.deps.master,
       SFSERVICEBINDING,
       instanceNamespace(instanceId, this.deps.instanceNamespace),
       resourceName(bindingId),
     );
+    return found(this.deps.master, record);
+  }
+
+  /** The binding's record; undefined when there is none, or it is another installation's. */
+  async binding(instanceId: string, bindingId: string): Promise<SFServiceBinding | undefined> {
+    return (await this.findBinding(instanceId, bindingId)).record;
   }
 
   /**

@@ -38,6 +38,8 @@ import {
 } from '../workflows/messages.js';
 import { OsbPlanId, OsbServiceId } from '../workflows/search-attributes.js';
 import {
+  askedRunId,
+  asksDeletion,
   isDeletion,
   lastOperationOf,
   lastOperationOfRecord,
@@ -45,6 +47,7 @@ import {
   settledStatus,
   type RecordStatus,
 } from './last-operation.js';
+import type { Found } from './records.js';
 import type { RequestDigest } from './request-digest.js';
 import { isTemporalUnreachable } from './temporal-errors.js';
 import { startOperation } from '../temporal/operations.js';
@@ -140,39 +143,52 @@ export class WorkflowRuns {
    * (the run `operation` names, else the latest), or, once Temporal has no run, as its record's
    * status keeps it, as it does while Temporal cannot be reached. When the latest run is a custom
    * action an admin ran, the record's status answers too: it still tells of the last OSB
-   * operation, which is what a platform asks about.
+   * operation, which is what a platform asks about. An `operation` Service Fabrik's broker handed
+   * out names no run: the latest answers, as its broker answered the record's last operation. A
+   * record of another installation is not there, whatever run its operation id finds.
    *
-   * @throws OsbError 400 for an operation string this broker does not hand out; without a run
-   *   or a record, 410 when the operation asked about is the deletion, else 404.
+   * @throws OsbError 400 for an operation string neither broker hands out; without a run or a
+   *   record, 410 when the operation asked about is the deletion, else 404.
    */
   async lastOperation(
     kind: 'instance' | 'binding',
     workflowId: string,
     operation: string | undefined,
-    record: () => Promise<{ readonly status?: RecordStatus } | undefined>,
+    record: () => Promise<Found<{ readonly status?: RecordStatus }>>,
   ): Promise<LastOperation> {
     const asked = parseOperationQuery(operation);
+    const absent = () =>
+      asksDeletion(kind, asked)
+        ? gone(`The service ${kind} is deleted.`)
+        : notFound(`The service ${kind} does not exist.`);
+    // Read beside the run: whose record it is decides first (another's run is none of this answer's).
+    const described = this.describe(workflowId, askedRunId(asked));
+    described.catch(() => undefined);
+    let found: Found<{ readonly status?: RecordStatus }> | undefined;
+    try {
+      found = await record();
+    } catch (err) {
+      // The master cannot be read: the run answers alone (its record is looked at only to tell whose it is).
+      const run = await described.catch(() => undefined);
+      if (run?.memo && !isCustomAction(run.memo.operation))
+        return lastOperationOf(settledStatus(run.memo, run));
+      throw err;
+    }
+    if (found.elsewhere) throw absent();
     let run: RunState | undefined;
     try {
-      run = await this.describe(workflowId, asked?.runId);
+      run = await described;
     } catch (err) {
       // Temporal cannot be reached: the record's status is the best answer there is, if any.
-      if (!isTemporalUnreachable(err)) throw err;
-      const recorded = await record();
-      if (!recorded) throw err;
-      return lastOperationOfRecord(recorded.status);
+      if (!isTemporalUnreachable(err) || !found.record) throw err;
+      return lastOperationOfRecord(found.record.status);
     }
     // A custom action (an admin's) is no OSB operation: the record's status still tells of the last one.
     if (run?.memo && !isCustomAction(run.memo.operation))
       return lastOperationOf(settledStatus(run.memo, run));
-    const recorded = await record();
-    if (!recorded) {
-      const deletion = kind === 'instance' ? 'deprovision' : 'unbind';
-      if (asked?.type === deletion) throw gone(`The service ${kind} is deleted.`);
-      throw notFound(`The service ${kind} does not exist.`);
-    }
     // History is gone: the record's status is the last word.
-    return lastOperationOfRecord(recorded.status);
+    if (!found.record) throw absent();
+    return lastOperationOfRecord(found.record.status);
   }
 
   handle(workflowId: string, runId: string): WorkflowHandle {

@@ -25,6 +25,8 @@ export class OsbError extends Error {
     readonly code?: OsbErrorCode | string,
     /** Seconds after which the same request may succeed, sent as `Retry-After`. @default none */
     readonly retryAfterSeconds?: number,
+    /** The challenge of a 401, sent as `WWW-Authenticate`. @default none */
+    readonly challenge?: string,
   ) {
     super(description);
     this.name = 'OsbError';
@@ -39,8 +41,17 @@ export class OsbError extends Error {
 }
 
 export const badRequest = (description: string): OsbError => new OsbError(400, description, 'BadRequest');
-export const unauthorized = (description = 'Authentication is required to access this broker.'): OsbError =>
-  new OsbError(401, description, 'Unauthorized');
+/** The challenge of a 401 that HTTP Basic credentials answer. */
+export const BASIC_CHALLENGE = 'Basic realm="interoperator", charset="UTF-8"';
+/**
+ * 401, with the `WWW-Authenticate` challenge of the credentials that would be accepted when they
+ * are ones a client sends in `Authorization` (Basic); none for a client certificate, which no
+ * header answers (as Service Fabrik's broker answers in that mode).
+ */
+export const unauthorized = (
+  description = 'Authentication is required to access this broker.',
+  challenge?: string,
+): OsbError => new OsbError(401, description, 'Unauthorized', undefined, challenge);
 /**
  * 403 for a request the broker understands but will not carry out for this tenant or plan: a
  * quota reached, a plan deprecated or being removed, an entitlement service's refusal.

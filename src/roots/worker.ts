@@ -285,7 +285,8 @@ export async function startClusterWorker(
   );
   const clusters = clusterDirectory(master, config.namespace, {
     masterId: config.masterClusterId,
-    local: clusterClientFromFile(id, kubeconfig),
+    // Its own records alone, as every list of this installation's shows (the copies on its cluster too).
+    local: clusterClientFromFile(id, kubeconfig, { owner: config.namespace }),
     ...(metrics ? { clients: { calls: metrics } } : {}),
   });
   const renderer = { renderObjects, renderValues };

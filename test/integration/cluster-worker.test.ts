@@ -212,6 +212,48 @@ describe('a worker for one cluster alone', () => {
     );
   }, 90_000);
 
+  test('its health probe counts the instance copies there of its own installation alone', async () => {
+    // GIVEN on the cluster a copy of an instance of this installation and one of another installation
+    const namespace = unique('copies');
+    await sister!.core.createNamespace({ body: { metadata: { name: namespace } } });
+    try {
+      const copy = (owner: string): SFServiceInstance => {
+        const id = randomUUID();
+        return {
+          apiVersion: 'osb.servicefabrik.io/v1alpha1',
+          kind: 'SFServiceInstance',
+          metadata: {
+            name: id,
+            namespace,
+            labels: {
+              'interoperator.servicefabrik.io/cluster-id': clusterId,
+              OWNER_INTEROPERATOR_NAMESPACE: owner,
+            },
+          },
+          spec: { instanceId: id, serviceId: SERVICE_ID, planId: PLAN_ID, clusterId },
+        } as SFServiceInstance;
+      };
+      for (const owner of [registry, unique('other-installation')]) {
+        await sister!.custom.createNamespacedCustomObject({
+          group: 'osb.servicefabrik.io',
+          version: 'v1alpha1',
+          plural: 'sfserviceinstances',
+          namespace,
+          body: copy(owner),
+        });
+      }
+      const count = async () =>
+        (await getRecord<SFCluster>(master!, SFCLUSTER, registry, clusterId))?.status?.serviceInstanceCount;
+      // WHEN its worker probes the cluster (every second)
+      await eventually('the copies counted', async () => ((await count()) ?? 0) > 0 || undefined, 30_000);
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      // THEN only its own installation's copy counts
+      expect(await count()).toBe(1);
+    } finally {
+      await sister!.core.deleteNamespace({ name: namespace }).catch(() => undefined);
+    }
+  }, 90_000);
+
   test('an instance there: its steps run on the cluster’s queue, and provision, bind, unbind and deprovision work', async () => {
     const instanceId = randomUUID();
     const path = `/v2/service_instances/${instanceId}`;

@@ -128,4 +128,56 @@ describe('two installations on one master', () => {
       expect(record?.metadata.labels?.OWNER_INTEROPERATOR_NAMESPACE).toBe(owner);
     }
   }, 240_000);
+
+  test('one answers for no instance of the other, and never operates on it, though the id names its record', async () => {
+    // GIVEN an instance of installation A (of another organization: the quota is one per organization)
+    const inA = randomUUID();
+    const body = { ...provisionBody(DESIGN_SERVICE_ID, planId), organization_guid: 'org-apart' };
+    const provisioned = await provisionSettled(a.osb!, inA, body);
+    expect(provisioned.body.state).toBe('succeeded');
+    const path = `/v2/service_instances/${inA}`;
+    const query = `service_id=${DESIGN_SERVICE_ID}&plan_id=${planId}&accepts_incomplete=true`;
+
+    // WHEN installation B is asked about it, by the same id, as a platform of B would
+    const seen = {
+      get: (await b.osb!('GET', path)).status,
+      lastOperation: (await b.osb!('GET', `${path}/last_operation`)).status,
+      update: (
+        await b.osb!('PATCH', `${path}?accepts_incomplete=true`, {
+          service_id: DESIGN_SERVICE_ID,
+          parameters: {},
+        })
+      ).status,
+      bind: (
+        await b.osb!('PUT', `${path}/service_bindings/${randomUUID()}`, {
+          service_id: DESIGN_SERVICE_ID,
+          plan_id: planId,
+        })
+      ).status,
+      deprovision: (await b.osb!('DELETE', `${path}?${query}`)).status,
+      provision: (await b.osb!('PUT', `${path}?accepts_incomplete=true`, body)).status,
+    };
+    // THEN B answers as for an instance it does not have (404, the deletion 410), and a create of
+    // the id is a conflict: its record would be A's
+    expect(seen).toEqual({
+      get: 404,
+      lastOperation: 404,
+      update: 404,
+      bind: 404,
+      deprovision: 410,
+      provision: 409,
+    });
+
+    // AND A's instance is untouched: not being deleted, its last operation still its provision
+    const record = await getRecord<SFServiceInstance>(
+      master!,
+      SFSERVICEINSTANCE,
+      `sf-${inA}`,
+      resourceName(inA),
+    );
+    expect(record?.metadata.deletionTimestamp).toBeUndefined();
+    expect(record?.status).toMatchObject({ state: 'succeeded', operation: 'provision' });
+    expect((await a.osb!('GET', `${path}/last_operation`)).body).toMatchObject({ state: 'succeeded' });
+    expect((await a.osb!('GET', path)).status).toBe(200);
+  }, 240_000);
 });

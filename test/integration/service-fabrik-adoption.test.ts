@@ -41,6 +41,13 @@ const PG = { group: 'acid.zalan.do', version: 'v1', plural: 'postgresqls' };
 /** The field manager Service Fabrik's inter-operator writes the operator's objects as (controller-runtime's default). */
 const SERVICE_FABRIK_MANAGER = 'manager';
 
+/**
+ * An `operation` string as Service Fabrik's broker hands it out in a 202 answer (its
+ * `encodeBase64`: base64 of the JSON), percent-encoded as a platform sends it back.
+ */
+const serviceFabrikOperation = (type: 'create' | 'update' | 'delete') =>
+  encodeURIComponent(Buffer.from(JSON.stringify({ type }), 'utf8').toString('base64'));
+
 /** A fixture with the ids of this run in place of the fixture's. */
 function fixture<T>(name: string, instanceId: string, bindingId: string): T {
   const text = readFileSync(new URL(`../fixtures/service-fabrik/${name}`, import.meta.url), 'utf8')
@@ -279,6 +286,19 @@ describe('adopting a Service Fabrik landscape', () => {
       (credentials as { credentials: unknown }).credentials,
     ]);
     expect((await osb('GET', `${oldBindingPath}/last_operation`)).body).toEqual({ state: 'succeeded' });
+    // a platform that polls with the operation Service Fabrik's broker handed it gets the record's answer
+    const polled = await osb(
+      'GET',
+      `${instancePath}/last_operation?operation=${serviceFabrikOperation('create')}`,
+    );
+    expect([polled.status, polled.body]).toEqual([200, { state: 'succeeded' }]);
+    const bindingPolled = await osb(
+      'GET',
+      `${oldBindingPath}/last_operation?operation=${serviceFabrikOperation('create')}`,
+    );
+    expect([bindingPolled.status, bindingPolled.body]).toEqual([200, { state: 'succeeded' }]);
+    // and an operation string of neither broker is still refused
+    expect((await osb('GET', `${instancePath}/last_operation?operation=not-an-operation`)).status).toBe(400);
     // the same provision and bind sent again are repeats, not conflicts
     const provisionAgain = await osb('PUT', `${instancePath}?accepts_incomplete=true`, {
       service_id: SERVICE_ID,
@@ -350,6 +370,12 @@ describe('adopting a Service Fabrik landscape', () => {
     await untilGone('the postgresql', readPostgresql);
     await untilNamespaceGone(master, namespace, 60_000);
     expect((await osb('GET', instancePath)).status).toBe(404);
+    // a poll with Service Fabrik's operation of a deletion answers the last one: the deprovision, done
+    const polled = await osb(
+      'GET',
+      `${instancePath}/last_operation?operation=${serviceFabrikOperation('delete')}`,
+    );
+    expect([polled.status, polled.body]).toEqual([200, expect.objectContaining({ state: 'succeeded' })]);
     // the record left to Service Fabrik is still as it was
     expect((await runningRecord())?.metadata.resourceVersion).toBe(runningVersion);
   });

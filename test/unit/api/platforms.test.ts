@@ -142,9 +142,11 @@ describe('authentication by a client certificate an ingress verified', () => {
       "The client certificate's subject is not accepted by this broker.",
     ],
     ['no subject header', undefined, "The client certificate's subject is missing."],
-  ])('GIVEN %s THEN 401 with an OSB error body', async (_name, subject, description) => {
+  ])('GIVEN %s THEN 401 with an OSB error body, and no challenge', async (_name, subject, description) => {
     const res = await withCertificate(subject);
     expect([res.status, res.body]).toEqual([401, { error: 'Unauthorized', description }]);
+    // No header a client sends answers a certificate: no Basic challenge (as Service Fabrik's broker).
+    expect(res.headers['www-authenticate']).toBeUndefined();
   });
 
   test('GIVEN no certificate header, even with the Basic credentials THEN 401', async () => {
@@ -156,6 +158,15 @@ describe('authentication by a client certificate an ingress verified', () => {
     expect([res.status, res.body]).toEqual([
       401,
       { error: 'Unauthorized', description: 'A client certificate is required to access this broker.' },
+    ]);
+    expect(res.headers['www-authenticate']).toBeUndefined();
+  });
+
+  test('GIVEN client certificates for the OSB API WHEN the admin API is called without credentials THEN 401 with its Basic challenge', async () => {
+    const res = await testApi({ clientSubject }).http.get('/admin/instances');
+    expect([res.status, res.headers['www-authenticate']]).toEqual([
+      401,
+      'Basic realm="interoperator", charset="UTF-8"',
     ]);
   });
 });

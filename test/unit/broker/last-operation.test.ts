@@ -1,5 +1,7 @@
 /** What last_operation answers, from a workflow's memo or a record's status. Pure and table-driven. */
 import {
+  askedRunId,
+  asksDeletion,
   lastOperationOf,
   lastOperationOfRecord,
   parseOperationQuery,
@@ -62,6 +64,26 @@ describe('lastOperationOfRecord', () => {
       'failed with an empty error',
       { state: 'failed', error: '', description: 'D.' },
       { state: 'failed', description: 'D.' },
+    ],
+    [
+      'a failed update with its flags',
+      { state: 'failed', operation: 'update', instanceUsable: true, updateRepeatable: false },
+      { state: 'failed', instanceUsable: true, updateRepeatable: false },
+    ],
+    [
+      'a failed deprovision with its flags',
+      { state: 'failed', operation: 'deprovision', instanceUsable: false, updateRepeatable: true },
+      { state: 'failed', instanceUsable: false },
+    ],
+    [
+      'a failed provision with flags',
+      { state: 'failed', operation: 'provision', instanceUsable: false, updateRepeatable: false },
+      { state: 'failed' },
+    ],
+    [
+      'a succeeded update with flags',
+      { state: 'succeeded', operation: 'update', instanceUsable: false },
+      { state: 'succeeded' },
     ],
   ])('GIVEN %s THEN what last_operation says', (_n, recorded, expected) => {
     expect(lastOperationOfRecord(recorded)).toEqual(expected);
@@ -167,12 +189,24 @@ describe('settledStatus while a step waits', () => {
   });
 });
 
+/** An operation string as Service Fabrik's broker encodes it (`encodeBase64`: base64 of the JSON). */
+const serviceFabrik = (operation: unknown) =>
+  Buffer.from(JSON.stringify(operation), 'utf8').toString('base64');
+
 describe('parseOperationQuery', () => {
   test.each([
     [undefined, undefined],
     ['', undefined],
     ['provision:0f1e-2d', { type: 'provision', runId: '0f1e-2d' }],
     ['unbind:abc', { type: 'unbind', runId: 'abc' }],
+    // Service Fabrik's broker's, as its 202 answers of provision and bind, update, deprovision and unbind hand them out
+    ['eyJ0eXBlIjoiY3JlYXRlIn0=', { serviceFabrik: 'create' }],
+    [serviceFabrik({ type: 'update' }), { serviceFabrik: 'update' }],
+    [serviceFabrik({ type: 'delete' }), { serviceFabrik: 'delete' }],
+    [
+      serviceFabrik({ type: 'update', serviceflow_name: 'upgrade', serviceflow_id: 'f-1' }),
+      { serviceFabrik: 'update' },
+    ],
   ])('GIVEN %p THEN %p', (operation, expected) => {
     expect(parseOperationQuery(operation)).toEqual(expected);
   });
@@ -180,9 +214,37 @@ describe('parseOperationQuery', () => {
   test.each([
     ['rename:abc', 'Unknown operation "rename:abc".'],
     ['provision:', 'Unknown operation "provision:".'],
+    [serviceFabrik({ type: 'backup' }), `Unknown operation "${serviceFabrik({ type: 'backup' })}".`],
+    [
+      serviceFabrik({ type: 'create', extra: 1 }),
+      `Unknown operation "${serviceFabrik({ type: 'create', extra: 1 })}".`,
+    ],
+    [serviceFabrik(['create']), `Unknown operation "${serviceFabrik(['create'])}".`],
+    [serviceFabrik('create'), `Unknown operation "${serviceFabrik('create')}".`],
+    ['eyJ0eXBlIjoiY3JlYXRlIn0', 'Unknown operation "eyJ0eXBlIjoiY3JlYXRlIn0".'],
+    ['bm90IGpzb24=', 'Unknown operation "bm90IGpzb24=".'],
     [`update:${'a'.repeat(120)}`, `Unknown operation "update:${'a'.repeat(93)}".`],
   ])('GIVEN %p THEN 400', (operation, description) => {
     const err = osbError(() => parseOperationQuery(operation));
     expect([err.status, err.toBody()]).toEqual([400, { error: 'BadRequest', description }]);
+  });
+});
+
+describe('asksDeletion', () => {
+  test.each<['instance' | 'binding', string | undefined, boolean]>([
+    ['instance', undefined, false],
+    ['instance', 'deprovision:abc', true],
+    ['instance', 'unbind:abc', false],
+    ['binding', 'unbind:abc', true],
+    ['binding', 'bind:abc', false],
+    ['instance', serviceFabrik({ type: 'delete' }), true],
+    ['binding', serviceFabrik({ type: 'delete' }), true],
+    ['instance', serviceFabrik({ type: 'create' }), false],
+    ['instance', serviceFabrik({ type: 'update' }), false],
+  ])('GIVEN a poll of the %s with %p THEN %p', (kind, operation, expected) => {
+    expect(asksDeletion(kind, parseOperationQuery(operation))).toBe(expected);
+    // Service Fabrik's strings name no run: the latest one answers
+    if (operation && !operation.includes(':'))
+      expect(askedRunId(parseOperationQuery(operation))).toBeUndefined();
   });
 });

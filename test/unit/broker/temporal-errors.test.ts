@@ -67,21 +67,23 @@ describe('WorkflowRuns.lastOperation while Temporal cannot be reached', () => {
 
   test('GIVEN a record WHEN asked THEN the record status answers', async () => {
     const answer = await runs().lastOperation('instance', 'instance/i', undefined, async () => ({
-      status: { state: 'succeeded' },
+      record: { status: { state: 'succeeded' } },
+      elsewhere: false,
     }));
     expect(answer).toEqual({ state: 'succeeded' });
   });
 
   test('GIVEN a record in progress WHEN asked THEN in progress, with the record description', async () => {
     const answer = await runs().lastOperation('instance', 'instance/i', undefined, async () => ({
-      status: { state: 'in progress', description: 'Creating.' },
+      record: { status: { state: 'in progress', description: 'Creating.' } },
+      elsewhere: false,
     }));
     expect(answer).toMatchObject({ state: 'in progress', description: 'Creating.' });
   });
 
   test('GIVEN no record WHEN asked THEN the unreachable error (503 once mapped), not 404', async () => {
     const err = await runs()
-      .lastOperation('instance', 'instance/i', undefined, async () => undefined)
+      .lastOperation('instance', 'instance/i', undefined, async () => ({ elsewhere: false }))
       .catch((e: unknown) => e);
     expect(isTemporalUnreachable(err)).toBe(true);
   });
