@@ -455,6 +455,7 @@ describe('the answer to a synchronous request: the update that awaits the outcom
       responseSecret: 'sf-binding-binding-1',
     });
     expect(await handle.result()).toEqual(outcome);
+    await keepHistory('bind', handle);
     // AND the history shows the update accepted in the run's first workflow task, before any
     // step, and completed before the run did
     const events = await updateEvents(handle);
