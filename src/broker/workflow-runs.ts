@@ -254,7 +254,17 @@ export class WorkflowRuns {
             return handle;
           });
           run.catch(() => undefined);
-          return this.settled(operation.outcome, () => run!, type);
+          const awaited = { operation: type, requestHash: input.requestHash };
+          return this.settled(
+            operation.outcome,
+            () => run!,
+            type,
+            async () => {
+              // The start went through (the run holds the claim now) but the update was given up.
+              started = undefined;
+              return this.resent(workflowId, awaited);
+            },
+          );
         },
         async () => {
           started = undefined;
@@ -393,14 +403,33 @@ export class WorkflowRuns {
   waitSync(handle: WorkflowHandle, awaited: AwaitedOperation): Promise<OperationStatus> {
     return this.bounded(
       awaited.operation,
-      () =>
-        this.settled(
-          handle.executeUpdate(operationOutcomeUpdate, { args: [awaited] }),
-          () => handle,
-          awaited.operation,
-        ),
+      () => this.awaitOn(handle, awaited),
       () => handle.cancel(),
     );
+  }
+
+  /** Sends the run the {@link operationOutcomeUpdate} (again when it was given up) and waits for its answer. */
+  private awaitOn(handle: WorkflowHandle, awaited: AwaitedOperation): Promise<OperationStatus> {
+    return this.settled(
+      handle.executeUpdate(operationOutcomeUpdate, { args: [awaited] }),
+      () => handle,
+      awaited.operation,
+      () => this.awaitOn(handle, awaited),
+    );
+  }
+
+  /**
+   * The answer to a synchronous request whose start went through but whose update was given up:
+   * the latest run of the workflow id, when it is the request's operation (the one the start
+   * made), is sent the update again; one that has ended answers with its outcome.
+   */
+  private async resent(workflowId: string, awaited: AwaitedOperation): Promise<OperationStatus> {
+    const latest = await this.describe(workflowId);
+    if (!latest?.memo || refusalOf(latest.memo, awaited))
+      throw concurrencyError('Another operation started just now; retry the request.');
+    const handle = this.handle(workflowId, latest.runId);
+    if (!latest.running) return (await handle.result()) as OperationStatus;
+    return this.awaitOn(handle, awaited);
   }
 
   /**
@@ -448,6 +477,8 @@ export class WorkflowRuns {
   /**
    * The final status the {@link operationOutcomeUpdate} answers with. A run that ended without
    * answering it (cancelled, or ended before the update reached it) answers with its own outcome.
+   * An update the server gave up because the workflow task that carried it failed (as one does
+   * when a signal arrives while its local steps run) is sent `again`.
    *
    * @throws OsbError 409 or 422 when the run refused the request ({@link refusal}).
    */
@@ -455,10 +486,12 @@ export class WorkflowRuns {
     outcome: Promise<OperationStatus>,
     run: () => Promise<WorkflowHandle> | WorkflowHandle,
     type: OperationName,
+    again: () => Promise<OperationStatus>,
   ): Promise<OperationStatus> {
     try {
       return await outcome;
     } catch (err) {
+      if (isUpdateGivenUp(err)) return again();
       if (!(err instanceof WorkflowUpdateFailedError) && !(err instanceof WorkflowNotFoundError)) throw err;
       const cause = err.cause;
       if (cause instanceof ApplicationFailure && cause.type === OPERATION_REFUSED) {
@@ -537,4 +570,16 @@ function refusal(type: OperationName, running: string, reason: string): OsbError
   if (running === type && type === 'bind')
     return conflict('A binding with this id is being created with different attributes.');
   return concurrencyError(reason);
+}
+
+/**
+ * Whether an update was given up by the server, unanswered, because the workflow task that
+ * carried it failed: Temporal answers FAILED_PRECONDITION, and the update may be sent again.
+ */
+function isUpdateGivenUp(err: unknown): boolean {
+  const FAILED_PRECONDITION = 9;
+  const codeOf = (e: unknown) => (e as { code?: unknown } | undefined)?.code;
+  return (
+    codeOf(err) === FAILED_PRECONDITION || (err instanceof Error && codeOf(err.cause) === FAILED_PRECONDITION)
+  );
 }

@@ -79,6 +79,7 @@ export interface OperationWithOutcome {
  * Starts the operation's workflow as {@link startOperation} does, in one call with the update
  * that answers with its final status (Update-With-Start), for a caller that waits for the
  * operation's end: the answer comes when the workflow reaches it, with no reading of its history.
+ * The run's handle is known once the run's first workflow task has accepted the update.
  */
 export function startOperationWithOutcome<R extends OperationStartRequest>(
   client: Client,
@@ -89,9 +90,17 @@ export function startOperationWithOutcome<R extends OperationStartRequest>(
     startOptions(start),
   );
   const awaited: AwaitedOperation = { operation: start.type, requestHash: start.request.requestHash };
-  const outcome = client.workflow.executeUpdateWithStart(operationOutcomeUpdate, {
+  // Not executeUpdateWithStart: the run's handle comes with the call's first answer, which that
+  // call only gets once the update completes (or the server's wait for it ends), and a request
+  // that gives up before then must know the run it cancels. Accepted, the update is answered
+  // after the run's first workflow task; its result is then waited for on the update itself.
+  const update = client.workflow.startUpdateWithStart(operationOutcomeUpdate, {
     args: [awaited],
+    waitForStage: 'ACCEPTED',
     startWorkflowOperation,
   });
-  return { outcome, workflow: startWorkflowOperation.workflowHandle() };
+  return {
+    outcome: update.then((accepted) => accepted.result()),
+    workflow: startWorkflowOperation.workflowHandle(),
+  };
 }
