@@ -3,7 +3,6 @@
  * binding and its last operation are read from the workflow's state and the records. A
  * synchronous bind answers with the credentials its workflow wrote to a Secret.
  */
-import type { WorkflowHandle } from '@temporalio/client';
 import { ANNOTATIONS } from '../resources/names.js';
 import { concurrencyError, conflict, gone, internalError, notFound } from '../osb/errors.js';
 import type { RequestDigest } from './request-digest.js';
@@ -22,7 +21,7 @@ import { parseApiVersion } from '../osb/version.js';
 import { isCustomAction } from '../resources/actions.js';
 import { bindingWorkflowId, instanceWorkflowId } from '../resources/names.js';
 import type { SFServiceInstance } from '../resources/types.js';
-import { operationString, type BindingRequest } from '../workflows/messages.js';
+import { operationString, type BindingRequest, type OperationStatus } from '../workflows/messages.js';
 import { catalogPlan, type BrokerParts } from './deps.js';
 import { takenElsewhere } from './instances.js';
 import { withOwnRun } from './records.js';
@@ -50,16 +49,16 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
     }
     if (memo?.operation === 'bind') {
       if (async) return { kind: 'accepted', operation: operationString('bind', running.runId) };
-      return bound(runs.handle(workflowId, running.runId), req, false);
+      const awaited = { operation: 'bind', requestHash: memo.requestHash } as const;
+      return bound(await runs.waitSync(runs.handle(workflowId, running.runId), awaited), req, false);
     }
     throw concurrencyError(
       `Another operation (${memo?.operation ?? 'unknown'}) is in progress on this binding.`,
     );
   }
 
-  /** Waits for a synchronous bind and answers with the binding's credentials. */
-  async function bound(handle: WorkflowHandle, req: BindRequest, created: boolean): Promise<BindOutcome> {
-    const status = await runs.waitSync(handle, 'bind');
+  /** Answers a synchronous bind that ended with `status` with the binding's credentials. */
+  async function bound(status: OperationStatus, req: BindRequest, created: boolean): Promise<BindOutcome> {
     const record = await records.binding(req.instanceId, req.bindingId);
     if (!record) throw internalError('The binding record disappeared while the binding was created.');
     return {
@@ -148,11 +147,10 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
         ...bindingTimes(plan, new Date()),
         ...runs.envelope(meta, digest, plan),
       };
-      const started = await runs.start('bind', workflowId, input, instance);
-      if (!started.handle) return repeatOf(started.running, workflowId, digest, req, async);
-      if (async)
-        return { kind: 'accepted', operation: operationString('bind', started.handle.firstExecutionRunId) };
-      return bound(started.handle, req, true);
+      const started = await runs.start('bind', workflowId, input, instance, !async);
+      if (started.running) return repeatOf(started.running, workflowId, digest, req, async);
+      if ('ended' in started) return bound(started.ended!, req, true);
+      return { kind: 'accepted', operation: operationString('bind', started.handle!.firstExecutionRunId) };
     },
 
     async unbind(req: UnbindRequest, meta: RequestMeta): Promise<OperationOutcome> {

@@ -74,7 +74,7 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
         ...(dashboardUrl ? { dashboardUrl } : {}),
         ...runs.envelope(meta, digest, plan),
       };
-      const started = await runs.start('provision', workflowId, input);
+      const started = await runs.start('provision', workflowId, input, undefined, !async);
       return runs.answer(started, workflowId, 'provision', digest, async, dashboardUrl);
     },
 
@@ -123,7 +123,7 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
         previousValues: req.previousValues,
         ...runs.envelope(meta, digest, plan),
       };
-      const started = await runs.start('update', workflowId, input, record);
+      const started = await runs.start('update', workflowId, input, record, !async);
       return runs.answer(started, workflowId, 'update', digest, async);
     },
 

@@ -5,15 +5,18 @@
  * One workflow id per instance and per binding (src/resources/names.ts) makes a retried request
  * find the running operation and keeps two operations on one instance from running at once. The
  * operation's state lives in the workflow's memo, so `last_operation` is one describe call that
- * works with no worker running.
+ * works with no worker running. A synchronous request gets its answer from the operation itself:
+ * an update ({@link operationOutcomeUpdate}) sent with the start of the workflow, or to the run it
+ * found, completes when the operation ends.
  */
 import {
   WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
   type Client,
   type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import type { ClusterClient } from '../kube/clients.js';
 import { InstanceClaims } from '../kube/operation-claims.js';
@@ -26,7 +29,11 @@ import { MOVE_OPERATION } from '../resources/migration.js';
 import type { SFPlan, SFServiceInstance } from '../resources/types.js';
 import {
   MEMO_KEY,
+  OPERATION_REFUSED,
+  refusalOf,
+  operationOutcomeUpdate,
   type ActionRequest,
+  type AwaitedOperation,
   type MoveRequest,
   operationString,
   type BindingRequest,
@@ -50,7 +57,7 @@ import {
 import type { Found } from './records.js';
 import type { RequestDigest } from './request-digest.js';
 import { isTemporalUnreachable } from './temporal-errors.js';
-import { startOperation } from '../temporal/operations.js';
+import { startOperation, startOperationWithOutcome } from '../temporal/operations.js';
 
 /** What a describe call tells of the latest (or a given) run of an operation workflow. */
 export interface RunState {
@@ -70,6 +77,14 @@ export interface RunState {
 export type Started =
   | { readonly handle: WorkflowHandleWithFirstExecutionRunId; readonly running?: undefined }
   | { readonly handle?: undefined; readonly running: RunState };
+
+/**
+ * For a caller that waits: the final status of the operation it started, or the operation that
+ * was already running under its id.
+ */
+export type Ended =
+  | { readonly ended: OperationStatus; readonly running?: undefined }
+  | { readonly ended?: undefined; readonly running: RunState };
 
 /** How many settled runs are remembered: a closed run never changes, so last_operation needs no call. */
 const SETTLED_CACHE_SIZE = 10_000;
@@ -202,32 +217,80 @@ export class WorkflowRuns {
    * When another broker started an operation under the same id a moment ago, that one is returned
    * as running. A custom action (`x-<name>`) runs the action workflow, the rotation of a generated
    * secret (`x-rotate-secret`) its own. `instance` is the
-   * instance's record when the caller has just read it.
+   * instance's record when the caller has just read it. With `wait`, the workflow starts with the
+   * update that answers with its final status, and the operation's end is waited for (see
+   * {@link bounded}).
    *
    * @throws OsbError 422 `ConcurrencyError` when that operation has already finished again, or
-   *   while an operation of the other side of the instance runs.
+   *   while an operation of the other side of the instance runs; with `wait`, as {@link bounded}.
    */
   async start(
     type: OperationName,
     workflowId: string,
     input: InstanceRequest | BindingRequest | ActionRequest | MoveRequest,
     instance?: SFServiceInstance,
-  ): Promise<Started> {
+  ): Promise<Started>;
+  async start(
+    type: OperationName,
+    workflowId: string,
+    input: InstanceRequest | BindingRequest | ActionRequest | MoveRequest,
+    instance: SFServiceInstance | undefined,
+    wait: boolean,
+  ): Promise<Started | Ended>;
+  async start(
+    type: OperationName,
+    workflowId: string,
+    input: InstanceRequest | BindingRequest | ActionRequest | MoveRequest,
+    instance?: SFServiceInstance,
+    wait = false,
+  ): Promise<Started | Ended> {
     const side = claimSideOf(type, 'bindingId' in input ? input.bindingId : undefined);
     const release = side ? await this.claims.claim(input.instanceId, side, instance) : undefined;
-    try {
-      const handle = await startOperation(this.deps.client, {
-        workflowId,
-        taskQueue: this.deps.taskQueue,
-        type,
-        request: input,
-      });
+    const start = { workflowId, taskQueue: this.deps.taskQueue, type, request: input };
+    const counted = () => {
       if (!isCustomAction(type) && type !== MOVE_OPERATION)
         this.deps.metrics?.operationStarted(type, input.serviceId, input.planId);
-      return { handle };
+    };
+    // Whether the workflow started: when it may have, its claim stays (it goes stale once it ends).
+    let started: boolean | undefined = false;
+    try {
+      if (!wait) {
+        const handle = await startOperation(this.deps.client, start);
+        counted();
+        return { handle };
+      }
+      let run: Promise<WorkflowHandle> | undefined;
+      const ended = await this.bounded(
+        type,
+        () => {
+          const operation = startOperationWithOutcome(this.deps.client, start);
+          run = operation.workflow.then((handle) => {
+            started = true;
+            counted();
+            return handle;
+          });
+          run.catch(() => undefined);
+          const awaited = { operation: type, requestHash: input.requestHash };
+          return this.settled(
+            operation.outcome,
+            () => run!,
+            type,
+            async () => {
+              // The start went through (the run holds the claim now) but the update was given up.
+              started = undefined;
+              return this.resent(workflowId, awaited);
+            },
+          );
+        },
+        async () => {
+          started = undefined;
+          await this.cancelStarted(run, workflowId, { operation: type, requestHash: input.requestHash });
+        },
+      );
+      return { ended };
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
-        await release?.();
+        if (started === false) await release?.();
         throw err;
       }
       const running = await this.running(workflowId);
@@ -256,7 +319,7 @@ export class WorkflowRuns {
       return this.outcome(
         this.handle(workflowId, running.runId),
         running.runId,
-        type,
+        { operation: type, requestHash: memo.requestHash },
         async,
         false,
         memo.dashboardUrl,
@@ -294,29 +357,38 @@ export class WorkflowRuns {
       throw gone(`The service ${type === 'unbind' ? 'binding' : 'instance'} does not exist.`);
     }
     const input = { ...ids, serviceId: record.spec.serviceId, planId: record.spec.planId, ...envelope };
-    const started = await this.start(type, workflowId, input);
+    const started = await this.start(type, workflowId, input, undefined, !async);
     return this.answer(started, workflowId, type, digest, async);
   }
 
-  /** The answer to a request that started `started` itself, or found it already running. */
+  /**
+   * The answer to a request that started `started` itself (and waited for it, when synchronous),
+   * or found it already running.
+   */
   answer(
-    started: Started,
+    started: Started | Ended,
     workflowId: string,
     type: OperationType,
     digest: RequestDigest,
     async: boolean,
     dashboardUrl?: string,
   ): Promise<OperationOutcome> {
-    if (!started.handle) return this.repeatOf(started.running, workflowId, type, digest, async);
+    if (started.running) return this.repeatOf(started.running, workflowId, type, digest, async);
+    const created = type === 'provision';
+    if ('ended' in started) return Promise.resolve(this.done(started.ended!, created, dashboardUrl));
     const { handle } = started;
-    return this.outcome(handle, handle.firstExecutionRunId, type, async, type === 'provision', dashboardUrl);
+    const awaited = { operation: type, requestHash: digest.value };
+    return this.outcome(handle, handle.firstExecutionRunId, awaited, async, created, dashboardUrl);
   }
 
-  /** 202 when asynchronous; else waits for the workflow (bounded) and answers with its outcome. */
+  /**
+   * 202 when asynchronous; else waits for the run's operation to end (bounded) and answers with
+   * its outcome.
+   */
   async outcome(
     handle: WorkflowHandle,
     runId: string,
-    type: OperationType,
+    awaited: AwaitedOperation,
     async: boolean,
     created: boolean,
     dashboardUrl?: string,
@@ -324,30 +396,82 @@ export class WorkflowRuns {
     if (async) {
       return {
         kind: 'accepted',
-        operation: operationString(type, runId),
+        operation: operationString(awaited.operation, runId),
         ...(dashboardUrl ? { dashboardUrl } : {}),
       };
     }
-    const status = await this.waitSync(handle, type);
+    return this.done(await this.waitSync(handle, awaited), created, dashboardUrl);
+  }
+
+  private done(status: OperationStatus, created: boolean, dashboardUrl?: string): OperationOutcome {
     const url = status.dashboardUrl ?? dashboardUrl;
     return { kind: 'done', created, ...(url ? { dashboardUrl: url } : {}) };
   }
 
   /**
-   * Waits for a synchronous operation. Past the bound it cancels the workflow, which rolls back
-   * what it created, so a request that gave up leaves no orphan behind.
+   * Waits for the operation of a run that is already running (bounded, see {@link bounded}): the
+   * {@link operationOutcomeUpdate} sent to it answers when the operation ends. `awaited` is what
+   * the request asks for, as the run holds it (its memo's operation and request digest).
+   *
+   * @throws OsbError as {@link bounded}; 409 or 422 when the run refuses the request
+   *   ({@link refusal}).
+   */
+  waitSync(handle: WorkflowHandle, awaited: AwaitedOperation): Promise<OperationStatus> {
+    return this.bounded(
+      awaited.operation,
+      () => this.awaitOn(handle, awaited),
+      () => handle.cancel(),
+    );
+  }
+
+  /** Sends the run the {@link operationOutcomeUpdate} (again when it was given up) and waits for its answer. */
+  private awaitOn(handle: WorkflowHandle, awaited: AwaitedOperation): Promise<OperationStatus> {
+    return this.settled(
+      handle.executeUpdate(operationOutcomeUpdate, { args: [awaited] }),
+      () => handle,
+      awaited.operation,
+      () => this.awaitOn(handle, awaited),
+    );
+  }
+
+  /**
+   * The answer to a synchronous request whose start went through but whose update was given up:
+   * the latest run of the workflow id, when it is the request's operation (the one the start
+   * made), is sent the update again; one that has ended answers with its outcome.
+   */
+  private async resent(workflowId: string, awaited: AwaitedOperation): Promise<OperationStatus> {
+    const latest = await this.describe(workflowId);
+    if (!latest?.memo || refusalOf(latest.memo, awaited))
+      throw concurrencyError('Another operation started just now; retry the request.');
+    const handle = this.handle(workflowId, latest.runId);
+    if (!latest.running) return (await handle.result()) as OperationStatus;
+    return this.awaitOn(handle, awaited);
+  }
+
+  /**
+   * Waits for a synchronous operation: `wait` runs its calls to Temporal, which are abandoned past
+   * the bound. Past the bound it cancels the workflow (`cancel`), which rolls back what it
+   * created, so a request that gave up leaves no orphan behind.
    *
    * @throws OsbError 504 `Timeout` past the bound; 500 `OperationFailed` when the operation failed.
    */
-  async waitSync(handle: WorkflowHandle, type: OperationType): Promise<OperationStatus> {
+  private async bounded(
+    type: OperationName,
+    wait: () => Promise<OperationStatus>,
+    cancel: () => Promise<unknown>,
+  ): Promise<OperationStatus> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), this.deps.syncTimeoutMs);
     });
+    const abandon = new AbortController();
+    const waiting = this.deps.client.withAbortSignal(abandon.signal, wait);
     try {
-      const result = await Promise.race([handle.result() as Promise<OperationStatus>, timeout]);
+      const result = await Promise.race([waiting, timeout]);
       if (result === 'timeout') {
-        await handle.cancel();
+        waiting.catch(() => undefined);
+        abandon.abort();
+        await cancel();
         const undone = isDeletion(type)
           ? 'was stopped; send the request again to finish it'
           : 'was rolled back';
@@ -364,6 +488,53 @@ export class WorkflowRuns {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * The final status the {@link operationOutcomeUpdate} answers with. A run that ended without
+   * answering it (cancelled, or ended before the update reached it) answers with its own outcome.
+   * An update the server gave up because the workflow task that carried it failed (as one does
+   * when a signal arrives while its local steps run) is sent `again`.
+   *
+   * @throws OsbError 409 or 422 when the run refused the request ({@link refusal}).
+   */
+  private async settled(
+    outcome: Promise<OperationStatus>,
+    run: () => Promise<WorkflowHandle> | WorkflowHandle,
+    type: OperationName,
+    again: () => Promise<OperationStatus>,
+  ): Promise<OperationStatus> {
+    try {
+      return await outcome;
+    } catch (err) {
+      if (isUpdateGivenUp(err)) return again();
+      if (!(err instanceof WorkflowUpdateFailedError) && !(err instanceof WorkflowNotFoundError)) throw err;
+      const cause = err.cause;
+      if (cause instanceof ApplicationFailure && cause.type === OPERATION_REFUSED) {
+        throw refusal(type, String(cause.details?.[0] ?? 'unknown'), cause.message);
+      }
+      return (await (await run()).result()) as OperationStatus;
+    }
+  }
+
+  /**
+   * Cancels the run a synchronous request started, once it gave up on it. When the request did
+   * not learn which run it started, the running one is cancelled only if it is the request's own
+   * operation.
+   */
+  private async cancelStarted(
+    run: Promise<WorkflowHandle> | undefined,
+    workflowId: string,
+    awaited: AwaitedOperation,
+  ): Promise<void> {
+    const handle = await run?.catch(() => undefined);
+    if (handle) {
+      await handle.cancel();
+      return;
+    }
+    const running = await this.running(workflowId);
+    if (running?.memo && !refusalOf(running.memo, awaited))
+      await this.handle(workflowId, running.runId).cancel();
   }
 
   private async describeRun(workflowId: string, runId?: string): Promise<RunState | undefined> {
@@ -403,4 +574,28 @@ export class WorkflowRuns {
       throw err;
     }
   }
+}
+
+/**
+ * The answer to a request the run it waits on refused: what {@link WorkflowRuns.repeatOf} answers
+ * for a request that finds `running` in progress.
+ */
+function refusal(type: OperationName, running: string, reason: string): OsbError {
+  if (running === type && type === 'provision')
+    return conflict('An instance with this id is being provisioned with different attributes.');
+  if (running === type && type === 'bind')
+    return conflict('A binding with this id is being created with different attributes.');
+  return concurrencyError(reason);
+}
+
+/**
+ * Whether an update was given up by the server, unanswered, because the workflow task that
+ * carried it failed: Temporal answers FAILED_PRECONDITION, and the update may be sent again.
+ */
+function isUpdateGivenUp(err: unknown): boolean {
+  const FAILED_PRECONDITION = 9;
+  const codeOf = (e: unknown) => (e as { code?: unknown } | undefined)?.code;
+  return (
+    codeOf(err) === FAILED_PRECONDITION || (err instanceof Error && codeOf(err.cause) === FAILED_PRECONDITION)
+  );
 }

@@ -198,6 +198,45 @@ export const startingStatus = (
   ...(operation === 'provision' && request.dashboardUrl ? { dashboardUrl: request.dashboardUrl } : {}),
 });
 
+/**
+ * What a synchronous request waits for: the operation it asked for, told apart from another
+ * request by the request's digest.
+ */
+export interface AwaitedOperation {
+  readonly operation: OperationName;
+  readonly requestHash: string;
+}
+
+/** Name of the update that answers a synchronous request with its operation's final status. */
+export const OPERATION_OUTCOME_UPDATE = 'operationOutcome';
+
+/**
+ * The update a synchronous request sends with the start of its operation (Update-With-Start), or
+ * to the run it found: it completes with the operation's final status when the operation ends
+ * (never with a credential: a bind's status names the Secret that holds them). Its validator
+ * refuses a request for another operation or another request's digest ({@link refusalOf}) with a
+ * failure of type {@link OPERATION_REFUSED} whose details are the running operation's name;
+ * nothing is written to the history then.
+ */
+export const operationOutcomeUpdate = defineUpdate<OperationStatus, [AwaitedOperation]>(
+  OPERATION_OUTCOME_UPDATE,
+);
+
+/** The failure type of an {@link operationOutcomeUpdate} its validator refused. */
+export const OPERATION_REFUSED = 'OperationRequestRefused';
+
+/**
+ * Why a request may not wait on the operation in `status`: undefined when it is the same
+ * operation asked with the same digest, else the reason to refuse it.
+ */
+export function refusalOf(status: OperationStatus, awaited: AwaitedOperation): string | undefined {
+  if (status.operation !== awaited.operation)
+    return `Another operation (${status.operation}) is in progress.`;
+  if (status.requestHash !== awaited.requestHash)
+    return `The ${status.operation} in progress was asked with other attributes.`;
+  return undefined;
+}
+
 /** Names of the rollout workflow's messages. */
 export const ROLLOUT_MESSAGES = {
   /** Signal: a new revision to roll out (a RolloutRequest); supersedes the one rolling out. */

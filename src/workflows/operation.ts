@@ -6,6 +6,8 @@
  * with a final status.
  */
 import {
+  allHandlersFinished,
+  ApplicationFailure,
   CancellationScope,
   condition,
   defineSignal,
@@ -15,11 +17,15 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { HandlerUnfinishedPolicy } from '@temporalio/common';
 import type { Activities } from '../activities/index.js';
 import { failureDescription, isStepFailure, localThenQueued } from './local-then-queued.js';
 import {
   MEMO_KEY,
+  OPERATION_REFUSED,
   OPERATOR_CHANGED_SIGNAL,
+  operationOutcomeUpdate,
+  refusalOf,
   type OperationState,
   type OperationStatus,
   type StatusReport,
@@ -58,6 +64,7 @@ export class Operation {
   private status: OperationStatus;
   private deadlineAt: number;
   private changes = 0;
+  private ended = false;
   /** The operation's steps, run by their policies (see local-then-queued.ts). */
   readonly steps: Activities;
 
@@ -73,6 +80,29 @@ export class Operation {
   ) {
     setHandler(operatorChangedSignal, () => void (this.changes += 1));
     this.status = starting;
+    // A synchronous request's answer: the final status, whenever the operation ends (a cancelled
+    // deletion or update still ends with one). An operation that ends by its cancellation has
+    // none: the update ends with the run, and the caller reads the run's outcome.
+    setHandler(
+      operationOutcomeUpdate,
+      async () => {
+        await CancellationScope.nonCancellable(() => condition(() => this.ended));
+        return this.status;
+      },
+      {
+        validator: (awaited) => {
+          const refusal = refusalOf(this.status, awaited);
+          if (refusal)
+            throw ApplicationFailure.create({
+              type: OPERATION_REFUSED,
+              message: refusal,
+              details: [this.status.operation],
+              nonRetryable: true,
+            });
+        },
+        unfinishedPolicy: HandlerUnfinishedPolicy.ABANDON,
+      },
+    );
     this.deadlineAt = workflowInfo().runStartTime.getTime() + deadlineSeconds * 1000;
     this.steps = localThenQueued({ at: () => this.deadlineAt, seconds: deadlineSeconds });
     // Written again only when the workflow was started without it (not by the broker).
@@ -152,14 +182,19 @@ export class Operation {
   /**
    * Ends the operation with `status`: written to its record by `record` (when given) first, so the
    * memo says it ended only as the workflow ends; then published in the memo, in the same workflow
-   * task as the workflow returns, so both land together.
+   * task as the workflow returns, so both land together, with the answers to the synchronous
+   * requests waiting on it ({@link operationOutcomeUpdate}), which are sent before the workflow
+   * completes.
    */
   async endWith(
     status: OperationStatus,
     record?: (status: OperationStatus) => Promise<void>,
   ): Promise<OperationStatus> {
     if (record) await record(status);
-    return this.update(status);
+    const ended = this.update(status);
+    this.ended = true;
+    await condition(allHandlersFinished);
+    return ended;
   }
 
   /** Ends the operation with the operator's report (see {@link endWith}). */

@@ -29,7 +29,13 @@ import {
   type SystemProcess,
   type SystemSettings,
 } from '../support/system.js';
-import { WORKFLOW_TYPES, type BindingRequest, type InstanceRequest } from '../../src/workflows/messages.js';
+import {
+  MEMO_KEY,
+  OPERATION_OUTCOME_UPDATE,
+  WORKFLOW_TYPES,
+  type BindingRequest,
+  type InstanceRequest,
+} from '../../src/workflows/messages.js';
 import { randomUUID } from 'node:crypto';
 import proto from '@temporalio/proto';
 
@@ -303,6 +309,36 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
         const history = await temporal.client.workflow.getHandle(id).fetchHistory();
         expect(JSON.stringify(history)).not.toContain(credentials.password);
         expect(JSON.stringify(history)).not.toContain('"foo"');
+      }
+      if (!p.asyncBinding) {
+        // the synchronous bind was answered by its operation's update: sent with the start,
+        // accepted by the first workflow task, completed (with the status, which names the
+        // Secret) before the run completed
+        const { EventType } = proto.temporal.api.enums.v1;
+        const events =
+          (await temporal.client.workflow.getHandle(bindingWorkflowId(instanceId, bindingId)).fetchHistory())
+            .events ?? [];
+        const types = events.map((e) => e.eventType);
+        const firstTask = types.indexOf(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+        expect(types[firstTask + 1]).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
+        const accepted = events[firstTask + 1]!.workflowExecutionUpdateAcceptedEventAttributes;
+        expect(accepted?.acceptedRequest?.input?.name).toBe(OPERATION_OUTCOME_UPDATE);
+        const completed = types.indexOf(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED);
+        expect(completed).toBeGreaterThan(firstTask);
+        expect(completed).toBeLessThan(types.indexOf(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED));
+        expect(
+          types.filter((t) => t === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED),
+        ).toHaveLength(1);
+        // and it started with its search attributes and its memo, as an asynchronous one does
+        const found = await eventually('the synchronous bind in visibility', async () => {
+          const { executions } = await temporal.client.workflowService.listWorkflowExecutions({
+            namespace: 'default',
+            query: `OsbInstanceId = "${instanceId}" AND OsbBindingId = "${bindingId}" AND OsbOperation = "bind" AND OsbState = "succeeded"`,
+          });
+          return executions.length > 0 ? executions : undefined;
+        });
+        expect(found.map((e) => e.type?.name)).toEqual(['bindWorkflow']);
+        expect(Object.keys(found[0]!.memo?.fields ?? {})).toEqual([MEMO_KEY]);
       }
     } finally {
       await temporal.close();

@@ -15,11 +15,21 @@ import { fileURLToPath } from 'node:url';
 import proto from '@temporalio/proto';
 import { patchProtobufRoot } from '@temporalio/proto/lib/patch-protobuf-root.js';
 import { format, resolveConfig } from 'prettier';
-import { CancelledFailure, WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import {
+  CancelledFailure,
+  WorkflowFailedError,
+  WorkflowUpdateFailedError,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import {
   ACTION_WORKFLOW_TYPE,
   MEMO_KEY,
+  OPERATION_OUTCOME_UPDATE,
+  OPERATION_REFUSED,
+  operationOutcomeUpdate,
   ROTATE_SECRET_ACTION,
   SECRET_ROTATION_WORKFLOW_TYPE,
   startingStatus,
@@ -31,6 +41,7 @@ import {
   type OperationStatus,
   type OperationType,
 } from '../../src/workflows/messages.js';
+import { startOperationWithOutcome } from '../../src/temporal/operations.js';
 import { stubActivities, StubWorld, type Script } from '../fixtures/workflows/stub-activities.js';
 import { builtWorkflows, environment, eventually, temporalClient, unique } from '../support/env.js';
 
@@ -404,6 +415,113 @@ describe('bind and unbind', () => {
     expect(memo).toEqual(result);
     expect(world.attemptsOf(id, 'applyTemplate')).toBe(1);
     expect(world.instance(id).bindings.get('binding-1')?.status).toEqual(result);
+  });
+});
+
+describe('the answer to a synchronous request: the update that awaits the outcome', () => {
+  /** The history's events of the update that awaits the outcome, by kind, and where the run completed. */
+  async function updateEvents(handle: WorkflowHandle) {
+    const events = (await handle.fetchHistory()).events ?? [];
+    const index = (has: (e: (typeof events)[number]) => unknown) => events.findIndex((e) => has(e));
+    return {
+      accepted: events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes),
+      rejected: events.filter((e) => e.workflowExecutionUpdateRejectedEventAttributes),
+      completedAt: index((e) => e.workflowExecutionUpdateCompletedEventAttributes),
+      firstStepAt: index((e) => e.activityTaskScheduledEventAttributes ?? e.markerRecordedEventAttributes),
+      acceptedAt: index((e) => e.workflowExecutionUpdateAcceptedEventAttributes),
+      runCompletedAt: index((e) => e.workflowExecutionCompletedEventAttributes),
+    };
+  }
+
+  test('GIVEN an instance WHEN a bind starts with the update THEN the update answers with its final status, sent before the run completes', async () => {
+    const id = unique('instance');
+    world.seed(instanceRequest(id));
+    const request = bindingRequest(id, 'binding-1');
+    const { outcome, handle } = await withWorker(async (taskQueue) => {
+      const started = startOperationWithOutcome(temporal.client, {
+        workflowId: unique('bind'),
+        taskQueue,
+        type: 'bind',
+        request,
+      });
+      return { outcome: await started.outcome, handle: await started.workflow };
+    });
+    // THEN the answer is the final status: it names the Secret with the credentials, never them
+    expect(outcome).toEqual({
+      operation: 'bind',
+      requestHash: 'hash-of-binding',
+      state: 'succeeded',
+      description: 'The binding is created',
+      responseSecret: 'sf-binding-binding-1',
+    });
+    expect(await handle.result()).toEqual(outcome);
+    await keepHistory('bind', handle);
+    // AND the history shows the update accepted in the run's first workflow task, before any
+    // step, and completed before the run did
+    const events = await updateEvents(handle);
+    expect(events.accepted).toHaveLength(1);
+    expect(
+      events.accepted[0]!.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name,
+    ).toBe(OPERATION_OUTCOME_UPDATE);
+    expect(events.acceptedAt).toBeLessThan(events.firstStepAt);
+    expect(events.completedAt).toBeGreaterThan(events.acceptedAt);
+    expect(events.completedAt).toBeLessThan(events.runCompletedAt);
+  });
+
+  test('GIVEN a bind in progress WHEN a request for another bind or an unbind awaits it THEN the validator refuses it and the history keeps nothing of it', async () => {
+    const id = unique('instance');
+    world.seed(instanceRequest(id));
+    world.script(id, { reports: { bind: { state: 'in progress', description: 'creating the user' } } });
+    const request = bindingRequest(id, 'binding-1');
+    const { refusals, handle, ending } = await withWorker(async (taskQueue) => {
+      const started = startOperationWithOutcome(temporal.client, {
+        workflowId: unique('bind'),
+        taskQueue,
+        type: 'bind',
+        request,
+      });
+      const ending = started.outcome.then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      const handle = await started.workflow;
+      await eventually('the bind to wait for the operator', async () =>
+        (await memoOf(handle))?.description === 'creating the user' ? true : undefined,
+      );
+      const refusals = await Promise.all(
+        [
+          { operation: 'bind' as const, requestHash: 'hash-of-another-binding' },
+          { operation: 'unbind' as const, requestHash: 'hash-of-binding' },
+        ].map((awaited) =>
+          handle.executeUpdate(operationOutcomeUpdate, { args: [awaited] }).then(
+            () => undefined,
+            (err: unknown) => err,
+          ),
+        ),
+      );
+      await handle.cancel();
+      return { refusals, handle, ending: await ending };
+    });
+    // THEN each is refused with the running operation's name and the reason
+    const causes = refusals.map((err) => {
+      expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
+      const cause = (err as WorkflowUpdateFailedError).cause as ApplicationFailure;
+      return { type: cause.type, message: cause.message, details: cause.details };
+    });
+    expect(causes).toEqual([
+      {
+        type: OPERATION_REFUSED,
+        message: 'The bind in progress was asked with other attributes.',
+        details: ['bind'],
+      },
+      { type: OPERATION_REFUSED, message: 'Another operation (bind) is in progress.', details: ['bind'] },
+    ]);
+    // AND the history holds the starting request's update alone
+    const events = await updateEvents(handle);
+    expect(events.accepted).toHaveLength(1);
+    expect(events.rejected).toHaveLength(0);
+    // AND the starting request's update, its run cancelled without a final status, ends with the run
+    expect(ending).toBeInstanceOf(WorkflowUpdateFailedError);
   });
 });
 
