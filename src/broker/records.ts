@@ -20,18 +20,10 @@ import {
   type SFServiceBinding,
   type SFServiceInstance,
 } from '../resources/types.js';
+import type { Found } from './found.js';
 import type { RunState } from './workflow-runs.js';
 
-/**
- * A record read by its name. Installations that share a master see each other's records by name
- * (the name comes from the OSB id alone), but one never answers for, nor operates on, another's.
- */
-export interface Found<T> {
-  /** The record, when it is this installation's ({@link isOwnedBy}); absent otherwise. */
-  readonly record?: T;
-  /** Whether a record of that name is there, but another installation's. */
-  readonly elsewhere: boolean;
-}
+export type { Found } from './found.js';
 
 /** What a read by name found, told apart by the owner the master's client works for. */
 function found<T extends SFServiceInstance | SFServiceBinding>(

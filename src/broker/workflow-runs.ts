@@ -54,7 +54,7 @@ import {
   settledStatus,
   type RecordStatus,
 } from './last-operation.js';
-import type { Found } from './records.js';
+import type { Found } from './found.js';
 import type { RequestDigest } from './request-digest.js';
 import { isTemporalUnreachable } from './temporal-errors.js';
 import { startOperation, startOperationWithOutcome } from '../temporal/operations.js';
