@@ -216,16 +216,21 @@ async function probeCluster(
 }
 
 /**
- * Number of instance records in the master placed on the cluster (by their cluster-id label): in
- * the one instance namespace when there is one, else in all namespaces.
+ * Number of instance records in the master placed on the cluster (by their cluster-id label), and
+ * of those moved away that are still being taken off it (their leaving label): in the one instance
+ * namespace when there is one, else in all namespaces.
  */
 async function instancesOn(
   master: ClusterClient,
   clusterId: string,
   instanceNamespace: string | undefined,
 ): Promise<number> {
-  const labelSelector = `${LABELS.clusterId}=${labelValue(clusterId)}`;
-  return countRecords(master, SFSERVICEINSTANCE, instanceNamespace, labelSelector);
+  const counts = await Promise.all(
+    [LABELS.clusterId, LABELS.leavingCluster].map((label) =>
+      countRecords(master, SFSERVICEINSTANCE, instanceNamespace, `${label}=${labelValue(clusterId)}`),
+    ),
+  );
+  return counts[0]! + counts[1]!;
 }
 
 /**

@@ -116,6 +116,24 @@ export function moveActivities(deps: ActivityDeps) {
     );
   }
 
+  /** Takes the record's leaving label off when it names the cluster; safe to repeat. */
+  async function unlabelLeaving(instance: InstanceRef, clusterId: string): Promise<void> {
+    const record = await getRecord<SFServiceInstance>(
+      master,
+      SFSERVICEINSTANCE,
+      instance.namespace,
+      instance.name,
+    );
+    if (record?.metadata.labels?.[LABELS.leavingCluster] !== labelValue(clusterId)) return;
+    try {
+      await patchRecord(master, SFSERVICEINSTANCE, instance.namespace, instance.name, {
+        metadata: { labels: { [LABELS.leavingCluster]: null } },
+      });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
   /** Copies one Secret from one cluster to another, unless it is there already; the value never leaves this step. */
   async function copySecret(
     from: { cluster: ClusterClient; call: <T>(what: string, call: () => Promise<T>) => Promise<T> },
@@ -323,17 +341,28 @@ export function moveActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Switches the instance to `to`: its record's cluster, label and placement annotation, and its
-     * reservation (the one on the cluster it leaves is released). From now on every operation of
-     * the instance and its bindings works there.
+     * Switches the instance to `to`: its record's cluster, label and placement annotation. From now
+     * on every operation of the instance and its bindings works there. With `leavesSource` (the
+     * move takes it off its source next) the record is also labelled as leaving the source, which
+     * keeps counting it until `leaveCluster` is done there, and the source's reservation is
+     * released by that step; otherwise (a lost source) it is released now.
      */
-    async switchCluster(instance: InstanceRef, to: Placement, reason: string): Promise<InstanceRef> {
+    async switchCluster(
+      instance: InstanceRef,
+      to: Placement,
+      reason: string,
+      leavesSource = false,
+    ): Promise<InstanceRef> {
       const from = instance.clusterId ?? clusters.masterId;
+      const moving = from !== to.clusterId;
       const placement = trimSummary(`moved from ${from} to ${to.clusterId} (${reason}): ${to.reasons}`);
       try {
         await patchRecord(master, SFSERVICEINSTANCE, instance.namespace, instance.name, {
           metadata: {
-            labels: { [LABELS.clusterId]: labelValue(to.clusterId) },
+            labels: {
+              [LABELS.clusterId]: labelValue(to.clusterId),
+              ...(moving && leavesSource ? { [LABELS.leavingCluster]: labelValue(from) } : {}),
+            },
             annotations: { [ANNOTATIONS.placement]: placement },
           },
           spec: { clusterId: to.clusterId },
@@ -343,7 +372,7 @@ export function moveActivities(deps: ActivityDeps) {
           throw terminal(`instance ${instance.instanceId} has no record`, FAILURE_TYPES.instance);
         throw err;
       }
-      if (from !== to.clusterId) await releaseReservationOn(from, instance.instanceId);
+      if (moving && !leavesSource) await releaseReservationOn(from, instance.instanceId);
       return refOn(instance.instanceId, to.clusterId);
     },
 
@@ -351,8 +380,8 @@ export function moveActivities(deps: ActivityDeps) {
      * Takes the instance off the cluster its target names (`target.cluster`), the master's records
      * aside: deletes what its bindings and it applied there, its generated Secrets, and on a
      * sister the copies of its records (whose garbage collector removes what they own), then
-     * releases its reservation there. In progress until nothing it applied is left there; safe to
-     * run again.
+     * releases its reservation there and takes the record's leaving label off when it names that
+     * cluster. In progress until nothing it applied is left there; safe to run again.
      */
     async leaveCluster(target: Target, bindings: readonly BindingRef[]): Promise<StatusReport> {
       const loaded = await load(target);
@@ -401,6 +430,7 @@ export function moveActivities(deps: ActivityDeps) {
         }
       }
       await releaseReservationOn(cluster.id, target.instance.instanceId);
+      await unlabelLeaving(target.instance, cluster.id);
       return { state: 'succeeded', description: `Nothing of the instance is left on cluster ${cluster.id}` };
     },
   };

@@ -97,6 +97,11 @@ export const LABELS = {
    * policy lets its service account write.
    */
   instanceNamespace: 'interoperator.servicefabrik.io/instance-namespace',
+  /**
+   * On instance records during a move, from its switch until nothing of the instance is left on
+   * the cluster it moved from: that cluster. Such a cluster counts the instance as still there.
+   */
+  leavingCluster: 'interoperator.servicefabrik.io/leaving-cluster',
 } as const;
 
 /** The length of a plan revision: a prefix of the sha256 of its spec, short enough for a label. */

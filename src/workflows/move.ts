@@ -135,7 +135,7 @@ export async function moveWorkflow(req: MoveRequest): Promise<OperationStatus> {
     }
 
     op.update({ description: `Switching the instance to cluster ${target.clusterId}` });
-    instance = await switchCluster(source, placed, reason);
+    instance = await switchCluster(source, placed, reason, !lost);
     switched = true;
     upsertSearchAttributes([{ key: OsbClusterId, value: placed.clusterId }]);
     for (const binding of move.bindings) {

@@ -14,7 +14,7 @@ import { drainWorkflowId } from '../../src/admin/contract.js';
 import type { ClusterClient } from '../../src/kube/clients.js';
 import { registerCluster } from '../../src/kube/cluster-registry.js';
 import { deleteRecord, getRecord, listRecords, patchRecord } from '../../src/kube/custom-objects.js';
-import { bindingSecretName, instanceWorkflowId, resourceName } from '../../src/resources/names.js';
+import { LABELS, bindingSecretName, instanceWorkflowId, resourceName } from '../../src/resources/names.js';
 import {
   SFCLUSTER,
   SFSERVICEINSTANCE,
@@ -350,10 +350,37 @@ describe('a sister lost past the evacuation setting', () => {
       patchRecord(master, SFCLUSTER, registry, masterId, { spec: { schedulingDisabled: null } }),
     );
 
+    // (its service object on the sister held by a finalizer, so that taking it off the sister lasts)
+    const held = {
+      group: 'acid.zalan.do',
+      version: 'v1',
+      plural: 'postgresqls',
+      namespace: `sf-${instanceId}`,
+      name: `sapcp-${instanceId}`,
+    };
+    const finalizers = (list: string[] | null) =>
+      own.admin.custom.patchNamespacedCustomObject(
+        { ...held, body: { metadata: { finalizers: list } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    await finalizers(['test.servicefabrik.io/held']);
+
     // WHEN the sister's SFCluster is deleted
     await deleteRecord(master, SFCLUSTER, registry, sisterId);
 
-    // THEN a drain started by the deletion moves the instance to the master, and the SFCluster goes
+    // THEN a drain started by the deletion moves the instance to the master; while the move is
+    // still taking it off the sister, the record says so and the SFCluster stays
+    const switched = await eventually('the instance switched to the master', async () => {
+      const read = await recordOf(instanceId);
+      return read?.spec.clusterId === masterId ? read : undefined;
+    });
+    expect(switched.metadata.labels?.[LABELS.leavingCluster]).toBe(sisterId);
+    for (let round = 0; round < 5; round++) {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(await getRecord<SFCluster>(master, SFCLUSTER, registry, sisterId)).toBeDefined();
+    }
+    expect(await postgresqlOn(own.admin, instanceId)).toBe(true);
+    await finalizers(null);
     await eventually(
       'the SFCluster gone',
       async () => ((await getRecord<SFCluster>(master, SFCLUSTER, registry, sisterId)) ? undefined : true),
@@ -366,6 +393,7 @@ describe('a sister lost past the evacuation setting', () => {
     });
     expect(moved?.spec.clusterId).toBe(masterId);
     expect(moved?.status?.lastAction).toMatchObject({ operation: 'move', state: 'succeeded' });
+    expect(moved?.metadata.labels?.[LABELS.leavingCluster]).toBeUndefined();
     expect(await postgresqlOn(master, instanceId)).toBe(true);
     await untilNamespaceGone(own.admin, `sf-${instanceId}`, 60_000);
     const raw = await temporalClient(settings.payloadKeys);
