@@ -10,10 +10,12 @@ import { Context } from '@temporalio/activity';
 import type { ClusterClient } from '../kube/clients.js';
 import { clusterCapabilities } from '../kube/discovery.js';
 import { statusCodeOf } from '../kube/errors.js';
-import { applyObject, deleteObject, readObject, releaseFields } from '../kube/objects.js';
+import { applyObject, deleteObject, mergePatchObject, readObject, releaseFields } from '../kube/objects.js';
+import { bindAdditionsRemoval } from '../resources/bind-additions.js';
 import { isCustomAction, type CustomAction } from '../resources/actions.js';
 import {
   FIELD_MANAGER,
+  ANNOTATIONS,
   LABELS,
   actionFieldManager,
   bindingFieldManager,
@@ -855,6 +857,35 @@ export function resourceActivities(deps: ActivityDeps) {
     },
   };
 
+  /**
+   * For a binding adopted from Service Fabrik, what its bind added to the instance's objects
+   * `shared`, which Service Fabrik's field manager owns with the rest of each object: the keys the
+   * bind template renders in the object and the provision template does not
+   * (resources/bind-additions.ts), as merge patches that take them out. None for a binding made
+   * here, which owns its additions and gives them up with its field manager.
+   */
+  async function addedByAdoptedBind(
+    loaded: Loaded,
+    target: Target,
+    shared: readonly AppliedResource[],
+  ): Promise<{ ref: AppliedResource; removal: Record<string, unknown> }[]> {
+    const { binding, ...instanceOnly } = loaded;
+    if (!binding?.metadata.annotations?.[ANNOTATIONS.adoptedFromServiceFabrik] || shared.length === 0)
+      return [];
+    const none = async () => undefined;
+    const bound = (await desiredObjects(loaded, target, 'bind', none)) ?? [];
+    const { binding: _binding, ...instanceTarget } = target;
+    const provisioned = (await desiredObjects(instanceOnly, instanceTarget, 'provision', none)) ?? [];
+    const added: { ref: AppliedResource; removal: Record<string, unknown> }[] = [];
+    for (const ref of shared) {
+      const object = (among: readonly DesiredObject[]) => among.find((d) => sameResource(d.ref, ref))?.object;
+      const bindObject = object(bound);
+      const removal = bindObject && bindAdditionsRemoval(bindObject, object(provisioned));
+      if (removal) added.push({ ref, removal });
+    }
+    return added;
+  }
+
   /** Deletes what was applied for the target (deleteResources). */
   async function deleteResourcesOf(target: Target): Promise<number> {
     const loaded = await load(target);
@@ -865,12 +896,20 @@ export function resourceActivities(deps: ActivityDeps) {
         binding.status?.resources ?? [],
         loaded.instance.status?.resources ?? [],
       );
+      const added = await addedByAdoptedBind(loaded, target, shared);
       for (const ref of shared) {
         await kubeCall(
           `releasing the fields of binding ${binding.spec.id} in ${describe(ref, cluster.id)}`,
           () => releaseFields(cluster, ref, manager),
           sisterId(cluster),
         );
+        const removal = added.find((a) => sameResource(a.ref, ref))?.removal;
+        if (removal)
+          await kubeCall(
+            `taking out of ${describe(ref, cluster.id)} what the bind of binding ${binding.spec.id} added`,
+            () => mergePatchObject(cluster, ref, removal, manager),
+            sisterId(cluster),
+          );
       }
     }
     for (const ref of await remainingResources(loaded)) {

@@ -123,6 +123,30 @@ export async function releaseFields(
 }
 
 /**
+ * Merge-patches an object as `fieldManager`: a key set to null is taken out whoever owns it. An
+ * object already gone is done.
+ */
+export async function mergePatchObject(
+  cluster: ClusterClient,
+  ref: AppliedResource,
+  patch: Record<string, unknown>,
+  fieldManager: string,
+): Promise<void> {
+  try {
+    await cluster.objects.patch(
+      { ...patch, ...specOf(ref) } as KubernetesObject,
+      undefined,
+      undefined,
+      fieldManager,
+      undefined,
+      PatchStrategy.MergePatch,
+    );
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+}
+
+/**
  * Creates a namespace, with `labels`, or finds it (as it is): `terminating` when it exists but is
  * being deleted (objects cannot be made in it until it is gone).
  */

@@ -350,9 +350,10 @@ describe('adopting a Service Fabrik landscape', () => {
     );
     const pg = await readPostgresql();
     expect(pg.metadata.uid).toBe(postgresqlUid);
-    // What Service Fabrik's bind added to the postgresql stays its field manager's: the unbind does not take it
-    // out (docs/migrating-from-service-fabrik.md, what changes for a service owner).
-    expect(Object.keys(pg.spec.users).sort()).toEqual([bindingId, 'main'].sort());
+    // What Service Fabrik's bind added to the postgresql (its login), owned by Service Fabrik's field
+    // manager with the rest of the object, is taken out; the provision's user stays
+    expect(Object.keys(pg.spec.users)).toEqual(['main']);
+    expect(pg.spec.users.main).toEqual(['superuser', 'createdb']);
   });
 
   test('deprovision removes everything', async () => {

@@ -1,0 +1,48 @@
+/**
+ * What a binding's bind added to an object of its instance, and the merge patch that takes it out
+ * again. A binding made here owns its additions under a field manager of its own and gives them up
+ * at its unbind; a binding adopted from Service Fabrik does not: Service Fabrik's inter-operator
+ * wrote the whole object under one field manager, so what its bind added (a login in the
+ * operator's object, say) is known only by comparing the bind's rendering of the object with the
+ * provision's.
+ *
+ * Pure.
+ */
+import type { KubeObject } from './types.js';
+
+/** The parts of an object that are its identity or the operator's, never a bind's addition. */
+const NOT_COMPARED = new Set(['apiVersion', 'kind', 'metadata', 'status']);
+
+const isMap = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The keys `bound` has, at any depth of its maps, that `provisioned` has not: each set to null. */
+function additions(bound: Record<string, unknown>, provisioned: Record<string, unknown>) {
+  const patch: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(bound)) {
+    if (!Object.hasOwn(provisioned, key)) patch[key] = null;
+    else if (isMap(value) && isMap(provisioned[key])) {
+      const deeper = additions(value, provisioned[key]);
+      if (deeper) patch[key] = deeper;
+    }
+  }
+  return Object.keys(patch).length > 0 ? patch : undefined;
+}
+
+/**
+ * A JSON merge patch that removes from the object what the bind's rendering of it (`bound`) has
+ * and the provision's rendering of it (`provisioned`) has not: every such key of its maps, outside
+ * `apiVersion`, `kind`, `metadata` and `status`. What both render is the provision's and stays,
+ * whatever its value; so do lists, whose elements a merge patch cannot take out one by one.
+ * Undefined when the bind added nothing, or when the provision does not render the object at all
+ * (then it is not the instance's to keep).
+ */
+export function bindAdditionsRemoval(
+  bound: KubeObject,
+  provisioned: KubeObject | undefined,
+): Record<string, unknown> | undefined {
+  if (!provisioned) return undefined;
+  const compared = (obj: KubeObject) =>
+    Object.fromEntries(Object.entries(obj).filter(([key]) => !NOT_COMPARED.has(key)));
+  return additions(compared(bound), compared(provisioned));
+}

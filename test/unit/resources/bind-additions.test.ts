@@ -1,0 +1,65 @@
+import { bindAdditionsRemoval } from '../../../src/resources/bind-additions.js';
+import type { KubeObject } from '../../../src/resources/types.js';
+
+const postgresql = (spec: Record<string, unknown>, extra: Partial<KubeObject> = {}): KubeObject => ({
+  apiVersion: 'acid.zalan.do/v1',
+  kind: 'postgresql',
+  metadata: { name: 'sapcp-1', namespace: 'sf-1' },
+  spec,
+  ...extra,
+});
+
+describe('bindAdditionsRemoval', () => {
+  const provisioned = postgresql({
+    teamId: 'sapcp',
+    users: { main: ['superuser', 'createdb'] },
+    databases: { main: 'main' },
+  });
+
+  test("the login a bind added to the instance's object is taken out, nothing else", () => {
+    const bound = postgresql({
+      teamId: 'sapcp',
+      users: { main: ['superuser', 'createdb'], b_1: ['superuser'] },
+      databases: { main: 'main' },
+    });
+    expect(bindAdditionsRemoval(bound, provisioned)).toEqual({ spec: { users: { b_1: null } } });
+  });
+
+  test('keys the provision renders stay whatever value the bind gave them', () => {
+    const bound = postgresql({ teamId: 'other', users: { main: ['login'] }, databases: { main: 'x' } });
+    expect(bindAdditionsRemoval(bound, provisioned)).toBeUndefined();
+  });
+
+  test('a whole section only the bind renders goes, at any depth', () => {
+    const bound = postgresql({
+      teamId: 'sapcp',
+      users: { main: ['superuser', 'createdb'] },
+      databases: { main: 'main' },
+      connectionPooler: { mode: 'session' },
+    });
+    expect(bindAdditionsRemoval(bound, provisioned)).toEqual({ spec: { connectionPooler: null } });
+    const data = (d: Record<string, string>) =>
+      ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: d }) as KubeObject;
+    expect(bindAdditionsRemoval(data({ a: '1', b: '2' }), data({ a: '1' }))).toEqual({ data: { b: null } });
+  });
+
+  test('metadata, status and lists are never taken out', () => {
+    const bound = postgresql(
+      { teamId: 'sapcp', users: { main: ['superuser', 'createdb', 'extra'] }, databases: { main: 'main' } },
+      {
+        metadata: { name: 'sapcp-1', namespace: 'sf-1', annotations: { bound: 'yes' } },
+        status: { phase: 'x' },
+      } as Partial<KubeObject>,
+    );
+    expect(bindAdditionsRemoval(bound, provisioned)).toBeUndefined();
+  });
+
+  test('an object the provision does not render is not the instance’s: nothing to take out', () => {
+    expect(bindAdditionsRemoval(postgresql({ users: { b_1: [] } }), undefined)).toBeUndefined();
+  });
+
+  test('a key the provision renders as a value and the bind as a map stays', () => {
+    const bound = postgresql({ teamId: { nested: 'x' } });
+    expect(bindAdditionsRemoval(bound, postgresql({ teamId: 'sapcp' }))).toBeUndefined();
+  });
+});
