@@ -75,13 +75,18 @@ export async function registerCluster(
   }
 }
 
-/** Lists the registered clusters. */
-export async function listClusters(master: ClusterClient, namespace: string): Promise<SFCluster[]> {
+/** Lists the registered clusters (those carrying every label of `labelSelector`, when given). */
+export async function listClusters(
+  master: ClusterClient,
+  namespace: string,
+  labelSelector?: string,
+): Promise<SFCluster[]> {
   const list = (await master.custom.listNamespacedCustomObject({
     group: SFCLUSTER.group,
     version: SFCLUSTER.version,
     namespace,
     plural: SFCLUSTER.plural,
+    ...(labelSelector ? { labelSelector } : {}),
   })) as { items: SFCluster[] };
   return list.items;
 }
@@ -101,14 +106,7 @@ export const PRIMARY_CLUSTER_LABEL = 'interoperator.servicefabrik.io/primaryclus
 export async function labelledMaster(master: ClusterClient, namespace: string): Promise<string | undefined> {
   let items: SFCluster[];
   try {
-    const list = (await master.custom.listNamespacedCustomObject({
-      group: SFCLUSTER.group,
-      version: SFCLUSTER.version,
-      namespace,
-      plural: SFCLUSTER.plural,
-      labelSelector: `${PRIMARY_CLUSTER_LABEL}=true`,
-    })) as { items: SFCluster[] };
-    items = list.items;
+    items = await listClusters(master, namespace, `${PRIMARY_CLUSTER_LABEL}=true`);
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
