@@ -99,6 +99,28 @@ export async function deleteObject(cluster: ClusterClient, ref: AppliedResource)
   }
 }
 
+/** Patches an existing object as `fieldManager`; one already gone is done. */
+async function patchUnlessGone(
+  cluster: ClusterClient,
+  body: Record<string, unknown>,
+  fieldManager: string,
+  strategy: typeof PatchStrategy.ServerSideApply | typeof PatchStrategy.MergePatch,
+): Promise<void> {
+  const force = strategy === PatchStrategy.ServerSideApply ? true : undefined;
+  try {
+    await cluster.objects.patch(
+      body as KubernetesObject,
+      undefined,
+      undefined,
+      fieldManager,
+      force,
+      strategy,
+    );
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+}
+
 /**
  * Gives up every field `fieldManager` owns in an object: applying an object with no fields
  * removes those only it owned and leaves those others own too.
@@ -108,18 +130,7 @@ export async function releaseFields(
   ref: AppliedResource,
   fieldManager: string,
 ): Promise<void> {
-  try {
-    await cluster.objects.patch(
-      specOf(ref) as KubernetesObject,
-      undefined,
-      undefined,
-      fieldManager,
-      true,
-      PatchStrategy.ServerSideApply,
-    );
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
+  await patchUnlessGone(cluster, specOf(ref), fieldManager, PatchStrategy.ServerSideApply);
 }
 
 /**
@@ -132,18 +143,7 @@ export async function mergePatchObject(
   patch: Record<string, unknown>,
   fieldManager: string,
 ): Promise<void> {
-  try {
-    await cluster.objects.patch(
-      { ...patch, ...specOf(ref) } as KubernetesObject,
-      undefined,
-      undefined,
-      fieldManager,
-      undefined,
-      PatchStrategy.MergePatch,
-    );
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
+  await patchUnlessGone(cluster, { ...patch, ...specOf(ref) }, fieldManager, PatchStrategy.MergePatch);
 }
 
 /**
