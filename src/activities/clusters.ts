@@ -216,21 +216,17 @@ async function probeCluster(
 }
 
 /**
- * Number of instance records in the master placed on the cluster (by their cluster-id label), and
- * of those moved away that are still being taken off it (their leaving label): in the one instance
- * namespace when there is one, else in all namespaces.
+ * Number of instance records in the master placed on the cluster (by their cluster-id label), or
+ * with `label` the leaving label, of those moved away that are still being taken off it: in the
+ * one instance namespace when there is one, else in all namespaces.
  */
 async function instancesOn(
   master: ClusterClient,
   clusterId: string,
   instanceNamespace: string | undefined,
+  label: string = LABELS.clusterId,
 ): Promise<number> {
-  const counts = await Promise.all(
-    [LABELS.clusterId, LABELS.leavingCluster].map((label) =>
-      countRecords(master, SFSERVICEINSTANCE, instanceNamespace, `${label}=${labelValue(clusterId)}`),
-    ),
-  );
-  return counts[0]! + counts[1]!;
+  return countRecords(master, SFSERVICEINSTANCE, instanceNamespace, `${label}=${labelValue(clusterId)}`);
 }
 
 /**
@@ -353,11 +349,17 @@ export function clusterActivities({
         const crds = onboardingCondition(onboarded, previous);
         return { probe, ...(crds ? { crds } : {}) };
       };
-      const [found, instances] = await Promise.all([
-        cluster.metadata.deletionTimestamp ? undefined : probed(),
+      const deleting = cluster.metadata.deletionTimestamp !== undefined;
+      const [found, instances, leaving] = await Promise.all([
+        deleting ? undefined : probed(),
         instancesCounted === 'on the master'
           ? instancesOn(master, clusterId, instanceNamespace)
           : clusters.get(clusterId).then((there) => instancesOn(there, clusterId, instanceNamespace)),
+        // Its deletion waits for the moves still taking instances off it too (counted by their
+        // copies there already when counting on the cluster itself).
+        deleting && instancesCounted === 'on the master'
+          ? instancesOn(master, clusterId, instanceNamespace, LABELS.leavingCluster)
+          : 0,
       ]);
       heartbeat();
       const statusOf = (read: SFCluster) =>
@@ -402,7 +404,11 @@ export function clusterActivities({
       }
       health?.clusterPhase(clusterId, status.phase, clusterFigures(written, instances));
       // Decided on the SFCluster as written, so that a deletion requested meanwhile is seen.
-      const finalizers = clusterFinalizers(written, instances);
+      // A deletion requested during this round is decided by the next, which counts the moves leaving.
+      const finalizers =
+        deleting || !written.metadata.deletionTimestamp
+          ? clusterFinalizers(written, instances + leaving)
+          : undefined;
       // The kubeconfig goes before the finalizer: once the SFCluster is gone, nothing names it.
       if (finalizers?.released && clusterId !== masterId)
         await removeKubeconfigSecret(master, namespace, written);

@@ -31,6 +31,12 @@ const params = (kind: ResourceKind, namespace: string) => ({
   namespace,
 });
 const mergePatch = () => setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+/** Asks a list for the objects' metadata alone (the apiserver's PartialObjectMetadataList). */
+const metadataOnly = () =>
+  setHeaderOptions(
+    'Accept',
+    'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json',
+  );
 
 export async function getRecord<T extends KubeObject>(
   cluster: ClusterClient,
@@ -160,6 +166,15 @@ export interface RecordPage<T> {
   readonly continue?: string;
 }
 
+/** What a page of a list asks for. */
+export interface PageQuery {
+  readonly labelSelector?: string;
+  readonly limit?: number;
+  readonly continue?: string;
+  /** Only each record's metadata (its kind `PartialObjectMetadata`): a fraction of the bytes. */
+  readonly metadataOnly?: boolean;
+}
+
 /**
  * One page of the records of a kind, in one namespace or (without one) in all, selected by
  * labels; `limit` and `continue` are the apiserver's list paging, passed through.
@@ -168,25 +183,24 @@ export async function listRecordPage<T extends KubeObject>(
   cluster: ClusterClient,
   kind: ResourceKind,
   namespace: string | undefined,
-  query: { readonly labelSelector?: string; readonly limit?: number; readonly continue?: string },
+  query: PageQuery,
 ): Promise<RecordPage<T>> {
   const paging = {
     ...(query.labelSelector ? { labelSelector: query.labelSelector } : {}),
     ...(query.limit ? { limit: query.limit } : {}),
     ...(query.continue ? { _continue: query.continue } : {}),
   };
+  const options = query.metadataOnly ? metadataOnly() : undefined;
   const list = (
     namespace
-      ? await cluster.custom.listNamespacedCustomObject({ ...params(kind, namespace), ...paging })
-      : await cluster.custom.listClusterCustomObject({
-          group: kind.group,
-          version: kind.version,
-          plural: kind.plural,
-          ...paging,
-        })
-  ) as { items: T[]; metadata?: { continue?: string } };
+      ? await cluster.custom.listNamespacedCustomObject({ ...params(kind, namespace), ...paging }, options)
+      : await cluster.custom.listClusterCustomObject(
+          { group: kind.group, version: kind.version, plural: kind.plural, ...paging },
+          options,
+        )
+  ) as { items: T[] | null; metadata?: { continue?: string } };
   const next = list.metadata?.continue;
-  return { items: ownedOf(cluster, kind, list.items), ...(next ? { continue: next } : {}) };
+  return { items: ownedOf(cluster, kind, list.items ?? []), ...(next ? { continue: next } : {}) };
 }
 
 /** Records a count reads at once: what it holds in memory, whatever the number of records. */
@@ -204,6 +218,7 @@ export async function forEachRecord<T extends KubeObject>(
   labelSelector: string,
   visit: (record: T) => void,
   pageSize = COUNT_PAGE_SIZE,
+  metadataOnly = false,
 ): Promise<void> {
   let next: string | undefined;
   do {
@@ -211,6 +226,7 @@ export async function forEachRecord<T extends KubeObject>(
       labelSelector,
       limit: pageSize,
       ...(next ? { continue: next } : {}),
+      ...(metadataOnly ? { metadataOnly } : {}),
     });
     for (const record of page.items) visit(record);
     next = page.continue;
@@ -219,14 +235,15 @@ export async function forEachRecord<T extends KubeObject>(
 
 /**
  * How many records of a kind, in one namespace or (without one) in all, selected by labels, pass
- * `counts` (all by default), read as {@link forEachRecord} reads them.
+ * `counts` (all by default), read as {@link forEachRecord} reads them: without `counts`, only their
+ * metadata is read.
  */
 export async function countRecords<T extends KubeObject>(
   cluster: ClusterClient,
   kind: ResourceKind,
   namespace: string | undefined,
   labelSelector: string,
-  counts: (record: T) => boolean = () => true,
+  counts?: (record: T) => boolean,
   pageSize = COUNT_PAGE_SIZE,
 ): Promise<number> {
   let total = 0;
@@ -235,8 +252,9 @@ export async function countRecords<T extends KubeObject>(
     kind,
     namespace,
     labelSelector,
-    (record) => void (counts(record) && (total += 1)),
+    (record) => void ((!counts || counts(record)) && (total += 1)),
     pageSize,
+    counts === undefined,
   );
   return total;
 }

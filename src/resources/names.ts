@@ -99,7 +99,7 @@ export const LABELS = {
   instanceNamespace: 'interoperator.servicefabrik.io/instance-namespace',
   /**
    * On instance records during a move, from its switch until nothing of the instance is left on
-   * the cluster it moved from: that cluster. Such a cluster counts the instance as still there.
+   * the cluster it moved from: that cluster. The deletion of that cluster's SFCluster waits for it.
    */
   leavingCluster: 'interoperator.servicefabrik.io/leaving-cluster',
 } as const;

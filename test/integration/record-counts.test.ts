@@ -1,9 +1,10 @@
 /**
  * Counting records a page at a time, on the real apiserver: the count over several pages equals
  * the records selected, the predicate is applied to every one of them, and records of other
- * namespaces or labels are left out. (What the quota check and the cluster probe count with.)
+ * namespaces or labels are left out; a count without a predicate reads only the records' metadata.
+ * (What the quota check and the cluster probe count with.)
  */
-import { countRecords, createRecord } from '../../src/kube/custom-objects.js';
+import { countRecords, createRecord, listRecordPage } from '../../src/kube/custom-objects.js';
 import { LABELS } from '../../src/resources/names.js';
 import { SFSERVICEINSTANCE, type SFServiceInstance } from '../../src/resources/types.js';
 import { clusters, unique } from '../support/env.js';
@@ -45,5 +46,22 @@ describe('counting records page by page', () => {
     const ofX = (r: SFServiceInstance) => r.spec.organizationGuid === 'x';
     expect(await countRecords(master!, SFSERVICEINSTANCE, undefined, selector, ofX, 2)).toBe(3);
     expect(await countRecords(master!, SFSERVICEINSTANCE, undefined, selector, ofX, 1)).toBe(3);
+  });
+
+  test('GIVEN no predicate THEN the pages hold only the records’ metadata, which the count reads', async () => {
+    const page = await listRecordPage(master!, SFSERVICEINSTANCE, namespaces[0], {
+      labelSelector: selector,
+      limit: 2,
+      metadataOnly: true,
+    });
+    expect(page.items).toHaveLength(2);
+    expect(page.continue).toBeDefined();
+    for (const item of page.items) {
+      expect(item).toMatchObject({ kind: 'PartialObjectMetadata', metadata: { namespace: namespaces[0] } });
+      expect(item.metadata.labels?.[LABELS.planId]).toBe(`${run}-plan`);
+      expect((item as Partial<SFServiceInstance>).spec).toBeUndefined();
+    }
+    // (a metadata list of nothing has its items null, not empty)
+    expect(await countRecords(master!, SFSERVICEINSTANCE, undefined, `${LABELS.planId}=${run}-none`)).toBe(0);
   });
 });
