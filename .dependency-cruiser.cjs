@@ -54,7 +54,7 @@ const layers = [
   ['kube', 'resources', 'osb', 'metrics'],
   ['workflows', 'resources', 'osb', 'admin', 'scheduling', 'clusters', 'activities'],
   ['activities', ...pure, 'kube', 'workflows', 'metrics'],
-  ['controllers', ...pure, 'kube', 'workflows', 'activities', 'metrics'],
+  ['controllers', ...pure, 'adoption', 'kube', 'workflows', 'activities', 'metrics'],
   ['temporal', 'workflows'],
   ['config.ts', 'scheduling', 'temporal'],
   ['tracing.ts', 'config.ts'],

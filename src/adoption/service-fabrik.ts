@@ -47,6 +47,17 @@ export function instanceOperationOf(
   return 'provision';
 }
 
+/**
+ * The last-operation label Service Fabrik's controllers would write for an instance's OSB
+ * operation (the other way round of {@link instanceOperationOf}); undefined for another.
+ */
+export function lastOperationLabelOf(operation: string | undefined): string | undefined {
+  if (operation === 'provision') return 'in_queue';
+  if (operation === 'update') return 'update';
+  if (operation === 'deprovision') return 'delete';
+  return undefined;
+}
+
 /** The OSB operation a Service Fabrik binding record last ran, by its last-operation label. */
 export const bindingOperationOf = (lastOperation: string | undefined): 'bind' | 'unbind' =>
   lastOperation === 'delete' ? 'unbind' : 'bind';

@@ -1,21 +1,24 @@
 /**
- * The state of every instance and binding record, one series each, as Service Fabrik's
- * interoperator exports it (`interoperator_service_instances_state`,
- * `interoperator_service_bindings_state`), so that its dashboards and alerts keep working on a
+ * The state of every instance and binding record, one series each in each pair, as Service
+ * Fabrik's interoperator exports them: the plain pair (`interoperator_service_instances_state`,
+ * `interoperator_service_bindings_state`) and the detailed one
+ * (`interoperator_service_instances_metrics_state`, `interoperator_service_bindings_metrics_state`,
+ * labelled as record-state-labels.ts says), so that its dashboards and alerts keep working on a
  * landscape that switched. Off by default: a series per record is what our own metrics avoid.
  *
  * It reads the records a page at a time once, then follows them by a watch of each kind
  * (kind-watch.ts, which neither lists nor keeps the objects): each change is read again by name,
  * so what is reported is the record as it is, never an older event's copy. It keeps a number per
- * record, not the record. A record that goes is reported as gone (4) for {@link GONE_TTL_MS},
- * then forgotten. Only the records of this installation count (the owner label).
+ * record and the few strings its labels need, not the record. A record that goes is reported as
+ * gone (4) for {@link GONE_TTL_MS}, then forgotten. Only the records of this installation count
+ * (the owner label).
  *
  * A controller, not an activity: it runs beside the activities in the worker.
  */
 import type { ClusterClient } from '../kube/clients.js';
 import { forEachRecord, getRecord } from '../kube/custom-objects.js';
 import { watchKind, type ObjectKey } from '../kube/kind-watch.js';
-import type { RecordStateRecorder } from '../metrics/recorders.js';
+import type { BindingStateLabels, InstanceStateLabels, RecordStateRecorder } from '../metrics/recorders.js';
 import { isOwnedBy } from '../resources/record-labels.js';
 import {
   SFSERVICEBINDING,
@@ -24,6 +27,7 @@ import {
   type SFServiceBinding,
   type SFServiceInstance,
 } from '../resources/types.js';
+import { bindingStateLabels, instanceStateLabels } from './record-state-labels.js';
 
 /** How long a record that went is still reported as gone. */
 export const GONE_TTL_MS = 60 * 60_000;
@@ -53,15 +57,16 @@ export function serviceFabrikStateCode(state: string | undefined): number | unde
   }
 }
 
-/** What is reported of one record: its ids and its state's number. */
-interface Reported {
-  readonly kind: 'instance' | 'binding';
+/** What is reported of one record: its ids, its state's number and its detailed series' labels. */
+type Reported = (
+  | { readonly kind: 'instance'; readonly labels?: InstanceStateLabels }
+  | { readonly kind: 'binding'; readonly bindingId: string; readonly labels?: BindingStateLabels }
+) & {
   readonly instanceId: string;
-  readonly bindingId?: string;
   readonly code: number;
   /** When a gone record is forgotten. */
   readonly forgetAt?: number;
-}
+};
 
 export interface RecordStates {
   /** Resolves once every record has been read once. */
@@ -101,15 +106,15 @@ export function recordStates(options: RecordStateOptions): RecordStates {
     const previous = reported.get(key);
     if (previous) {
       if (previous.kind === 'instance') recorder.instanceState(previous.instanceId, undefined);
-      else recorder.bindingState(previous.bindingId!, previous.instanceId, undefined);
+      else recorder.bindingState(previous.bindingId, previous.instanceId, undefined);
     }
     if (!next) {
       reported.delete(key);
       return;
     }
     reported.set(key, next);
-    if (next.kind === 'instance') recorder.instanceState(next.instanceId, next.code);
-    else recorder.bindingState(next.bindingId!, next.instanceId, next.code);
+    if (next.kind === 'instance') recorder.instanceState(next.instanceId, next.code, next.labels);
+    else recorder.bindingState(next.bindingId, next.instanceId, next.code, next.labels);
   };
 
   const reportedOf = (
@@ -121,7 +126,12 @@ export function recordStates(options: RecordStateOptions): RecordStates {
     if (code === undefined) return undefined;
     if (kind === SFSERVICEINSTANCE) {
       const instance = record as SFServiceInstance;
-      return { kind: 'instance', instanceId: instance.spec.instanceId ?? instance.metadata.name, code };
+      return {
+        kind: 'instance',
+        instanceId: instance.spec.instanceId ?? instance.metadata.name,
+        code,
+        labels: instanceStateLabels(instance),
+      };
     }
     const binding = record as SFServiceBinding;
     return {
@@ -129,13 +139,16 @@ export function recordStates(options: RecordStateOptions): RecordStates {
       instanceId: binding.spec.instanceId,
       bindingId: binding.spec.id,
       code,
+      labels: bindingStateLabels(binding),
     };
   };
 
   const gone = (key: string) => {
     const previous = reported.get(key);
     if (!previous || previous.forgetAt) return;
-    report(key, { ...previous, code: GONE, forgetAt: Date.now() + goneTtlMs });
+    // A gone record's detailed series has its id alone, as Service Fabrik's.
+    const { labels: _, ...ids } = previous;
+    report(key, { ...ids, code: GONE, forgetAt: Date.now() + goneTtlMs });
   };
 
   async function readAgain(kind: ResourceKind, object: ObjectKey): Promise<void> {

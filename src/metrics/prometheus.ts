@@ -5,9 +5,11 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type {
+  BindingStateLabels,
   ClusterFigures,
   ClusterHealthRecorder,
   FinishedOperation,
+  InstanceStateLabels,
   KubeCallOutcome,
   KubeCallRecorder,
   OperationKind,
@@ -195,14 +197,21 @@ export function workerMetrics(
 }
 
 /**
- * The state of every instance and binding record, a series each, under Service Fabrik's names
- * (`interoperator_service_instances_state{instance_id}`,
- * `interoperator_service_bindings_state{binding_id, instance_id}`). Registered only where asked
- * for: a series per record is what the other metrics avoid.
+ * The state of every instance and binding record under Service Fabrik's names, a series each in
+ * each of two pairs: the plain one (`interoperator_service_instances_state{instance_id}`,
+ * `interoperator_service_bindings_state{binding_id, instance_id}`) and the detailed one its
+ * dashboards read (`interoperator_service_instances_metrics_state`,
+ * `interoperator_service_bindings_metrics_state`), labelled with what the record says. A record
+ * whose labels change has its series replaced, never a second one; a gone record's detailed series
+ * has its own id alone, the rest empty, as Service Fabrik's. Registered only where asked for: a
+ * series per record is what the other metrics avoid.
  */
 export function recordStateMetrics(registry: Registry): RecordStateRecorder {
-  const instances = new Map<string, number>();
-  const bindings = new Map<string, { instanceId: string; code: number }>();
+  const instances = new Map<string, { code: number; labels: InstanceStateLabels | undefined }>();
+  const bindings = new Map<
+    string,
+    { instanceId: string; code: number; labels: BindingStateLabels | undefined }
+  >();
   new Gauge({
     name: `${METRIC_PREFIX}service_instances_state`,
     help: 'State of a service instance: 0 succeeded, 1 failed, 2 in progress, 3 in_queue/update/delete, 4 gone.',
@@ -210,7 +219,7 @@ export function recordStateMetrics(registry: Registry): RecordStateRecorder {
     registers: [registry],
     collect() {
       this.reset();
-      for (const [instance_id, code] of instances) this.set({ instance_id }, code);
+      for (const [instance_id, { code }] of instances) this.set({ instance_id }, code);
     },
   });
   new Gauge({
@@ -224,14 +233,78 @@ export function recordStateMetrics(registry: Registry): RecordStateRecorder {
         this.set({ binding_id, instance_id: instanceId }, code);
     },
   });
-  return {
-    instanceState(instanceId, code) {
-      if (code === undefined) instances.delete(instanceId);
-      else instances.set(instanceId, code);
+  new Gauge({
+    name: `${METRIC_PREFIX}service_instances_metrics_state`,
+    help: 'State of a service instance, labelled with what its record says: 0 succeeded, 1 failed, 2 in progress, 3 in_queue/update/delete, 4 gone.',
+    labelNames: [
+      'instance_id',
+      'state',
+      'creation_timestamp',
+      'deletion_timestamp',
+      'service_id',
+      'plan_id',
+      'organization_guid',
+      'space_guid',
+      'sf_namespace',
+      'last_operation',
+    ] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [instance_id, { code, labels }] of instances)
+        this.set(
+          {
+            instance_id,
+            state: labels?.state ?? '',
+            creation_timestamp: labels?.creationTimestamp ?? '',
+            deletion_timestamp: labels?.deletionTimestamp ?? '',
+            service_id: labels?.serviceId ?? '',
+            plan_id: labels?.planId ?? '',
+            organization_guid: labels?.organizationGuid ?? '',
+            space_guid: labels?.spaceGuid ?? '',
+            sf_namespace: labels?.namespace ?? '',
+            last_operation: labels?.lastOperation ?? '',
+          },
+          code,
+        );
     },
-    bindingState(bindingId, instanceId, code) {
+  });
+  new Gauge({
+    name: `${METRIC_PREFIX}service_bindings_metrics_state`,
+    help: 'State of a service binding, labelled with what its record says: 0 succeeded, 1 failed, 2 in progress, 3 in_queue/update/delete, 4 gone.',
+    labelNames: [
+      'binding_id',
+      'instance_id',
+      'creation_timestamp',
+      'deletion_timestamp',
+      'state',
+      'sf_namespace',
+    ] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [binding_id, { instanceId, code, labels }] of bindings)
+        this.set(
+          {
+            binding_id,
+            instance_id: labels ? instanceId : '',
+            creation_timestamp: labels?.creationTimestamp ?? '',
+            deletion_timestamp: labels?.deletionTimestamp ?? '',
+            state: labels?.state ?? '',
+            sf_namespace: labels?.namespace ?? '',
+          },
+          code,
+        );
+    },
+  });
+  return {
+    instanceState(instanceId, code, labels) {
+      if (code === undefined) instances.delete(instanceId);
+      else instances.set(instanceId, { code, labels });
+    },
+    bindingState(bindingId, instanceId, code, labels) {
       if (code === undefined) bindings.delete(bindingId);
-      else bindings.set(bindingId, { instanceId, code });
+      else bindings.set(bindingId, { instanceId, code, labels });
     },
   };
 }

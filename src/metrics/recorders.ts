@@ -77,12 +77,45 @@ export interface ClusterHealthRecorder {
 }
 
 /**
+ * What Service Fabrik's detailed series of an instance says of it beside its id and number, each
+ * as its interoperator writes it: the record's `status.state`, its timestamps as Go prints them
+ * (the deletion's empty while it is not being deleted), its catalog and platform ids, its namespace
+ * and its last operation (`in_queue`, `update` or `delete`).
+ */
+export interface InstanceStateLabels {
+  readonly state: string;
+  readonly creationTimestamp: string;
+  readonly deletionTimestamp: string;
+  readonly serviceId: string;
+  readonly planId: string;
+  readonly organizationGuid: string;
+  readonly spaceGuid: string;
+  readonly namespace: string;
+  readonly lastOperation: string;
+}
+
+/** What Service Fabrik's detailed series of a binding says of it beside its ids and number. */
+export interface BindingStateLabels {
+  readonly state: string;
+  readonly creationTimestamp: string;
+  readonly deletionTimestamp: string;
+  readonly namespace: string;
+}
+
+/**
  * The state of each instance and binding record as a number (Service Fabrik's: 0 succeeded,
- * 1 failed, 2 in progress, 3 waiting, 4 gone); undefined to stop reporting the record.
+ * 1 failed, 2 in progress, 3 waiting, 4 gone), with what its detailed series says of it, none
+ * for a gone record (whose detailed series has its own id alone); undefined to stop reporting
+ * the record.
  */
 export interface RecordStateRecorder {
-  instanceState(instanceId: string, code: number | undefined): void;
-  bindingState(bindingId: string, instanceId: string, code: number | undefined): void;
+  instanceState(instanceId: string, code: number | undefined, labels?: InstanceStateLabels): void;
+  bindingState(
+    bindingId: string,
+    instanceId: string,
+    code: number | undefined,
+    labels?: BindingStateLabels,
+  ): void;
 }
 
 /** The verb of a Kubernetes API call by its HTTP method. */

@@ -1,11 +1,21 @@
 /**
  * The operations ports of a broker and a worker, each its own process on the real servers: a
  * provision and a bind through the OSB API move exactly their counters and histograms on both
- * /metrics, the SDK's own metrics are there too, /metrics needs the token and the probes do not,
- * and a stopping broker is no longer ready while it still answers.
+ * /metrics, the SDK's own metrics are there too, Service Fabrik's record states when asked for,
+ * /metrics needs the token and the probes do not, and a stopping broker is no longer ready while it
+ * still answers.
  */
 import { randomUUID } from 'node:crypto';
-import { eventually } from '../support/env.js';
+import { goTimeString } from '../../src/controllers/record-state-labels.js';
+import { getRecord } from '../../src/kube/custom-objects.js';
+import { resourceName } from '../../src/resources/names.js';
+import {
+  SFSERVICEBINDING,
+  SFSERVICEINSTANCE,
+  type SFServiceBinding,
+  type SFServiceInstance,
+} from '../../src/resources/types.js';
+import { clusters, eventually } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import {
   installCatalog,
@@ -180,7 +190,7 @@ describe('metrics and probes of the broker and the worker', () => {
     }
   });
 
-  test("GIVEN a worker asked for Service Fabrik's record states WHEN records are made, settle and go THEN it has a series per record with Service Fabrik's numbers, gone ones 4", async () => {
+  test("GIVEN a worker asked for Service Fabrik's record states WHEN records are made, settle and go THEN it has a series per record in each pair with Service Fabrik's numbers and labels, gone ones 4", async () => {
     // One settled before it starts: read by its first listing.
     const earlier = randomUUID();
     const made = await osb(
@@ -205,7 +215,35 @@ describe('metrics and probes of the broker and the worker', () => {
           const now = await metricsOf(states);
           return holds(now) ? now : undefined;
         });
-      await until('the earlier instance reported succeeded', (now) => now.get(instanceSeries(earlier)) === 0);
+      // The detailed pair, as Service Fabrik labels it: a gone record's series has its own id alone.
+      const detailedInstanceSeries = (id: string, labels: Record<string, string> = {}) =>
+        `interoperator_service_instances_metrics_state{instance_id="${id}",state="${labels.state ?? ''}",` +
+        `creation_timestamp="${labels.created ?? ''}",deletion_timestamp="",` +
+        `service_id="${labels.state ? SERVICE_ID : ''}",plan_id="${labels.state ? PLAN_ID : ''}",` +
+        `organization_guid="${labels.state ? 'org' : ''}",space_guid="${labels.state ? 'space' : ''}",` +
+        `sf_namespace="${labels.state ? `sf-${id}` : ''}",last_operation="${labels.lastOperation ?? ''}"}`;
+      const detailedBindingSeries = (labels: Record<string, string> = {}) =>
+        labels.state
+          ? `interoperator_service_bindings_metrics_state{binding_id="${bindingId}",instance_id="${instanceId}",` +
+            `creation_timestamp="${labels.created}",deletion_timestamp="",state="${labels.state}",` +
+            `sf_namespace="sf-${instanceId}"}`
+          : `interoperator_service_bindings_metrics_state{binding_id="${bindingId}",instance_id="",` +
+            `creation_timestamp="",deletion_timestamp="",state="",sf_namespace=""}`;
+      const [master] = clusters();
+      const createdOf = async (id: string) =>
+        goTimeString(
+          (await getRecord<SFServiceInstance>(master!, SFSERVICEINSTANCE, `sf-${id}`, id))?.metadata
+            .creationTimestamp,
+        );
+      const earlierSeries = detailedInstanceSeries(earlier, {
+        state: 'succeeded',
+        created: await createdOf(earlier),
+        lastOperation: 'in_queue',
+      });
+      await until(
+        'the earlier instance reported succeeded',
+        (now) => now.get(instanceSeries(earlier)) === 0 && now.get(earlierSeries) === 0,
+      );
 
       expect(
         (await osb('PUT', `${instancePath}?accepts_incomplete=true`, provisionBody(SERVICE_ID, PLAN_ID)))
@@ -217,9 +255,31 @@ describe('metrics and probes of the broker and the worker', () => {
         plan_id: PLAN_ID,
       });
       expect(bind.status).toBe(201);
+      const bindingRecord = await getRecord<SFServiceBinding>(
+        master!,
+        SFSERVICEBINDING,
+        `sf-${instanceId}`,
+        resourceName(bindingId),
+      );
+      const succeeded = {
+        instance: detailedInstanceSeries(instanceId, {
+          state: 'succeeded',
+          created: await createdOf(instanceId),
+          lastOperation: 'in_queue',
+        }),
+        binding: detailedBindingSeries({
+          state: 'succeeded',
+          created: goTimeString(bindingRecord?.metadata.creationTimestamp),
+        }),
+      };
+      expect(succeeded.instance).toMatch(/creation_timestamp="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+0000 UTC"/);
       await until(
         'the instance and binding reported succeeded',
-        (now) => now.get(instanceSeries(instanceId)) === 0 && now.get(bindingSeries) === 0,
+        (now) =>
+          now.get(instanceSeries(instanceId)) === 0 &&
+          now.get(bindingSeries) === 0 &&
+          now.get(succeeded.instance) === 0 &&
+          now.get(succeeded.binding) === 0,
       );
 
       const query = `service_id=${SERVICE_ID}&plan_id=${PLAN_ID}`;
@@ -234,10 +294,16 @@ describe('metrics and probes of the broker and the worker', () => {
       );
       const after = await until(
         'the instance and binding reported gone',
-        (now) => now.get(instanceSeries(instanceId)) === 4 && now.get(bindingSeries) === 4,
+        (now) =>
+          now.get(instanceSeries(instanceId)) === 4 &&
+          now.get(bindingSeries) === 4 &&
+          now.get(detailedInstanceSeries(instanceId)) === 4 &&
+          now.get(detailedBindingSeries()) === 4,
       );
-      // One series per record, whatever states it went through.
-      expect([...after.keys()].filter((key) => key.includes(instanceId))).toHaveLength(2);
+      // One series per record in each pair, whatever states and labels it went through.
+      expect(
+        [...after.keys()].filter((key) => key.includes(instanceId) || key.includes(bindingId)),
+      ).toHaveLength(4);
       // The other worker, not asked for them, has none.
       expect([...(await metricsOf(worker)).keys()].some((key) => key.includes('_state{'))).toBe(false);
     } finally {
