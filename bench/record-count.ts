@@ -12,7 +12,12 @@ import { setHeaderOptions } from '@kubernetes/client-node';
 import os from 'node:os';
 import path from 'node:path';
 import { startLocalEnvironment } from '../dev/local/environment.js';
-import { countRecords, createRecord, patchRecordStatus } from '../src/kube/custom-objects.js';
+import {
+  METADATA_LIST_ACCEPT,
+  countRecords,
+  createRecord,
+  patchRecordStatus,
+} from '../src/kube/custom-objects.js';
 import { LABELS } from '../src/resources/names.js';
 import { SFSERVICEINSTANCE, type SFServiceInstance } from '../src/resources/types.js';
 import { cpuByRole, cpuSince } from './cpu.js';
@@ -91,10 +96,7 @@ async function main(): Promise<void> {
             labelSelector: selector,
             resourceVersion: '0',
           },
-          setHeaderOptions(
-            'Accept',
-            'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json',
-          ),
+          setHeaderOptions('Accept', METADATA_LIST_ACCEPT),
         )) as { items: unknown[] | null };
         return list.items?.length ?? 0;
       },

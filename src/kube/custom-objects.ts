@@ -31,12 +31,10 @@ const params = (kind: ResourceKind, namespace: string) => ({
   namespace,
 });
 const mergePatch = () => setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-/** Asks a list for the objects' metadata alone (the apiserver's PartialObjectMetadataList). */
-const metadataOnly = () =>
-  setHeaderOptions(
-    'Accept',
-    'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json',
-  );
+/** The Accept header of a list of the objects' metadata alone (the apiserver's PartialObjectMetadataList). */
+export const METADATA_LIST_ACCEPT =
+  'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+const metadataOnly = () => setHeaderOptions('Accept', METADATA_LIST_ACCEPT);
 
 export async function getRecord<T extends KubeObject>(
   cluster: ClusterClient,
