@@ -21,6 +21,7 @@ import {
 import type { ActivityDeps } from './deps.js';
 import { responseSecret } from './desired-objects.js';
 import { FAILURE_TYPES, retryable, terminal } from './failures.js';
+import { leftClusterOnMaster } from './leaving.js';
 import { recordsGiven, recordsOnMaster, writeRecord, type DropBox } from './master-records.js';
 import { removeBindingRecordOnMaster, removeInstanceRecordsOnMaster } from './records.js';
 import { kubeCall } from './resources.js';
@@ -102,6 +103,11 @@ export function landscapeSideActivities(deps: ActivityDeps) {
                 bindingSecretName(subject.binding!.name),
               );
             });
+            break;
+          case 'leftCluster':
+            await kubeCall(what, () =>
+              leftClusterOnMaster(master, clusters.namespace, subject.instance, clusterId!),
+            );
             break;
         }
       }

@@ -13,7 +13,6 @@ import { listClusters } from '../kube/cluster-registry.js';
 import { getRecord, listRecords, patchRecord, patchRecordStatus } from '../kube/custom-objects.js';
 import { isAlreadyExists, isNotFound } from '../kube/errors.js';
 import { readObject, deleteObject } from '../kube/objects.js';
-import { writeReservations } from '../kube/reservations.js';
 import { actionRefusal } from '../resources/actions.js';
 import { MOVE_OPERATION, migrationOf, type Migration } from '../resources/migration.js';
 import { ANNOTATIONS, LABELS, instanceNamespace, labelValue, resourceName } from '../resources/names.js';
@@ -39,6 +38,10 @@ import type {
 import type { ActivityDeps } from './deps.js';
 import { ownResourcesOf, ownerReferenceTo } from './desired-objects.js';
 import { FAILURE_TYPES, retryable, terminal } from './failures.js';
+import {
+  releaseReservationOn as releaseReservation,
+  unlabelLeaving as unlabelLeavingOnMaster,
+} from './leaving.js';
 import { deleteNamespace } from './namespaces.js';
 import { deleteVersions } from './secret-versions.js';
 import {
@@ -104,35 +107,10 @@ export function moveActivities(deps: ActivityDeps) {
     }));
   }
 
-  /** Releases the instance's reservation on one cluster; safe to repeat. */
-  async function releaseReservationOn(clusterId: string, instanceId: string): Promise<void> {
-    for (let attempt = 0; attempt < 20; attempt++) {
-      const cluster = await getRecord<SFCluster>(master, SFCLUSTER, registry, clusterId);
-      if (!cluster || !Object.hasOwn(cluster.status?.reserved ?? {}, instanceId)) return;
-      if (await writeReservations(master, cluster, { [instanceId]: null })) return;
-    }
-    throw retryable(
-      `releasing the reservation of instance ${instanceId} on cluster ${clusterId}: it keeps changing`,
-    );
-  }
-
-  /** Takes the record's leaving label off when it names the cluster; safe to repeat. */
-  async function unlabelLeaving(instance: InstanceRef, clusterId: string): Promise<void> {
-    const record = await getRecord<SFServiceInstance>(
-      master,
-      SFSERVICEINSTANCE,
-      instance.namespace,
-      instance.name,
-    );
-    if (record?.metadata.labels?.[LABELS.leavingCluster] !== labelValue(clusterId)) return;
-    try {
-      await patchRecord(master, SFSERVICEINSTANCE, instance.namespace, instance.name, {
-        metadata: { labels: { [LABELS.leavingCluster]: null } },
-      });
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
-  }
+  const releaseReservationOn = (clusterId: string, instanceId: string) =>
+    releaseReservation(master, registry, clusterId, instanceId);
+  const unlabelLeaving = (instance: InstanceRef, clusterId: string) =>
+    unlabelLeavingOnMaster(master, instance, clusterId);
 
   /** Copies one Secret from one cluster to another, unless it is there already; the value never leaves this step. */
   async function copySecret(

@@ -28,7 +28,12 @@ export type MasterWrite =
   /** The copies on the cluster are gone: the instance's records on the master go. */
   | { readonly kind: 'removeInstanceRecord' }
   /** The binding's copy on the cluster is gone: its record on the master goes. */
-  | { readonly kind: 'removeBindingRecord' };
+  | { readonly kind: 'removeBindingRecord' }
+  /**
+   * The instance is off the step's cluster: its reservation on that cluster goes, and its record's
+   * leaving label when it names that cluster. Names no cluster: the landscape uses the step's.
+   */
+  | { readonly kind: 'leftCluster' };
 
 /** The records a step works on, by name. */
 export interface WriteSubject {
@@ -49,6 +54,7 @@ const STEPS_OF: Readonly<Record<MasterWrite['kind'], readonly string[] | 'any'>>
   response: ['checkStatus'],
   removeInstanceRecord: ['removeInstanceRecord'],
   removeBindingRecord: ['removeBindingRecord'],
+  leftCluster: ['leaveCluster'],
 };
 
 /**
@@ -88,6 +94,7 @@ export function masterWriteRefusal(
     case 'removeBindingRecord':
       return subject.binding ? undefined : `step ${step} names no binding`;
     case 'removeInstanceRecord':
+    case 'leftCluster':
       return undefined;
   }
 }

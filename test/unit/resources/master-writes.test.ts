@@ -66,6 +66,12 @@ describe('which writes on the master the landscape makes for a step on a cluster
       onBinding,
       { kind: 'removeBindingRecord' },
     ],
+    [
+      'the end of the instance’s stay on the cluster it leaves',
+      'leaveCluster',
+      onInstance,
+      { kind: 'leftCluster' },
+    ],
   ])('GIVEN %s THEN it is made', (_what, step, subject, write) => {
     expect(masterWriteRefusal(step, subject, write)).toBeUndefined();
   });
@@ -126,6 +132,13 @@ describe('which writes on the master the landscape makes for a step on a cluster
       onInstance,
       { kind: 'removeInstanceRecord' },
       'step applyTemplate may not ask for a removeInstanceRecord write',
+    ],
+    [
+      'the end of a stay from a step other than the leave',
+      'removeLeftovers',
+      onInstance,
+      { kind: 'leftCluster' },
+      'step removeLeftovers may not ask for a leftCluster write',
     ],
   ])('GIVEN %s THEN it is refused', (_what, step, subject, write, refusal) => {
     expect(masterWriteRefusal(step, subject, write)).toBe(refusal);
