@@ -35,6 +35,8 @@ export interface MasterRecords {
   writeResponse(binding: SFServiceBinding, secretName: string, json: string): Promise<void>;
   /** Removes the instance's (`removeInstanceRecord`) or binding's records, by `onMaster` here. */
   remove(kind: 'removeInstanceRecord' | 'removeBindingRecord', onMaster: () => Promise<void>): Promise<void>;
+  /** Ends the instance's stay on the step's cluster on the master (`leftCluster`), by `onMaster` here. */
+  leftCluster(onMaster: () => Promise<void>): Promise<void>;
 }
 
 /** Writes a record's status or labels on the master. */
@@ -72,6 +74,7 @@ export function recordsOnMaster(master: ClusterClient): MasterRecords {
       await applyObject(master, responseSecret(binding, secretName, json));
     },
     remove: (_kind, onMaster) => onMaster(),
+    leftCluster: (onMaster) => onMaster(),
   };
 }
 
@@ -125,5 +128,6 @@ export function recordsGiven(
       toMaster.push({ kind: 'response', secretName });
     },
     remove: async (kind) => void toMaster.push({ kind }),
+    leftCluster: async () => void toMaster.push({ kind: 'leftCluster' }),
   };
 }

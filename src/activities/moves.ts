@@ -42,6 +42,7 @@ import {
   releaseReservationOn as releaseReservation,
   unlabelLeaving as unlabelLeavingOnMaster,
 } from './leaving.js';
+import { recordsOnMaster } from './master-records.js';
 import { deleteNamespace } from './namespaces.js';
 import { deleteVersions } from './secret-versions.js';
 import {
@@ -78,6 +79,7 @@ export function moveActivities(deps: ActivityDeps) {
   const master = clusters.master;
   const registry = clusters.namespace;
   const { load, copyOnCluster, secretPlace } = resourceRendering(deps);
+  const records = deps.records ?? recordsOnMaster(master);
 
   /** The instance's reference on `clusterId`, with the task queue of that cluster's own worker. */
   async function refOn(instanceId: string, clusterId: string): Promise<InstanceRef> {
@@ -370,7 +372,7 @@ export function moveActivities(deps: ActivityDeps) {
       const instanceResources = instance.status?.resources ?? [];
       const listed: AppliedResource[] = [...instanceResources];
       for (const ref of bindings) {
-        const binding = await getRecord<SFServiceBinding>(master, SFSERVICEBINDING, ref.namespace, ref.name);
+        const binding = await records.binding(ref.namespace, ref.name);
         if (binding) listed.push(...ownResourcesOf(binding.status?.resources ?? [], instanceResources));
       }
       const present: AppliedResource[] = [];
@@ -407,8 +409,10 @@ export function moveActivities(deps: ActivityDeps) {
           throw clusterFailure(cluster.id, err);
         }
       }
-      await releaseReservationOn(cluster.id, target.instance.instanceId);
-      await unlabelLeaving(target.instance, cluster.id);
+      await records.leftCluster(async () => {
+        await releaseReservationOn(cluster.id, target.instance.instanceId);
+        await unlabelLeaving(target.instance, cluster.id);
+      });
       return { state: 'succeeded', description: `Nothing of the instance is left on cluster ${cluster.id}` };
     },
   };
