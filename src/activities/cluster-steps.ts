@@ -7,10 +7,9 @@
  * cluster's worker leaves it in its drop box on the master, and the landscape moves it next to the
  * binding's record.
  */
-import type { ClusterClient } from '../kube/clients.js';
-import { isNotFound } from '../kube/errors.js';
 import { applyObject } from '../kube/objects.js';
 import { masterWriteRefusal, type MasterWrite } from '../resources/master-writes.js';
+import type { KubeObject } from '../resources/types.js';
 import { bindingSecretName, dropBoxNamespace } from '../resources/names.js';
 import {
   stepSubject,
@@ -22,7 +21,14 @@ import type { ActivityDeps } from './deps.js';
 import { responseSecret } from './desired-objects.js';
 import { FAILURE_TYPES, retryable, terminal } from './failures.js';
 import { leftClusterOnMaster } from './leaving.js';
-import { recordsGiven, recordsOnMaster, writeRecord, type DropBox } from './master-records.js';
+import {
+  deleteSecret,
+  readSecret,
+  recordsGiven,
+  recordsOnMaster,
+  writeRecord,
+  type DropBox,
+} from './master-records.js';
 import { removeBindingRecordOnMaster, removeInstanceRecordsOnMaster } from './records.js';
 import { kubeCall } from './resources.js';
 
@@ -50,6 +56,30 @@ export function landscapeSideActivities(deps: ActivityDeps) {
     const json = Buffer.from(left.data?.response ?? '', 'base64').toString('utf8');
     await applyObject(master, responseSecret(binding, secretName, json));
     await deleteSecret(master, dropBox, secretName);
+  }
+
+  /**
+   * Moves a generated Secret that a move handed over from the drop box of the cluster `clusterId`
+   * to the drop box of the cluster `dropBoxOf` the step names, where the other side of the move
+   * takes it; done when it is there already, or when it is where it is to be.
+   */
+  async function forwardHandedOver(clusterId: string, dropBoxOf: string | undefined, secretName: string) {
+    if (dropBoxOf === undefined || dropBoxOf === clusterId) return;
+    const from = dropBoxNamespace(clusters.namespace, clusterId);
+    const dropBox = dropBoxNamespace(clusters.namespace, dropBoxOf);
+    const left = await readSecret(master, from, secretName);
+    if (!left) {
+      if (await readSecret(master, dropBox, secretName)) return;
+      throw retryable(`the handed-over Secret ${secretName} is not in drop box ${from}`);
+    }
+    await applyObject(master, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      ...(left.type ? { type: left.type } : {}),
+      metadata: { name: secretName, namespace: dropBox, labels: { ...(left.metadata?.labels ?? {}) } },
+      data: left.data ?? {},
+    } as KubeObject);
+    await deleteSecret(master, from, secretName);
   }
 
   return {
@@ -109,27 +139,15 @@ export function landscapeSideActivities(deps: ActivityDeps) {
               leftClusterOnMaster(master, clusters.namespace, subject.instance, clusterId!),
             );
             break;
+          case 'handedOver':
+            await kubeCall(what, () =>
+              forwardHandedOver(clusterId!, (arg as { dropBoxOf?: string }).dropBoxOf, write.secretName),
+            );
+            break;
         }
       }
     },
   };
-}
-
-async function deleteSecret(cluster: ClusterClient, namespace: string, name: string): Promise<void> {
-  try {
-    await cluster.core.deleteNamespacedSecret({ namespace, name });
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
-}
-
-async function readSecret(cluster: ClusterClient, namespace: string, name: string) {
-  try {
-    return await cluster.core.readNamespacedSecret({ namespace, name });
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
 }
 
 /**

@@ -8,6 +8,8 @@
  */
 import type { ClusterClient } from '../kube/clients.js';
 import { getRecord, listRecords, patchRecord, patchRecordStatus } from '../kube/custom-objects.js';
+import type { V1Secret } from '@kubernetes/client-node';
+import { isNotFound } from '../kube/errors.js';
 import { applyObject } from '../kube/objects.js';
 import { LABELS, labelValue } from '../resources/names.js';
 import {
@@ -37,6 +39,17 @@ export interface MasterRecords {
   remove(kind: 'removeInstanceRecord' | 'removeBindingRecord', onMaster: () => Promise<void>): Promise<void>;
   /** Ends the instance's stay on the step's cluster on the master (`leftCluster`), by `onMaster` here. */
   leftCluster(onMaster: () => Promise<void>): Promise<void>;
+  /**
+   * Leaves a generated Secret a move hands over (`secret`, named as resources/names.ts
+   * `handedOverSecretName` says) in the drop box `dropBox` on the master, for the other side of the
+   * move. A cluster's own worker writes only its own drop box: it leaves it there, and the
+   * landscape moves it on (`handedOver`).
+   */
+  handOver(secret: KubeObject, dropBox: string): Promise<void>;
+  /** A Secret left in the drop box `dropBox` on the master; a cluster's own worker reads its own alone. */
+  inDropBox(dropBox: string, name: string): Promise<V1Secret | undefined>;
+  /** Takes a Secret out of the drop box `dropBox` on the master; gone counts as done. */
+  clearDropBox(dropBox: string, name: string): Promise<void>;
 }
 
 /** Writes a record's status or labels on the master. */
@@ -75,6 +88,11 @@ export function recordsOnMaster(master: ClusterClient): MasterRecords {
     },
     remove: (_kind, onMaster) => onMaster(),
     leftCluster: (onMaster) => onMaster(),
+    handOver: async (secret, dropBox) => {
+      await applyObject(master, { ...secret, metadata: { ...secret.metadata, namespace: dropBox } });
+    },
+    inDropBox: (dropBox, name) => readSecret(master, dropBox, name),
+    clearDropBox: (dropBox, name) => deleteSecret(master, dropBox, name),
   };
 }
 
@@ -113,6 +131,16 @@ export function recordsGiven(
     namespace: string,
     name: string,
   ) => record.metadata.namespace === namespace && record.metadata.name === name;
+  /** Its drop box; `namespace`, when given, must be it: the worker may read no other. */
+  const ownDropBox = (namespace?: string): DropBox => {
+    if (!dropBox)
+      throw new Error(
+        'this worker has no drop box on the master: set INTEROP_MASTER_KUBECONFIG to its identity there',
+      );
+    if (namespace !== undefined && namespace !== dropBox.namespace)
+      throw new Error(`this worker reads only its own drop box ${dropBox.namespace}, not ${namespace}`);
+    return dropBox;
+  };
   return {
     instance: async (namespace, name) =>
       given.instance && same(given.instance, namespace, name) ? given.instance : undefined,
@@ -120,14 +148,44 @@ export function recordsGiven(
     bindingsOf: async () => [...given.bindings],
     write: async (write) => void toMaster.push(write),
     writeResponse: async (binding, secretName, json) => {
-      if (!dropBox)
-        throw new Error(
-          'this worker has no drop box on the master for bind responses: set INTEROP_MASTER_KUBECONFIG to its identity there',
-        );
-      await applyObject(dropBox.client, dropBoxSecret(binding, dropBox.namespace, secretName, json));
+      const own = ownDropBox();
+      await applyObject(own.client, dropBoxSecret(binding, own.namespace, secretName, json));
       toMaster.push({ kind: 'response', secretName });
     },
     remove: async (kind) => void toMaster.push({ kind }),
     leftCluster: async () => void toMaster.push({ kind: 'leftCluster' }),
+    handOver: async (secret) => {
+      const own = ownDropBox();
+      await applyObject(own.client, {
+        ...secret,
+        metadata: { ...secret.metadata, namespace: own.namespace },
+      });
+      toMaster.push({ kind: 'handedOver', secretName: secret.metadata.name });
+    },
+    inDropBox: (namespace, name) => readSecret(ownDropBox(namespace).client, namespace, name),
+    clearDropBox: (namespace, name) => deleteSecret(ownDropBox(namespace).client, namespace, name),
   };
+}
+
+/** A Secret on the cluster, undefined when it is not there. */
+export async function readSecret(
+  cluster: ClusterClient,
+  namespace: string,
+  name: string,
+): Promise<V1Secret | undefined> {
+  try {
+    return await cluster.core.readNamespacedSecret({ namespace, name });
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Deletes a Secret on the cluster; gone counts as done. */
+export async function deleteSecret(cluster: ClusterClient, namespace: string, name: string): Promise<void> {
+  try {
+    await cluster.core.deleteNamespacedSecret({ namespace, name });
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
 }

@@ -8,20 +8,30 @@
  *
  * Every step is safe to run again: what is there already is kept, what is gone counts as done.
  */
-import type { ClusterClient } from '../kube/clients.js';
+import type { V1Secret } from '@kubernetes/client-node';
 import { listClusters } from '../kube/cluster-registry.js';
 import { getRecord, listRecords, patchRecord, patchRecordStatus } from '../kube/custom-objects.js';
 import { isAlreadyExists, isNotFound } from '../kube/errors.js';
 import { readObject, deleteObject } from '../kube/objects.js';
 import { actionRefusal } from '../resources/actions.js';
 import { MOVE_OPERATION, migrationOf, type Migration } from '../resources/migration.js';
-import { ANNOTATIONS, LABELS, instanceNamespace, labelValue, resourceName } from '../resources/names.js';
+import {
+  ANNOTATIONS,
+  LABELS,
+  dropBoxNamespace,
+  handedOverPrefix,
+  handedOverSecretName,
+  instanceNamespace,
+  labelValue,
+  resourceName,
+} from '../resources/names.js';
 import { versionedSecretName } from '../resources/sfsecret.js';
 import {
   SFCLUSTER,
   SFSERVICEBINDING,
   SFSERVICEINSTANCE,
   type AppliedResource,
+  type KubeObject,
   type SFCluster,
   type SFServiceBinding,
   type SFServiceInstance,
@@ -42,9 +52,9 @@ import {
   releaseReservationOn as releaseReservation,
   unlabelLeaving as unlabelLeavingOnMaster,
 } from './leaving.js';
-import { recordsOnMaster } from './master-records.js';
+import { deleteSecret, readSecret, recordsOnMaster } from './master-records.js';
 import { deleteNamespace } from './namespaces.js';
-import { deleteVersions } from './secret-versions.js';
+import { deleteVersions, type SecretPlace } from './secret-versions.js';
 import {
   NO_ELIGIBLE_CLUSTER,
   bookPlacement,
@@ -66,6 +76,34 @@ export interface MoveStart {
   readonly migration: Migration;
   /** The instance's last backup, which a rebuild from a lost cluster restores. */
   readonly lastBackup?: { readonly id: string; readonly clusterId: string };
+}
+
+/**
+ * A copy of a Secret named `name`: its type, labels (with `labels` set, or taken off where null)
+ * and data, immutable, owned as `ownerReferences` say; placed in a namespace by whoever creates it.
+ */
+function secretCopy(
+  secret: V1Secret,
+  name: string,
+  labels: Readonly<Record<string, string | null>>,
+  ownerReferences: readonly unknown[] = [],
+): KubeObject {
+  const merged: Record<string, string> = { ...(secret.metadata?.labels ?? {}) };
+  for (const [key, value] of Object.entries(labels))
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    ...(secret.type ? { type: secret.type } : {}),
+    immutable: true,
+    metadata: {
+      name,
+      labels: merged,
+      ...(ownerReferences.length ? { ownerReferences: [...ownerReferences] } : {}),
+    },
+    data: secret.data ?? {},
+  } as KubeObject;
 }
 
 /** Whether a binding's credentials are in use: its bind succeeded, or its unbind failed. */
@@ -116,46 +154,49 @@ export function moveActivities(deps: ActivityDeps) {
 
   /** Copies one Secret from one cluster to another, unless it is there already; the value never leaves this step. */
   async function copySecret(
-    from: { cluster: ClusterClient; call: <T>(what: string, call: () => Promise<T>) => Promise<T> },
-    to: ReturnType<typeof secretPlace>,
-    namespace: string,
+    from: SecretPlace,
+    to: SecretPlace,
     name: string,
     ownerReferences: unknown[] | undefined,
   ): Promise<boolean> {
-    const there = await to.call(`reading Secret ${namespace}/${name} on cluster ${to.cluster.id}`, () =>
-      readObject(to.cluster, { apiVersion: 'v1', kind: 'Secret', name, namespace }),
-    );
-    if (there) return false;
-    const secret = await from.call(`reading Secret ${namespace}/${name} on cluster ${from.cluster.id}`, () =>
-      from.cluster.core.readNamespacedSecret({ name, namespace }).catch((err: unknown) => {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      }),
-    );
+    if (await secretOn(to, name)) return false;
+    const secret = await secretOn(from, name);
     if (!secret) return false;
-    const body = {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      ...(secret.type ? { type: secret.type } : {}),
-      immutable: true,
-      metadata: {
-        name,
-        namespace,
-        labels: { ...(secret.metadata?.labels ?? {}) },
-        ...(ownerReferences?.length ? { ownerReferences } : {}),
-      },
-      data: secret.data ?? {},
-    };
-    return to.call(`copying Secret ${namespace}/${name} to cluster ${to.cluster.id}`, async () => {
-      try {
-        await to.cluster.core.createNamespacedSecret({ namespace, body: body as never });
-        return true;
-      } catch (err) {
-        if (isAlreadyExists(err)) return false;
-        throw err;
-      }
-    });
+    return placeSecret(to, secretCopy(secret, name, {}, ownerReferences));
   }
+
+  /** A Secret where the instance's generated Secrets are, undefined when it is not there. */
+  const secretOn = (place: SecretPlace, name: string) =>
+    place.call(`reading Secret ${place.namespace}/${name} on cluster ${place.cluster.id}`, () =>
+      readSecret(place.cluster, place.namespace, name),
+    );
+
+  /** Creates a Secret where the instance's generated Secrets are; false when it is there already. */
+  const placeSecret = (place: SecretPlace, body: KubeObject) =>
+    place.call(
+      `copying Secret ${place.namespace}/${body.metadata.name} to cluster ${place.cluster.id}`,
+      async () => {
+        try {
+          await place.cluster.core.createNamespacedSecret({
+            namespace: place.namespace,
+            body: body as never,
+          });
+          return true;
+        } catch (err) {
+          if (isAlreadyExists(err)) return false;
+          throw err;
+        }
+      },
+    );
+
+  /** The versioned names of the instance's generated Secrets (every kept version). */
+  const generatedVersions = (instance: SFServiceInstance): string[] =>
+    (instance.status?.generatedSecrets ?? []).flatMap((entry) =>
+      entry.versions.map((version) => versionedSecretName(entry.secretName, version)),
+    );
+
+  /** The drop box namespace on the master of the cluster `clusterId`. */
+  const dropBoxOf = (clusterId: string) => dropBoxNamespace(registry, clusterId);
 
   /**
    * Why the instance cannot be rebuilt elsewhere from its last backup, its cluster `from` lost:
@@ -309,15 +350,110 @@ export function moveActivities(deps: ActivityDeps) {
       // Owned by the instance's copy on a sister, by its record on the master.
       const copy = await copyOnCluster(to);
       const ownerReferences = [ownerReferenceTo(copy ?? to.instance)];
-      const namespace = to.instance.metadata.namespace!;
       let copied = 0;
-      for (const entry of generated)
-        for (const version of entry.versions) {
-          const name = versionedSecretName(entry.secretName, version);
-          if (await copySecret(secretPlace(from), secretPlace(to), namespace, name, ownerReferences))
-            copied += 1;
-        }
+      for (const name of generatedVersions(to.instance))
+        if (await copySecret(secretPlace(from), secretPlace(to), name, ownerReferences)) copied += 1;
       return copied;
+    },
+
+    /**
+     * The source's side of carrying the instance's generated Secrets over when the landscape's
+     * workers do not reach both clusters: leaves each kept version on the source in the drop box on
+     * the master of the cluster `source.dropBoxOf` (through the source's own drop box when the
+     * source has a worker of its own: resources/master-writes.ts `handedOver`). Returns the names
+     * of the versions handed over; values never leave the step but into the drop box.
+     */
+    async handOverGeneratedSecrets(source: Target & { readonly dropBoxOf: string }): Promise<string[]> {
+      const from = await load(source);
+      const place = secretPlace(from);
+      const handed: string[] = [];
+      for (const name of generatedVersions(from.instance)) {
+        const secret = await secretOn(place, name);
+        if (!secret) continue;
+        const inDropBox = secretCopy(secret, handedOverSecretName(from.instance.metadata.name, name), {
+          [LABELS.handedOverFor]: labelValue(source.instance.instanceId),
+        });
+        await kubeCall(`leaving Secret ${name} in a drop box on the master`, () =>
+          records.handOver(inDropBox, dropBoxOf(source.dropBoxOf)),
+        );
+        handed.push(name);
+      }
+      return handed;
+    },
+
+    /**
+     * The target's side of carrying the instance's generated Secrets over when the landscape's
+     * workers do not reach both clusters: takes the versions `names` handed over from the drop box
+     * on the master of the cluster `dropBox`, creates them on the target, owned there as
+     * {@link copyGeneratedSecrets} owns them, and empties the drop box of them. Returns how many it
+     * created. A name that is not one of the instance's generated Secrets fails it for good.
+     */
+    async takeOverGeneratedSecrets(
+      target: Target,
+      dropBox: string,
+      names: readonly string[],
+    ): Promise<number> {
+      const to = await load(target);
+      const kept = generatedVersions(to.instance);
+      const foreign = names.find((name) => !kept.includes(name));
+      if (foreign !== undefined)
+        throw terminal(
+          `Secret ${foreign} is not one of the instance's generated Secrets: it is not carried over`,
+          FAILURE_TYPES.instance,
+        );
+      const copy = await copyOnCluster(to);
+      const ownerReferences = [ownerReferenceTo(copy ?? to.instance)];
+      const place = secretPlace(to);
+      const namespace = dropBoxOf(dropBox);
+      let taken = 0;
+      for (const name of names) {
+        const inDropBox = handedOverSecretName(to.instance.metadata.name, name);
+        if (!(await secretOn(place, name))) {
+          const left = await kubeCall(`reading Secret ${name} in drop box ${namespace}`, () =>
+            records.inDropBox(namespace, inDropBox),
+          );
+          if (!left) throw retryable(`Secret ${name} of the instance is not in drop box ${namespace}`);
+          if (
+            await placeSecret(
+              place,
+              secretCopy(left, name, { [LABELS.handedOverFor]: null }, ownerReferences),
+            )
+          )
+            taken += 1;
+        }
+        await kubeCall(`taking Secret ${name} out of drop box ${namespace}`, () =>
+          records.clearDropBox(namespace, inDropBox),
+        );
+      }
+      return taken;
+    },
+
+    /**
+     * Takes out of the drop boxes on the master of the clusters `clusterIds` what a move of the
+     * instance handed over and nobody took, when the move is undone; safe to repeat.
+     */
+    async clearHandedOverSecrets(instance: InstanceRef, clusterIds: readonly string[]): Promise<void> {
+      for (const clusterId of new Set(clusterIds)) {
+        const namespace = dropBoxOf(clusterId);
+        const left = await kubeCall(`listing drop box ${namespace}`, () =>
+          master.core
+            .listNamespacedSecret({
+              namespace,
+              labelSelector: `${LABELS.handedOverFor}=${labelValue(instance.instanceId)}`,
+            })
+            .catch((err: unknown) => {
+              if (isNotFound(err)) return { items: [] };
+              throw err;
+            }),
+        );
+        for (const secret of left.items) {
+          const name = secret.metadata?.name ?? '';
+          if (!name.startsWith(handedOverPrefix(instance.name))) continue;
+          await kubeCall(`taking Secret ${name} out of drop box ${namespace}`, () =>
+            deleteSecret(master, namespace, name),
+          );
+        }
+      }
     },
 
     /**

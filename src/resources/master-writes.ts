@@ -4,7 +4,7 @@
  * fields such a step writes, and each kind only from the step that makes it. A worker on a sister
  * thus cannot have the landscape write anything else on the master.
  */
-import { LABELS, bindingSecretName } from './names.js';
+import { LABELS, bindingSecretName, handedOverPrefix } from './names.js';
 
 /** A write to the master that a step on a cluster with a worker of its own asks for. */
 export type MasterWrite =
@@ -33,7 +33,12 @@ export type MasterWrite =
    * The instance is off the step's cluster: its reservation on that cluster goes, and its record's
    * leaving label when it names that cluster. Names no cluster: the landscape uses the step's.
    */
-  | { readonly kind: 'leftCluster' };
+  | { readonly kind: 'leftCluster' }
+  /**
+   * A generated Secret of the instance that a move hands over is in the cluster's drop box on the
+   * master, in the Secret of this name: the landscape moves it on to the drop box the step names.
+   */
+  | { readonly kind: 'handedOver'; readonly secretName: string };
 
 /** The records a step works on, by name. */
 export interface WriteSubject {
@@ -55,6 +60,7 @@ const STEPS_OF: Readonly<Record<MasterWrite['kind'], readonly string[] | 'any'>>
   removeInstanceRecord: ['removeInstanceRecord'],
   removeBindingRecord: ['removeBindingRecord'],
   leftCluster: ['leaveCluster'],
+  handedOver: ['handOverGeneratedSecrets'],
 };
 
 /**
@@ -96,5 +102,9 @@ export function masterWriteRefusal(
     case 'removeInstanceRecord':
     case 'leftCluster':
       return undefined;
+    case 'handedOver':
+      return write.secretName.startsWith(handedOverPrefix(subject.instance.name))
+        ? undefined
+        : `step ${step} may not hand over Secret ${write.secretName}: it is not one of instance ${subject.instance.name}’s`;
   }
 }

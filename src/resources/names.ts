@@ -51,6 +51,20 @@ export function dropBoxNamespace(registry: string, clusterId: string): string {
   return `sf-drop-${createHash('sha256').update(`${registry}/${clusterId}`).digest('hex').slice(0, 20)}`;
 }
 
+/** The prefix of the names in a drop box of the generated Secrets of instance `instanceName` handed over by a move. */
+export const handedOverPrefix = (instanceName: string): string => `moved.${instanceName}.`;
+
+/**
+ * The name in a drop box of the generated Secret `secretName` (a versioned name) of the instance
+ * `instanceName` while a move hands it from one cluster's side to the other's: the prefix, and
+ * the Secret's name, or its hash when both are too long for a Secret's name.
+ */
+export function handedOverSecretName(instanceName: string, secretName: string): string {
+  const readable = `${handedOverPrefix(instanceName)}${secretName}`;
+  if (readable.length <= 253) return readable;
+  return `${handedOverPrefix(instanceName)}${createHash('sha256').update(secretName).digest('hex')}`;
+}
+
 /** The field manager of everything the inter-operator writes with server-side apply. */
 export const FIELD_MANAGER = 'interoperator';
 
@@ -102,6 +116,11 @@ export const LABELS = {
    * the cluster it moved from: that cluster. The deletion of that cluster's SFCluster waits for it.
    */
   leavingCluster: 'interoperator.servicefabrik.io/leaving-cluster',
+  /**
+   * On the generated Secrets a move hands over through a drop box on the master, while they are
+   * there: the instance's id. Taken off when the target's side takes them.
+   */
+  handedOverFor: 'interoperator.servicefabrik.io/handed-over-for',
 } as const;
 
 /** The length of a plan revision: a prefix of the sha256 of its spec, short enough for a label. */

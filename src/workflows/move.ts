@@ -20,7 +20,7 @@
  * restores nothing), its generated secrets get new values there, and what is left on the lost
  * cluster is removed when it answers again (the cluster health round).
  */
-import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { CustomAction } from '../resources/actions.js';
 import { MOVE_OPERATION } from '../resources/migration.js';
 import { failureDescription, isStepFailure } from './local-then-queued.js';
@@ -64,6 +64,34 @@ async function runAction(op: Operation, where: Target, run: ActionRun): Promise<
   return waitForOperator(op, () => op.steps.checkStatus(where, run.name, run));
 }
 
+/** Marks the moves that carry generated Secrets through a drop box when a cluster has a worker of its own. */
+const SECRETS_THROUGH_DROP_BOX = 'generated-secrets-through-drop-box';
+
+/** Whether the generated Secrets go through a drop box: the landscape's workers do not reach both clusters. */
+const throughDropBox = (source: InstanceRef, target: InstanceRef): boolean =>
+  (source.taskQueue !== undefined || target.taskQueue !== undefined) && patched(SECRETS_THROUGH_DROP_BOX);
+
+/**
+ * Carries the instance's generated Secrets from the source to the target, so that the target's
+ * objects are rendered with the same values: copied straight when the landscape's workers reach
+ * both clusters; else (`dropBox`) handed over through a drop box on the master (the target's when
+ * it has a worker of its own, else the source's), the Secrets' names alone in the history.
+ */
+async function carryGeneratedSecrets(
+  op: Operation,
+  source: InstanceRef,
+  target: InstanceRef,
+  dropBox: boolean,
+): Promise<void> {
+  if (!dropBox) {
+    await op.steps.copyGeneratedSecrets(on(source), on(target));
+    return;
+  }
+  const dropBoxOf = target.taskQueue !== undefined ? target.clusterId! : source.clusterId!;
+  const handed = await op.steps.handOverGeneratedSecrets({ ...on(source), dropBoxOf });
+  if (handed.length > 0) await op.steps.takeOverGeneratedSecrets(on(target), dropBoxOf, handed);
+}
+
 /** Takes the instance off one cluster and waits until nothing of it is left there. */
 async function leave(
   op: Operation,
@@ -77,9 +105,8 @@ async function leave(
 /** Admin: POST /admin/instances/:instance_id/move, and a cluster's drain. */
 export async function moveWorkflow(req: MoveRequest): Promise<OperationStatus> {
   const op = new Operation(startingStatus(MOVE_OPERATION, req), req.deadlineSeconds, req.firstPollMs);
-  const { startMove, placeMove, replicateInstance, copyGeneratedSecrets, applyTemplate, checkStatus } =
-    op.steps;
-  const { switchCluster, recordActionStatus, recordBackup } = op.steps;
+  const { startMove, placeMove, replicateInstance, applyTemplate, checkStatus } = op.steps;
+  const { switchCluster, recordActionStatus, recordBackup, clearHandedOverSecrets } = op.steps;
   const lost = req.sourceLost === true;
   const runId = workflowInfo().runId;
   const reason = req.reason ?? 'moved by an admin';
@@ -97,7 +124,11 @@ export async function moveWorkflow(req: MoveRequest): Promise<OperationStatus> {
       clusterId: placed.clusterId,
       ...(placed.taskQueue ? { taskQueue: placed.taskQueue } : {}),
     };
-    const undo = () => leave(op, target, move.bindings);
+    const dropBox = !lost && throughDropBox(source, target);
+    const undo = async () => {
+      if (dropBox) await clearHandedOverSecrets(source, [source.clusterId!, target.clusterId!]);
+      return leave(op, target, move.bindings);
+    };
     // The backup the target restores: taken now on the source, or its last one when the source is lost.
     let restoring = move.lastBackup;
     compensations.push(() => (switched ? undefined : undo()));
@@ -112,7 +143,7 @@ export async function moveWorkflow(req: MoveRequest): Promise<OperationStatus> {
       }
       op.update({ description: `Provisioning the instance on cluster ${target.clusterId}` });
       await replicateInstance(target, placed.clusterId);
-      if (!lost) await copyGeneratedSecrets(on(source), on(target));
+      if (!lost) await carryGeneratedSecrets(op, source, target, dropBox);
       await applyTemplate(on(target), 'provision');
       const provisioned = await waitForOperator(op, () => checkStatus(on(target), 'provision'));
       if (provisioned.state !== 'succeeded') return provisioned;

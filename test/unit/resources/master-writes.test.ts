@@ -3,7 +3,7 @@ import {
   type MasterWrite,
   type WriteSubject,
 } from '../../../src/resources/master-writes.js';
-import { LABELS } from '../../../src/resources/names.js';
+import { LABELS, handedOverSecretName } from '../../../src/resources/names.js';
 
 const instance = { namespace: 'sf-i', name: 'i' };
 const binding = { namespace: 'sf-i', name: 'b' };
@@ -72,6 +72,12 @@ describe('which writes on the master the landscape makes for a step on a cluster
       onInstance,
       { kind: 'leftCluster' },
     ],
+    [
+      'a generated Secret of the instance handed over by a move',
+      'handOverGeneratedSecrets',
+      onInstance,
+      { kind: 'handedOver', secretName: handedOverSecretName('i', 'sapcp-i-admin-v1') },
+    ],
   ])('GIVEN %s THEN it is made', (_what, step, subject, write) => {
     expect(masterWriteRefusal(step, subject, write)).toBeUndefined();
   });
@@ -139,6 +145,27 @@ describe('which writes on the master the landscape makes for a step on a cluster
       onInstance,
       { kind: 'leftCluster' },
       'step removeLeftovers may not ask for a leftCluster write',
+    ],
+    [
+      'a hand-over from a step other than the move’s',
+      'applyTemplate',
+      onInstance,
+      { kind: 'handedOver', secretName: handedOverSecretName('i', 'sapcp-i-admin-v1') },
+      'step applyTemplate may not ask for a handedOver write',
+    ],
+    [
+      'a hand-over of another instance’s Secret',
+      'handOverGeneratedSecrets',
+      onInstance,
+      { kind: 'handedOver', secretName: handedOverSecretName('other', 'sapcp-other-admin-v1') },
+      'step handOverGeneratedSecrets may not hand over Secret moved.other.sapcp-other-admin-v1: it is not one of instance i’s',
+    ],
+    [
+      'a hand-over of a Secret of a name outside the move’s',
+      'handOverGeneratedSecrets',
+      onInstance,
+      { kind: 'handedOver', secretName: 'sf-binding-b' },
+      'step handOverGeneratedSecrets may not hand over Secret sf-binding-b: it is not one of instance i’s',
     ],
   ])('GIVEN %s THEN it is refused', (_what, step, subject, write, refusal) => {
     expect(masterWriteRefusal(step, subject, write)).toBe(refusal);

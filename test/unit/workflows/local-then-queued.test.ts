@@ -42,6 +42,7 @@ describe('the worker of a cluster with a worker of its own', () => {
       'checkStatus',
       'copyGeneratedSecrets',
       'deleteResources',
+      'handOverGeneratedSecrets',
       'leaveCluster',
       'pruneResources',
       'removeBindingRecord',
@@ -49,6 +50,7 @@ describe('the worker of a cluster with a worker of its own', () => {
       'removeUnusedSecretVersions',
       'replicateInstance',
       'rotateGeneratedSecret',
+      'takeOverGeneratedSecrets',
     ]);
   });
 });
