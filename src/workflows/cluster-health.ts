@@ -158,6 +158,29 @@ async function drainOffboarded(clusterId: string, workflowId: string): Promise<v
   }
 }
 
+/** Marks the rounds in which the landscape decides what a cluster with a worker of its own holds left over. */
+const LEFTOVERS_DECIDED_BY_THE_LANDSCAPE = 'leftovers-decided-by-the-landscape';
+
+/**
+ * Removes from a sister that answers again what it holds of instances that left it while it was
+ * lost. On a cluster with a worker of its own, which reads no records on the master, that worker
+ * lists the copies there, the landscape decides which are left over, and that worker removes them.
+ */
+async function removeLeftovers(cluster: RegisteredCluster, settings: ClusterHealthSettings): Promise<void> {
+  const { clusterId, taskQueue } = cluster;
+  if (!taskQueue) {
+    await steps.removeLeftovers(clusterId);
+    return;
+  }
+  const there = stepsThere({ clusterId, taskQueue }, settings);
+  if (!patched(LEFTOVERS_DECIDED_BY_THE_LANDSCAPE)) {
+    await there.removeLeftovers(clusterId);
+    return;
+  }
+  const leftovers = await steps.leftoversAmong(clusterId, await there.instanceCopiesOn(clusterId));
+  if (leftovers.length > 0) await there.removeInstanceCopies(clusterId, leftovers);
+}
+
 /** Whether the round rebuilds the cluster's instances elsewhere: unreachable past the evacuation setting. */
 const lost = (report: ClusterHealthReport, settings: ClusterHealthSettings): boolean =>
   (settings.evacuateAfterSeconds ?? 0) > 0 &&
@@ -174,7 +197,7 @@ export async function clusterHealthRound(settings: ClusterHealthSettings): Promi
         const report = await recordHealth(cluster, settings);
         const there = taskQueue ? stepsThere({ clusterId, taskQueue }, settings) : steps;
         if (patched('cluster-evacuation')) {
-          if (!master && report.returning) await there.removeLeftovers(clusterId);
+          if (!master && report.returning) await removeLeftovers(cluster, settings);
           if (!master && lost(report, settings)) await evacuate(clusterId, settings);
         }
         if (!master && report.offboarding && patched('cluster-offboarding'))
