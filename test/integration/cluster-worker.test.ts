@@ -48,11 +48,11 @@ import {
   untilNamespaceGone,
 } from '../support/env.js';
 import {
+  clusterWorkerGrants,
   issueNamespacedIdentity,
   removeRegistry,
   stopClusterHealth,
   type Identity,
-  type NamespaceGrant,
 } from '../support/clusters.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import { sweepForSecrets } from '../support/secrets-sweep.js';
@@ -66,35 +66,6 @@ import {
 
 const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
 const PLAN_ID = 'b5a0c1de-0000-4000-8000-00000000c001';
-
-/**
- * The identity on the master the chart gives the worker of a cluster with a worker of its own
- * (charts/interoperator/templates/cluster-worker-master-rbac.yaml): the catalog and its own
- * SFCluster in the registry's namespace, Secrets in its drop box.
- */
-function clusterWorkerGrants(registry: string, clusterId: string): NamespaceGrant[] {
-  const group = 'osb.servicefabrik.io';
-  return [
-    {
-      namespace: registry,
-      rules: [
-        { apiGroups: [group], resources: ['sfservices', 'sfplans'], verbs: ['get', 'list', 'watch'] },
-        {
-          apiGroups: ['resource.servicefabrik.io'],
-          resources: ['sfclusters', 'sfclusters/status'],
-          resourceNames: [clusterId],
-          verbs: ['get', 'patch', 'update'],
-        },
-      ],
-    },
-    {
-      namespace: dropBoxNamespace(registry, clusterId),
-      rules: [
-        { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'patch', 'update', 'delete'] },
-      ],
-    },
-  ];
-}
 
 /** Steps the workflows run on the instance's cluster, by name. */
 const CLUSTER_STEPS = ['replicateInstance', 'applyTemplate', 'checkStatus', 'deleteResources'];

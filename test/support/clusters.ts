@@ -10,6 +10,7 @@ import { clusterClientFromKubeconfig, type ClusterClient } from '../../src/kube/
 import { installCrds, readCrds } from '../../src/kube/crds.js';
 import { isNotFound } from '../../src/kube/errors.js';
 import { deleteRecord, listRecords, patchRecord } from '../../src/kube/custom-objects.js';
+import { dropBoxNamespace } from '../../src/resources/names.js';
 import { SFCLUSTER, type SFCluster } from '../../src/resources/types.js';
 import { clusterHealthWorkflowId } from '../../src/workflows/messages.js';
 import { environment, temporalClient } from './env.js';
@@ -164,6 +165,35 @@ export async function issueNamespacedIdentity(
       }
     },
   };
+}
+
+/**
+ * The identity on the master the chart gives the worker of a cluster with a worker of its own
+ * (charts/interoperator/templates/cluster-worker-master-rbac.yaml): the catalog and its own
+ * SFCluster in the registry's namespace, Secrets in its drop box.
+ */
+export function clusterWorkerGrants(registry: string, clusterId: string): NamespaceGrant[] {
+  const group = 'osb.servicefabrik.io';
+  return [
+    {
+      namespace: registry,
+      rules: [
+        { apiGroups: [group], resources: ['sfservices', 'sfplans'], verbs: ['get', 'list', 'watch'] },
+        {
+          apiGroups: ['resource.servicefabrik.io'],
+          resources: ['sfclusters', 'sfclusters/status'],
+          resourceNames: [clusterId],
+          verbs: ['get', 'patch', 'update'],
+        },
+      ],
+    },
+    {
+      namespace: dropBoxNamespace(registry, clusterId),
+      rules: [
+        { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'patch', 'update', 'delete'] },
+      ],
+    },
+  ];
 }
 
 /** Ends the cluster health workflow of a test's own registry, so that it probes nothing after the test. */
