@@ -267,8 +267,8 @@ describe('moves to, from and between clusters with workers of their own', () => 
     }
   }
 
-  test('an instance moves from the master to one sister, on to the other, and back, its generated Secrets with it', async () => {
-    // GIVEN an instance with generated Secrets and a binding, on the master
+  /** Provisions an instance of the plan through the OSB API (on the master, the default scheduler's choice). */
+  async function provision(): Promise<string> {
     const instanceId = randomUUID();
     const accepted = await osb(
       'PUT',
@@ -282,6 +282,12 @@ describe('moves to, from and between clusters with workers of their own', () => 
       90_000,
     );
     expect(provisioned.body.state).toBe('succeeded');
+    return instanceId;
+  }
+
+  test('an instance moves from the master to one sister, on to the other, and back, its generated Secrets with it', async () => {
+    // GIVEN an instance with generated Secrets and a binding, on the master
+    const instanceId = await provision();
     expect((await record(instanceId)).spec.clusterId).toBe(masterId);
     const generated = await generatedOn(masterId, instanceId);
     expect(Object.keys(generated).sort()).toEqual(
@@ -355,21 +361,55 @@ describe('moves to, from and between clusters with workers of their own', () => 
     expect(sweep.hits).toEqual([]);
   }, 600_000);
 
+  test('a drain of a sister with a worker of its own moves its instances off it, their generated Secrets with them', async () => {
+    // GIVEN two instances moved to the second sister
+    const instances = [await provision(), await provision()];
+    const generated = new Map<string, Record<string, string>>();
+    for (const instanceId of instances) {
+      generated.set(instanceId, await generatedOn(masterId, instanceId));
+      expect(await move(instanceId, b.id)).toMatchObject({ state: 'succeeded' });
+    }
+    // WHEN an admin drains it
+    const started = await admin('POST', `/admin/clusters/${b.id}/drain`, {
+      canary: 0,
+      maxConcurrency: 2,
+      soakSeconds: 0,
+      maxFailures: 0,
+    });
+    expect(started.status).toBe(202);
+    const listed = await admin('GET', '/admin/rollouts');
+    const drain = (listed.body.items as { id: string; kind: string; drain?: { clusterId: string } }[]).find(
+      (r) => r.kind === 'drain' && r.drain?.clusterId === b.id,
+    );
+    const ended = await eventually(
+      'the drain to end',
+      async () => {
+        const res = await admin('GET', `/admin/rollouts/${encodeURIComponent(drain!.id)}`);
+        expect(res.status).toBe(200);
+        const state = String(res.body.state);
+        return ['done', 'blocked', 'halted', 'aborted'].includes(state) ? res.body : undefined;
+      },
+      180_000,
+    );
+    // THEN every instance is on another cluster with its generated Secrets, and nothing of it is left on the sister
+    expect(ended).toMatchObject({ state: 'done', done: 2, failed: 0, total: 2 });
+    for (const instanceId of instances) {
+      const where = (await record(instanceId)).spec.clusterId!;
+      expect([masterId, a.id]).toContain(where);
+      expect(await generatedOn(where, instanceId)).toEqual(generated.get(instanceId));
+      expect(await postgresqlOn(b.id, instanceId)).toBeUndefined();
+      expect(await generatedOn(b.id, instanceId)).toEqual({});
+    }
+    expect(await dropBoxes()).toEqual({ [a.id]: [], [b.id]: [] });
+    const sfcluster = await getRecord<SFCluster>(master!, SFCLUSTER, registry, b.id);
+    expect(sfcluster?.status?.conditions?.find((c) => c.type === 'Drained')).toMatchObject({
+      status: 'True',
+    });
+  }, 600_000);
+
   test('a sister with a worker of its own that comes back loses the copies of instances placed elsewhere', async () => {
     // GIVEN on the first sister a copy of an instance record whose master record names the master
-    const instanceId = randomUUID();
-    const accepted = await osb(
-      'PUT',
-      `${instancePath(instanceId)}?accepts_incomplete=true`,
-      provisionBody(SERVICE_ID, PLAN_ID, {}),
-    );
-    expect(accepted.status).toBe(202);
-    const provisioned = await untilSettled(
-      osb,
-      `${instancePath(instanceId)}/last_operation?operation=${encodeURIComponent(String(accepted.body.operation))}`,
-      90_000,
-    );
-    expect(provisioned.body.state).toBe('succeeded');
+    const instanceId = await provision();
     const namespace = `sf-${instanceId}`;
     const { metadata, spec } = await record(instanceId);
     await a.admin.core.createNamespace({ body: { metadata: { name: namespace } } });
