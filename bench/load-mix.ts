@@ -24,9 +24,11 @@ import { startExampleOperator } from '../examples/operator/operator.js';
 import { BROKER_NODE_FLAGS } from '../src/config.js';
 import { installCatalog } from '../dev/catalog.js';
 import { startLocalEnvironment } from '../dev/local/environment.js';
+import { freePort } from '../dev/local/processes.js';
 import { cpuByRole, cpuSince, describeCpu } from './cpu.js';
 import { describeWindow, mixRequests, PLAN_ID } from './mix.js';
 import { runBench, startBenchProcesses } from './processes.js';
+import { describeWorker, threadTicks, workerCounters } from './worker-figures.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -57,14 +59,16 @@ await runBench(async (workDir, stops) => {
       .map((pair) => pair.split('=', 2) as [string, string]),
   );
   const benchNodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const { osb } = await startBenchProcesses({
+  const workerMetricsPort = await freePort();
+  const { osb, processes } = await startBenchProcesses({
     temporalAddress: env.info.temporal.address,
     masterKubeconfig: env.info.clusters[0]!.kubeconfigPath,
     plan: PLAN_ID,
     maxSockets: CLIENTS + 10,
     nodeArgs: (role) => [...(role === 'broker' ? BROKER_NODE_FLAGS : []), ...benchNodeArgs],
     env: { INTEROP_NAMESPACE: env.info.namespace },
-    roleEnv: (role) => (role === 'worker' ? workerEnv : {}),
+    roleEnv: (role) =>
+      role === 'worker' ? { INTEROP_METRICS_PORT: String(workerMetricsPort), ...workerEnv } : {},
     stops,
   });
 
@@ -75,9 +79,16 @@ await runBench(async (workDir, stops) => {
     `setup: ${INSTANCES} instances and ${INSTANCES} bindings in ${((performance.now() - setupStarted) / 1000).toFixed(1)} s`,
   );
 
+  const workerPid = processes.worker.pid!;
+  const worker = async () => ({
+    counters: await workerCounters(workerMetricsPort),
+    threads: threadTicks(workerPid),
+  });
+  const workerBefore = await worker();
   const before = cpuByRole();
   const window = await mix.window(CLIENTS, SECONDS);
   const cpu = cpuSince(before);
+  const workerAfter = await worker();
   if (window.errors.length > 0)
     throw new Error(`${window.errors.length} errors, the first: ${window.errors[0]}`);
   console.log(
@@ -87,5 +98,11 @@ await runBench(async (workDir, stops) => {
   const cost = describeCpu(cpu, window.requests);
   console.log(
     `  CPU per request ${cost.total.toFixed(1)} ms   (${cost.text}; bench includes the example operator)`,
+  );
+  const operations = window.latencies.provision.length + window.latencies.bind.length;
+  for (const line of describeWorker(workerPid, workerBefore, workerAfter, operations, 'operation'))
+    console.log(line);
+  console.log(
+    `  (an operation: one of the window's ${window.latencies.provision.length} provisions and ${window.latencies.bind.length} binds)`,
   );
 });
