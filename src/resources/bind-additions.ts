@@ -16,14 +16,19 @@ const NOT_COMPARED = new Set(['apiVersion', 'kind', 'metadata', 'status']);
 const isMap = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** Sets `key` as an own key of `obj`, whatever its name (`__proto__` too, as JSON has it). */
+const setOwn = (obj: Record<string, unknown>, key: string, value: unknown) =>
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+
 /** The keys `bound` has, at any depth of its maps, that `provisioned` has not: each set to null. */
 function additions(bound: Record<string, unknown>, provisioned: Record<string, unknown>) {
   const patch: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(bound)) {
-    if (!Object.hasOwn(provisioned, key)) patch[key] = null;
-    else if (isMap(value) && isMap(provisioned[key])) {
-      const deeper = additions(value, provisioned[key]);
-      if (deeper) patch[key] = deeper;
+    const kept = Object.hasOwn(provisioned, key) ? provisioned[key] : undefined;
+    if (!Object.hasOwn(provisioned, key)) setOwn(patch, key, null);
+    else if (isMap(value) && isMap(kept)) {
+      const deeper = additions(value, kept);
+      if (deeper) setOwn(patch, key, deeper);
     }
   }
   return Object.keys(patch).length > 0 ? patch : undefined;

@@ -62,4 +62,13 @@ describe('bindAdditionsRemoval', () => {
     const bound = postgresql({ teamId: { nested: 'x' } });
     expect(bindAdditionsRemoval(bound, postgresql({ teamId: 'sapcp' }))).toBeUndefined();
   });
+
+  test('a key named __proto__, as rendered JSON may hold, is taken out like any other and changes no prototype', () => {
+    const bound = JSON.parse(
+      '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"__proto__":{"polluted":"yes"},"kept":"1"}}',
+    ) as KubeObject;
+    const removal = bindAdditionsRemoval(bound, { ...bound, data: { kept: '1' } } as KubeObject);
+    expect(JSON.stringify(removal)).toBe('{"data":{"__proto__":null}}');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
 });
