@@ -35,10 +35,11 @@ import {
   clusterWorkerGrants,
   issueNamespacedIdentity,
   removeRegistry,
+  scheduledSteps,
   stopClusterHealth,
   type Identity,
 } from '../support/clusters.js';
-import { clusters, environment, eventually, temporalClient, unique } from '../support/env.js';
+import { clusters, environment, eventually, unique } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import { applyPlanCopy } from '../support/plans.js';
 import { sweepForSecrets } from '../support/secrets-sweep.js';
@@ -253,20 +254,6 @@ describe('moves to, from and between clusters with workers of their own', () => 
     );
   }
 
-  /** The task queues the latest run of the instance's workflow scheduled each step on. */
-  async function scheduledSteps(instanceId: string): Promise<{ step: string; taskQueue: string }[]> {
-    const temporal = await temporalClient();
-    try {
-      const history = await temporal.client.workflow.getHandle(instanceWorkflowId(instanceId)).fetchHistory();
-      return (history.events ?? [])
-        .map((e) => e.activityTaskScheduledEventAttributes)
-        .filter((attrs): attrs is NonNullable<typeof attrs> => !!attrs)
-        .map((attrs) => ({ step: attrs.activityType?.name ?? '', taskQueue: attrs.taskQueue?.name ?? '' }));
-    } finally {
-      await temporal.close();
-    }
-  }
-
   /** Provisions an instance of the plan through the OSB API (on the master, the default scheduler's choice). */
   async function provision(): Promise<string> {
     const instanceId = randomUUID();
@@ -338,7 +325,7 @@ describe('moves to, from and between clusters with workers of their own', () => 
       expect(fetched.status).toBe(200);
       expect((fetched.body.credentials as { username: string }).username).toBe(bindingId.replace(/-/g, '_'));
       // the steps on a sister ran on its worker's queue
-      const steps = await scheduledSteps(instanceId);
+      const steps = await scheduledSteps(instanceWorkflowId(instanceId));
       const handOver = steps.filter((s) => s.step === 'handOverGeneratedSecrets');
       const takeOver = steps.filter((s) => s.step === 'takeOverGeneratedSecrets');
       if (from !== masterId)

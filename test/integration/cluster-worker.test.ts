@@ -50,6 +50,7 @@ import {
 import {
   clusterWorkerGrants,
   issueNamespacedIdentity,
+  scheduledSteps,
   removeRegistry,
   stopClusterHealth,
   type Identity,
@@ -354,20 +355,6 @@ describe('a worker for one cluster alone', () => {
     for (const s of removal) expect(s.taskQueue).toBe(clusterQueue);
   }, 300_000);
 });
-
-/** The activities the latest run of a workflow scheduled as queued tasks, with their task queues. */
-async function scheduledSteps(workflowId: string): Promise<{ step: string; taskQueue: string }[]> {
-  const temporal = await temporalClient();
-  try {
-    const history = await temporal.client.workflow.getHandle(workflowId).fetchHistory();
-    return (history.events ?? [])
-      .map((e) => e.activityTaskScheduledEventAttributes)
-      .filter((a): a is NonNullable<typeof a> => !!a)
-      .map((a) => ({ step: a.activityType?.name ?? '', taskQueue: a.taskQueue?.name ?? '' }));
-  } finally {
-    await temporal.close();
-  }
-}
 
 /**
  * What of a workflow's history (its latest run) the keys `payloadKeys` decrypt: its input, the

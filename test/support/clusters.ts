@@ -222,3 +222,17 @@ export async function removeRegistry(master: ClusterClient, registry: string): P
   }
   await master.core.deleteNamespace({ name: registry }).catch(() => undefined);
 }
+
+/** The steps the latest run of a workflow scheduled as queued tasks, with their task queues. */
+export async function scheduledSteps(workflowId: string): Promise<{ step: string; taskQueue: string }[]> {
+  const temporal = await temporalClient();
+  try {
+    const history = await temporal.client.workflow.getHandle(workflowId).fetchHistory();
+    return (history.events ?? [])
+      .map((e) => e.activityTaskScheduledEventAttributes)
+      .filter((a): a is NonNullable<typeof a> => !!a)
+      .map((a) => ({ step: a.activityType?.name ?? '', taskQueue: a.taskQueue?.name ?? '' }));
+  } finally {
+    await temporal.close();
+  }
+}
