@@ -20,6 +20,7 @@ import { clusterClientFromFile, type ClusterClient } from '../../src/kube/client
 import { getRecord, patchRecord } from '../../src/kube/custom-objects.js';
 import { isNotFound } from '../../src/kube/errors.js';
 import { applyObject, deleteObject, ensureNamespace } from '../../src/kube/objects.js';
+import { dropBoxNamespace } from '../../src/resources/names.js';
 import {
   SFPLAN,
   SFSERVICEINSTANCE,
@@ -54,6 +55,9 @@ let role: V1ClusterRole;
 let admission: KubeObject[];
 /** A namespace the inter-operator did not make for an instance, nor is told of. */
 const outside = unique('outside');
+/** A cluster with a worker of its own, whose drop box the landscape writes and empties. */
+const ownWorkerCluster = unique('own');
+const dropBox = dropBoxNamespace(env.namespace, ownWorkerCluster);
 let chartIdentity: ClusterClient;
 let system: SystemProcess;
 let operator: { stop(): Promise<void> };
@@ -80,7 +84,11 @@ beforeAll(async () => {
   const helm = findHelm();
   if (!helm) throw new Error('no helm binary: run `npm run build:binaries` (or set INTEROP_HELM)');
   // The chart's ClusterRole and binding as it renders them, for a release in the registry's namespace.
-  const manifests = renderChart(helm, { release, namespace: env.namespace });
+  const manifests = renderChart(helm, {
+    release,
+    namespace: env.namespace,
+    set: [`clusterWorkerIdentities={${ownWorkerCluster}}`],
+  });
   role = manifests.find((m) => m.kind === 'ClusterRole') as unknown as V1ClusterRole;
   expect(role.metadata?.name).toBe(account);
   await master.core.createNamespacedServiceAccount({
@@ -97,6 +105,7 @@ beforeAll(async () => {
   ]);
   for (const m of admission) await applyObject(master, m);
   await ensureNamespace(master, outside);
+  await ensureNamespace(master, dropBox);
   await rbac.createClusterRoleBinding({
     body: {
       metadata: { name: account },
@@ -135,6 +144,7 @@ afterAll(async () => {
     });
   for (const remove of [
     () => master.core.deleteNamespace({ name: outside }),
+    () => master.core.deleteNamespace({ name: dropBox }),
     () => rbac.deleteClusterRoleBinding({ name: account }),
     () => rbac.deleteClusterRole({ name: account }),
     () => master.core.deleteNamespacedServiceAccount({ name: account, namespace: env.namespace }),
@@ -288,7 +298,7 @@ describe("the chart's RBAC", () => {
       return undefined;
     });
     expect(String(refused.body)).toContain(
-      `the inter-operator writes only in the namespaces of instances (labelled interoperator.servicefabrik.io/instance-namespace=true), the registry namespace and rbac.allowedNamespaces, not in namespace ${outside}`,
+      `the inter-operator writes only in the namespaces of instances (labelled interoperator.servicefabrik.io/instance-namespace=true), the registry namespace, rbac.allowedNamespaces and the drop boxes, not in namespace ${outside}`,
     );
     // The refusal is the policy's: RBAC grants the write.
     const review = await master.kubeConfig.makeApiClient(AuthorizationV1Api).createSubjectAccessReview({
@@ -316,5 +326,11 @@ describe("the chart's RBAC", () => {
       body: { metadata: { name: unique('allowed') } },
     });
     await master.core.deleteNamespacedConfigMap({ name: written.metadata!.name!, namespace: env.namespace });
+    // ...and so do the drop boxes of the clusters with workers of their own: what the landscape moves on and takes out
+    const left = await chartIdentity.core.createNamespacedSecret({
+      namespace: dropBox,
+      body: { metadata: { name: unique('handed-over') }, stringData: { a: 'b' } },
+    });
+    await chartIdentity.core.deleteNamespacedSecret({ name: left.metadata!.name!, namespace: dropBox });
   });
 });

@@ -56,6 +56,19 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{- default .Release.Namespace .Values.settings.namespace }}
 {{- end }}
 
+{{- /*
+The drop box namespace of a cluster with a worker of its own (dict "registry" "id"), as the
+inter-operator computes it: <registry>-drop-<id>, or sf-drop- and a hash of both when that is no
+DNS label.
+*/}}
+{{- define "interoperator.dropBoxNamespace" -}}
+{{- $dropBox := printf "%s-drop-%s" .registry .id }}
+{{- if or (gt (len $dropBox) 63) (not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" $dropBox)) }}
+{{- $dropBox = printf "sf-drop-%s" (sha256sum (printf "%s/%s" .registry .id) | trunc 20) }}
+{{- end }}
+{{- $dropBox }}
+{{- end }}
+
 {{- define "interoperator.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}

@@ -1058,6 +1058,16 @@ withHelm('the chart rendered by helm', () => {
       'r-interoperator-namespaces',
     );
     expect(JSON.stringify(shared.spec)).toContain('request.namespace in [\\"interop\\",\\"instances\\"]');
+    // The drop boxes of the clusters with workers of their own too: the landscape moves their Secrets on and takes them out.
+    const long = 'a-cluster-id-long-enough-to-push-the-drop-box-name-past-sixty-three';
+    const withDropBoxes = find(
+      render('clusterWorkerIdentities[0]=sister-a', `clusterWorkerIdentities[1]=${long}`),
+      'ValidatingAdmissionPolicy',
+      'r-interoperator-namespaces',
+    );
+    expect(JSON.stringify(withDropBoxes.spec)).toContain(
+      `request.namespace in [\\"interop\\",\\"${dropBoxNamespace('interop', 'sister-a')}\\",\\"${dropBoxNamespace('interop', long)}\\"]`,
+    );
     // Namespaced Roles need none, and it can be left out (an apiserver before 1.30).
     const namespaced = render('rbac.clusterWide=false', 'settings.instanceNamespace=instances');
     expect(namespaced.some((m) => m.kind.startsWith('ValidatingAdmissionPolicy'))).toBe(false);
