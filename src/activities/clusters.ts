@@ -231,13 +231,15 @@ async function instancesOn(
 
 /**
  * Deletes the kubeconfig Secret of a cluster being offboarded, unless another cluster names it or
- * it asks to be kept; gone already counts as done.
+ * it asks to be kept; gone already counts as done. A cluster without one (a cluster with a worker
+ * of its own, whose identity on the master may list no SFClusters) has nothing to delete.
  */
 async function removeKubeconfigSecret(
   master: ClusterClient,
   namespace: string,
   leaving: SFCluster,
 ): Promise<void> {
+  if (!leaving.spec.secretRef) return;
   const name = kubeconfigSecretToDelete(leaving, await listClusters(master, namespace));
   if (!name) return;
   try {

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { installCatalog } from '../../dev/catalog.js';
 import type { ClusterClient } from '../../src/kube/clients.js';
 import { registerCluster } from '../../src/kube/cluster-registry.js';
-import { getRecord } from '../../src/kube/custom-objects.js';
+import { deleteRecord, getRecord } from '../../src/kube/custom-objects.js';
 import { LABELS, dropBoxNamespace, instanceWorkflowId, resourceName } from '../../src/resources/names.js';
 import {
   SFCLUSTER,
@@ -30,6 +30,7 @@ import {
   type SFServiceInstance,
 } from '../../src/resources/types.js';
 import { deriveClusterKey, formatPayloadKeys, parsePayloadKeys } from '../../src/temporal/codec.js';
+import { clusterHealthWorkflowId } from '../../src/workflows/messages.js';
 import { ADMIN, callAdmin } from '../support/admin.js';
 import {
   clusterWorkerGrants,
@@ -39,7 +40,7 @@ import {
   stopClusterHealth,
   type Identity,
 } from '../support/clusters.js';
-import { clusters, environment, eventually, unique } from '../support/env.js';
+import { clusters, environment, eventually, temporalClient, unique } from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
 import { applyPlanCopy } from '../support/plans.js';
 import { sweepForSecrets } from '../support/secrets-sweep.js';
@@ -442,4 +443,65 @@ describe('moves to, from and between clusters with workers of their own', () => 
     expect((await record(instanceId)).spec.clusterId).toBe(masterId);
     expect(await postgresqlOn(masterId, instanceId)).toBeDefined();
   }, 400_000);
+
+  test('deleting the SFCluster of a sister with a worker of its own drains it through that worker, then lets the deletion finish', async () => {
+    // GIVEN an instance on the first sister (back after the test before)
+    await eventually(
+      'the first sister running',
+      async () =>
+        (await getRecord<SFCluster>(master!, SFCLUSTER, registry, a.id))?.status?.phase === 'running' ||
+        undefined,
+      60_000,
+    );
+    const instanceId = await provision();
+    const generated = await generatedOn(masterId, instanceId);
+    expect(await move(instanceId, a.id)).toMatchObject({ state: 'succeeded' });
+    // WHEN its SFCluster is deleted
+    await deleteRecord(master!, SFCLUSTER, registry, a.id);
+    // THEN the drain the deletion starts moves the instance off it (to the master: the other sister is drained), and the SFCluster goes
+    await eventually(
+      'the SFCluster gone',
+      async () => ((await getRecord<SFCluster>(master!, SFCLUSTER, registry, a.id)) ? undefined : true),
+      180_000,
+    );
+    const moved = await eventually('the move recorded as ended', async () => {
+      const read = await record(instanceId);
+      return read.status?.lastAction?.state !== 'in progress' ? read : undefined;
+    });
+    expect(moved.spec.clusterId).toBe(masterId);
+    expect(moved.status?.lastAction).toMatchObject({ operation: 'move', state: 'succeeded' });
+    expect(moved.metadata.labels?.[LABELS.leavingCluster]).toBeUndefined();
+    expect(await generatedOn(masterId, instanceId)).toEqual(generated);
+    expect(await postgresqlOn(masterId, instanceId)).toBeDefined();
+    expect(await generatedOn(a.id, instanceId)).toEqual({});
+    expect(await dropBoxes()).toEqual({ [a.id]: [], [b.id]: [] });
+    // and its worker probed and released it with its own identity: no probe of it failed
+    expect(await failedSteps(clusterHealthWorkflowId(registry), a.taskQueue)).toEqual([]);
+  }, 400_000);
+
+  /** The steps on `taskQueue` that failed (after their retries) in any run of a workflow. */
+  async function failedSteps(workflowId: string, taskQueue: string): Promise<string[]> {
+    const temporal = await temporalClient();
+    try {
+      const failed: string[] = [];
+      for await (const run of temporal.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+        const history = await temporal.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+        const scheduled = new Map<string, { step: string; taskQueue: string }>();
+        for (const e of history.events ?? []) {
+          const attrs = e.activityTaskScheduledEventAttributes;
+          if (attrs)
+            scheduled.set(String(e.eventId), {
+              step: attrs.activityType?.name ?? '',
+              taskQueue: attrs.taskQueue?.name ?? '',
+            });
+          const failure = e.activityTaskFailedEventAttributes;
+          const step = failure && scheduled.get(String(failure.scheduledEventId));
+          if (step?.taskQueue === taskQueue) failed.push(step.step);
+        }
+      }
+      return failed;
+    } finally {
+      await temporal.close();
+    }
+  }
 });
