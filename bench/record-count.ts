@@ -5,7 +5,13 @@
  * page whatever the limit), over the same records in the same run: the apiserver's and etcd's CPU
  * (from /proc), this client's, and the time per count, the ways taking turns.
  *
- *   npm run build && node dist/bench/record-count.js [records] [rounds]
+ * Then probe rounds as the cluster health round counts, each a fixed interval in which some of the
+ * records are written (their status, as operations do): with no count (the baseline of the writes),
+ * with the paged metadata list, and with the count kept from a watch of the records
+ * (src/controllers/placed-instances.ts, started afresh for each block of rounds and read each
+ * round). The apiserver's and etcd's CPU per round, and what the kept count's first list cost.
+ *
+ *   npm run build && node --expose-gc dist/bench/record-count.js [records] [rounds] [probe rounds]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { setHeaderOptions } from '@kubernetes/client-node';
@@ -20,13 +26,21 @@ import {
 } from '../src/kube/custom-objects.js';
 import { LABELS } from '../src/resources/names.js';
 import { SFSERVICEINSTANCE, type SFServiceInstance } from '../src/resources/types.js';
+import { placedInstances } from '../src/controllers/placed-instances.js';
+import type { ClusterClient } from '../src/kube/clients.js';
 import { cpuByRole, cpuSince } from './cpu.js';
 import { pool } from './pool.js';
 
 const RECORDS = Number(process.argv[2] ?? 10_000);
 const ROUNDS = Number(process.argv[3] ?? 10);
+const PROBE_ROUNDS = Number(process.argv[4] ?? 5);
 const NAMESPACES = 20;
 const CLUSTER = 'sister-1';
+/** A probe round's interval, and the records written in each (their status). */
+const ROUND_MS = 2000;
+const WRITES_PER_ROUND = 20;
+/** Blocks of probe rounds, the three ways of counting taking turns block by block. */
+const BLOCKS = 2;
 
 /** An instance record about as big as one an operation leaves behind: its spec, labels and a status. */
 function record(i: number): SFServiceInstance {
@@ -130,10 +144,97 @@ async function main(): Promise<void> {
     console.log(
       `  metadata / whole: apiserver ${(meta.apiserver / whole.apiserver).toFixed(2)} ×, time ${(meta.seconds / whole.seconds).toFixed(2)} ×`,
     );
+    await probeRounds(master);
   } finally {
     await env.stop();
     rmSync(workDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Probe rounds of {@link ROUND_MS}, each writing {@link WRITES_PER_ROUND} records' status and
+ * counting the cluster's records one way; the apiserver's and etcd's CPU over each whole round.
+ */
+async function probeRounds(master: ClusterClient): Promise<void> {
+  let written = 0;
+  const writes = async (round: number) => {
+    for (let i = 0; i < WRITES_PER_ROUND; i++) {
+      const r = record((written += 7919) % RECORDS);
+      await patchRecordStatus(master, SFSERVICEINSTANCE, r.metadata.namespace!, r.metadata.name, {
+        description: `written in round ${round}`,
+      });
+    }
+  };
+  type Way = 'writes alone' | 'metadata list' | 'kept count';
+  const spent: Record<string, { apiserver: number; etcd: number; rounds: number }> = {};
+  const start = { apiserver: 0, etcd: 0, seconds: 0, client: 0, starts: 0, heap: 0 };
+  /** The heap in use, after a full collection when node runs with --expose-gc. */
+  const heapUsed = () => {
+    (globalThis as { gc?: () => void }).gc?.();
+    return process.memoryUsage().heapUsed;
+  };
+  const round = async (way: Way, n: number, count: () => Promise<number> | number) => {
+    const began = performance.now();
+    const before = cpuByRole();
+    const [, counted] = await Promise.all([writes(n), count()]);
+    if (counted !== RECORDS) throw new Error(`${way} counted ${counted} of ${RECORDS}`);
+    await new Promise((r) => setTimeout(r, Math.max(0, ROUND_MS - (performance.now() - began))));
+    const cpu = cpuSince(before);
+    const sum = (spent[way] ??= { apiserver: 0, etcd: 0, rounds: 0 });
+    sum.apiserver += cpu['kube-apiserver'] ?? 0;
+    sum.etcd += cpu.etcd ?? 0;
+    sum.rounds += 1;
+  };
+  const selector = `${LABELS.clusterId}=${CLUSTER}`;
+  for (let block = 0, n = 0; block < BLOCKS; block++) {
+    for (let i = 0; i < PROBE_ROUNDS; i++) await round('writes alone', n++, () => RECORDS);
+    for (let i = 0; i < PROBE_ROUNDS; i++)
+      await round('metadata list', n++, () => countRecords(master, SFSERVICEINSTANCE, undefined, selector));
+    const heapBefore = heapUsed();
+    const before = cpuByRole();
+    const client = process.cpuUsage();
+    const began = performance.now();
+    const placed = placedInstances({ master });
+    await placed.ready;
+    start.seconds += (performance.now() - began) / 1000;
+    const own = process.cpuUsage(client);
+    start.client += (own.user + own.system) / 1e6;
+    const cpu = cpuSince(before);
+    start.apiserver += cpu['kube-apiserver'] ?? 0;
+    start.etcd += cpu.etcd ?? 0;
+    start.starts += 1;
+    start.heap += heapUsed() - heapBefore;
+    try {
+      for (let i = 0; i < PROBE_ROUNDS; i++)
+        await round('kept count', n++, () => placed.of(CLUSTER)?.placed ?? -1);
+    } finally {
+      placed.stop();
+    }
+  }
+  console.log(
+    `\nProbe rounds of ${ROUND_MS / 1000} s over ${RECORDS} records, ${WRITES_PER_ROUND} records' status written in each, ` +
+      `${PROBE_ROUNDS * BLOCKS} rounds each way in blocks taking turns; CPU per round`,
+  );
+  console.log('  way              apiserver CPU   etcd CPU');
+  const ms = (s: number, n: number) => `${((s * 1000) / n).toFixed(0)} ms`;
+  for (const [way, sum] of Object.entries(spent))
+    console.log(
+      `  ${way.padEnd(15)}  ${ms(sum.apiserver, sum.rounds).padStart(13)}  ${ms(sum.etcd, sum.rounds).padStart(9)}`,
+    );
+  const [alone, list, kept] = [spent['writes alone']!, spent['metadata list']!, spent['kept count']!];
+  const over = (way: typeof alone) =>
+    (way.apiserver - (alone.apiserver * way.rounds) / alone.rounds) / way.rounds;
+  console.log(
+    `  the count's own share of the apiserver per round: metadata list ${(over(list) * 1000).toFixed(0)} ms, kept count ${(over(kept) * 1000).toFixed(0)} ms`,
+  );
+  console.log(
+    `  the kept count's start (its first list, metadata pages of 500), mean of ${start.starts}: apiserver ${ms(start.apiserver, start.starts)}, ` +
+      `etcd ${ms(start.etcd, start.starts)}, client ${ms(start.client, start.starts)}, ${ms(start.seconds, start.starts)}`,
+  );
+  const gc = (globalThis as { gc?: unknown }).gc !== undefined;
+  console.log(
+    `  the kept count's heap: ${(start.heap / start.starts / 2 ** 20).toFixed(1)} MiB${gc ? '' : ' (without --expose-gc: rough)'}`,
+  );
 }
 
 await main();

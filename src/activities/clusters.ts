@@ -61,6 +61,7 @@ import {
 } from '../resources/types.js';
 import type { CatalogReplication, ClusterHealthReport, RegisteredCluster } from '../workflows/messages.js';
 import { defaultSisterCrds, onboardSister } from './cluster-onboarding.js';
+import type { PlacedInstanceCounts } from './deps.js';
 
 /** Kinds copied to every running sister. */
 const CATALOG_KINDS: readonly ResourceKind[] = [SFSERVICE, SFPLAN];
@@ -97,6 +98,12 @@ export interface ClusterActivityDeps {
    * @default 'on the master'
    */
   readonly instancesCounted?: 'on the master' | 'on the cluster';
+  /**
+   * The instances placed on each cluster as a watch of the master's records keeps them, read
+   * instead of listing the records when they are counted on the master and the count is to be
+   * trusted. @default none: the records are listed every round
+   */
+  readonly placedInstances?: PlacedInstanceCounts;
 }
 
 /** Tells the server the activity is alive; a no-op outside an activity (tests call activities directly). */
@@ -292,6 +299,7 @@ export function clusterActivities({
   probePageSize = PROBE_PAGE_SIZE,
   sisterCrds,
   instancesCounted = 'on the master',
+  placedInstances,
 }: ClusterActivityDeps) {
   const { master, masterId, namespace } = clusters;
   const instanceNamespaces: InstanceNamespaces = {
@@ -352,16 +360,20 @@ export function clusterActivities({
         return { probe, ...(crds ? { crds } : {}) };
       };
       const deleting = cluster.metadata.deletionTimestamp !== undefined;
+      const onMaster = instancesCounted === 'on the master';
+      // Listed only when no watch keeps the count, or while its count is not to be trusted.
+      const kept = onMaster ? placedInstances?.of(clusterId) : undefined;
+      const listed = (label?: string) => instancesOn(master, clusterId, instanceNamespace, label);
       const [found, instances, leaving] = await Promise.all([
         deleting ? undefined : probed(),
-        instancesCounted === 'on the master'
-          ? instancesOn(master, clusterId, instanceNamespace)
-          : clusters.get(clusterId).then((there) => instancesOn(there, clusterId, instanceNamespace)),
+        kept
+          ? kept.placed
+          : onMaster
+            ? listed()
+            : clusters.get(clusterId).then((there) => instancesOn(there, clusterId, instanceNamespace)),
         // Its deletion waits for the moves still taking instances off it too (counted by their
         // copies there already when counting on the cluster itself).
-        deleting && instancesCounted === 'on the master'
-          ? instancesOn(master, clusterId, instanceNamespace, LABELS.leavingCluster)
-          : 0,
+        deleting && onMaster ? (kept ? kept.leaving : listed(LABELS.leavingCluster)) : 0,
       ]);
       heartbeat();
       const statusOf = (read: SFCluster) =>
@@ -407,10 +419,14 @@ export function clusterActivities({
       health?.clusterPhase(clusterId, status.phase, clusterFigures(written, instances));
       // Decided on the SFCluster as written, so that a deletion requested meanwhile is seen.
       // A deletion requested during this round is decided by the next, which counts the moves leaving.
-      const finalizers =
+      let finalizers =
         deleting || !written.metadata.deletionTimestamp
           ? clusterFinalizers(written, instances + leaving)
           : undefined;
+      // A cluster is let go on its records as listed: the kept count follows them a moment later,
+      // and a cluster let go is gone for good.
+      if (finalizers?.released && kept && (await listed()) + (await listed(LABELS.leavingCluster)) > 0)
+        finalizers = undefined;
       // The kubeconfig goes before the finalizer: once the SFCluster is gone, nothing names it.
       if (finalizers?.released && clusterId !== masterId)
         await removeKubeconfigSecret(master, namespace, written);

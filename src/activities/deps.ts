@@ -89,3 +89,17 @@ export interface StatusWakeups {
     run: WaitingRun,
   ): Promise<{ release(): void }>;
 }
+
+/**
+ * The instances placed on each cluster, counted from the master's instance records as a watch
+ * keeps them (src/controllers/placed-instances.ts): what the cluster health round counts instead
+ * of listing the records every round.
+ */
+export interface PlacedInstanceCounts {
+  /**
+   * Of this installation's instance records, how many name the cluster in their cluster-id label
+   * (`placed`) and in their leaving label (`leaving`); undefined while the count is not to be
+   * trusted (its first list has not ended, or it lists again after its watch lost its history).
+   */
+  of(clusterId: string): { readonly placed: number; readonly leaving: number } | undefined;
+}

@@ -162,6 +162,8 @@ export async function jsonPatchRecord<T extends KubeObject>(
 export interface RecordPage<T> {
   readonly items: T[];
   readonly continue?: string;
+  /** The list's resourceVersion: every page of a list has its first page's, where a watch goes on from. */
+  readonly resourceVersion?: string;
 }
 
 /** What a page of a list asks for. */
@@ -196,9 +198,14 @@ export async function listRecordPage<T extends KubeObject>(
           { group: kind.group, version: kind.version, plural: kind.plural, ...paging },
           options,
         )
-  ) as { items: T[] | null; metadata?: { continue?: string } };
+  ) as { items: T[] | null; metadata?: { continue?: string; resourceVersion?: string } };
   const next = list.metadata?.continue;
-  return { items: ownedOf(cluster, kind, list.items ?? []), ...(next ? { continue: next } : {}) };
+  const version = list.metadata?.resourceVersion;
+  return {
+    items: ownedOf(cluster, kind, list.items ?? []),
+    ...(next ? { continue: next } : {}),
+    ...(version ? { resourceVersion: version } : {}),
+  };
 }
 
 /** Records a count reads at once: what it holds in memory, whatever the number of records. */

@@ -6,6 +6,8 @@
  * since its version (410 Gone: compacted, or out of its watch cache), the changes in between are
  * not lost: it lists the objects a page at a time, tells of each as changed (with its
  * resourceVersion, for the listener to compare with what it knows), and watches on from the list.
+ * A listener that keeps what it hears ({@link Relisting}) is told when such a list begins and
+ * ends, so that it can drop the objects the list did not tell of.
  */
 import { Watch } from '@kubernetes/client-node';
 import type { ClusterClient } from './clients.js';
@@ -14,6 +16,23 @@ import type { ClusterClient } from './clients.js';
 export interface ObjectKey {
   readonly namespace?: string;
   readonly name: string;
+}
+
+/** What became of an object: an event of the watch, or `LISTED` when a list after a 410 found it. */
+export interface ObjectChange {
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'LISTED';
+  /** Its labels then (as they were last, when it is deleted). */
+  readonly labels?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Hears when the watch lists every object because the history since its version is gone: what it
+ * told of before may be stale from `listing` on (called again when a list failed and starts over);
+ * at `listed`, every object there is has been told of as `LISTED` since, and one not told of is gone.
+ */
+export interface Relisting {
+  listing(): void;
+  listed(): void;
 }
 
 export interface KindWatch {
@@ -46,18 +65,20 @@ async function collectionPath(
 /**
  * Watches the objects of `apiVersion`/`kind` in `namespace` of `cluster` (in all namespaces when
  * undefined); `onChange` hears of every object added, modified or deleted (with its
- * resourceVersion then), `onError` of every failure before a retry. With `since` (a
- * resourceVersion), it starts there and hears the changes since then too, unless the apiserver has
- * compacted past it (then from now).
+ * resourceVersion then, and what became of it), `onError` of every failure before a retry. With
+ * `since` (a resourceVersion), it starts there and hears the changes since then too; when the
+ * apiserver has compacted past it, from a list of the objects. `relisting` hears when such a list
+ * begins and ends.
  */
 export function watchKind(
   cluster: ClusterClient,
   apiVersion: string,
   kind: string,
   namespace: string | undefined,
-  onChange: (object: ObjectKey, resourceVersion?: string) => void,
+  onChange: (object: ObjectKey, resourceVersion?: string, change?: ObjectChange) => void,
   onError: (err: unknown) => void = () => undefined,
   since?: string,
+  relisting?: Relisting,
 ): KindWatch {
   let stopped = false;
   let abort: AbortController | undefined;
@@ -68,6 +89,7 @@ export function watchKind(
   const historyGone = () => {
     resourceVersion = undefined;
     relist = true;
+    relisting?.listing();
   };
   let retryMs = FIRST_RETRY_MS;
   let opened!: () => void;
@@ -84,6 +106,7 @@ export function watchKind(
 
   /** Lists the objects a page at a time, telling of each; resolves with the list's resourceVersion. */
   async function tellOfEveryObject(): Promise<string | undefined> {
+    relisting?.listing();
     let listed: string | undefined;
     let next: string | undefined;
     do {
@@ -107,6 +130,7 @@ export function watchKind(
         onChange(
           { ...(meta.namespace ? { namespace: meta.namespace } : {}), name: meta.name },
           meta.resourceVersion,
+          { type: 'LISTED', ...(meta.labels ? { labels: meta.labels } : {}) },
         );
       }
       next = page.metadata?._continue;
@@ -119,7 +143,9 @@ export function watchKind(
       const path = await collectionPath(cluster, apiVersion, kind, namespace);
       if (relist) {
         resourceVersion = await tellOfEveryObject();
+        if (stopped) return;
         relist = false;
+        relisting?.listed();
       } else if (resourceVersion === undefined) {
         const list = await cluster.objects.list(
           apiVersion,
@@ -142,7 +168,12 @@ export function watchKind(
         (
           type: string,
           object: {
-            metadata?: { namespace?: string; name?: string; resourceVersion?: string };
+            metadata?: {
+              namespace?: string;
+              name?: string;
+              resourceVersion?: string;
+              labels?: Record<string, string>;
+            };
             code?: number;
           },
         ) => {
@@ -159,6 +190,10 @@ export function watchKind(
           onChange(
             { ...(meta.namespace ? { namespace: meta.namespace } : {}), name: meta.name },
             meta.resourceVersion,
+            {
+              type: type === 'ADDED' || type === 'DELETED' ? type : 'MODIFIED',
+              ...(meta.labels ? { labels: meta.labels } : {}),
+            },
           );
         },
         (err: unknown) => {

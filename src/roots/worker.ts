@@ -24,6 +24,7 @@ import {
 } from '../controllers/followed-references.js';
 import { statusWakeups } from '../controllers/status-wakeups.js';
 import { recordStates } from '../controllers/record-states.js';
+import { placedInstances } from '../controllers/placed-instances.js';
 import type { RecordStateRecorder } from '../metrics/recorders.js';
 import { PLAN_CHANGE, startRollout } from '../broker/plan-revisions.js';
 import { planRollouts } from '../controllers/plan-rollouts.js';
@@ -162,6 +163,15 @@ export async function startWorker(
       ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
       onError: (err, what) => log.warn(`record states: ${what} failed`, { error: String(err) }),
     });
+  // The health rounds read the instances placed on each cluster from a watch, not a list each round.
+  const placed =
+    config.clusterHealth.probeSeconds > 0
+      ? placedInstances({
+          master,
+          ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
+          onError: (err, what) => log.warn(`placed instances: ${what} failed`, { error: String(err) }),
+        })
+      : undefined;
   let followed: FollowedReferences | undefined;
   const deps = {
     clusters,
@@ -218,6 +228,7 @@ export async function startWorker(
         clusters,
         ...(config.instanceNamespace ? { instanceNamespace: config.instanceNamespace } : {}),
         ...(metrics ? { health: metrics } : {}),
+        ...(placed ? { placedInstances: placed } : {}),
       }),
       ...leftoverActivities({
         clusters,
@@ -237,6 +248,7 @@ export async function startWorker(
     wakeups.stop();
     followed?.stop();
     states?.stop();
+    placed?.stop();
     revisions.stop();
     await catalog.stop();
     await temporal.close();
