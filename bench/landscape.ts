@@ -110,7 +110,14 @@ await runBench(async (workDir, stops) => {
       apiVersion: 'osb.servicefabrik.io/v1alpha1',
       kind: 'SFService',
       metadata: { name: SERVICE, namespace: ns },
-      spec: { id: SERVICE, name: 'bench', description: 'bench', bindable: true, instancesRetrievable: true },
+      spec: {
+        id: SERVICE,
+        name: 'bench',
+        description: 'bench',
+        bindable: true,
+        instancesRetrievable: true,
+        bindingsRetrievable: true,
+      },
     });
     await applyObject(master, {
       apiVersion: 'osb.servicefabrik.io/v1alpha1',
