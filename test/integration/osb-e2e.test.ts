@@ -322,18 +322,28 @@ describe('OSB end to end with the PostgreSQL plan of the design document', () =>
         const firstTask = types.indexOf(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
         // (among the first task's events: a local step's marker may come before it)
         const acceptedAt = types.indexOf(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
-        expect(acceptedAt).toBeGreaterThan(firstTask);
-        expect(types.slice(firstTask + 1, acceptedAt)).not.toContain(
-          EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
-        );
-        const accepted = events[acceptedAt]!.workflowExecutionUpdateAcceptedEventAttributes;
-        expect(accepted?.acceptedRequest?.input?.name).toBe(OPERATION_OUTCOME_UPDATE);
-        const completed = types.indexOf(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED);
-        expect(completed).toBeGreaterThan(firstTask);
-        expect(completed).toBeLessThan(types.indexOf(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED));
-        expect(
-          types.filter((t) => t === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED),
-        ).toHaveLength(1);
+        if (acceptedAt < 0) {
+          // The server gives an update up with the workflow task that carried it when that task
+          // fails or times out (a busy server); the broker then answers from the run's outcome.
+          // Nothing else may leave the history without the update (the events by name when it does).
+          const names = types.map((t) => EventType[t ?? 0]);
+          expect(names.slice(0, firstTask)).toEqual(
+            expect.arrayContaining([expect.stringMatching(/^EVENT_TYPE_WORKFLOW_TASK_(FAILED|TIMED_OUT)$/)]),
+          );
+        } else {
+          expect(acceptedAt).toBeGreaterThan(firstTask);
+          expect(types.slice(firstTask + 1, acceptedAt)).not.toContain(
+            EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+          );
+          const accepted = events[acceptedAt]!.workflowExecutionUpdateAcceptedEventAttributes;
+          expect(accepted?.acceptedRequest?.input?.name).toBe(OPERATION_OUTCOME_UPDATE);
+          const completed = types.indexOf(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED);
+          expect(completed).toBeGreaterThan(firstTask);
+          expect(completed).toBeLessThan(types.indexOf(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED));
+          expect(
+            types.filter((t) => t === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED),
+          ).toHaveLength(1);
+        }
         // and it started with its search attributes and its memo, as an asynchronous one does
         const found = await eventually('the synchronous bind in visibility', async () => {
           const { executions } = await temporal.client.workflowService.listWorkflowExecutions({
