@@ -9,7 +9,6 @@
  */
 import { applyObject } from '../kube/objects.js';
 import { masterWriteRefusal, type MasterWrite } from '../resources/master-writes.js';
-import type { KubeObject } from '../resources/types.js';
 import { bindingSecretName, dropBoxNamespace } from '../resources/names.js';
 import {
   stepSubject,
@@ -26,6 +25,7 @@ import {
   readSecret,
   recordsGiven,
   recordsOnMaster,
+  secretCopy,
   writeRecord,
   type DropBox,
 } from './master-records.js';
@@ -72,13 +72,8 @@ export function landscapeSideActivities(deps: ActivityDeps) {
       if (await readSecret(master, dropBox, secretName)) return;
       throw retryable(`the handed-over Secret ${secretName} is not in drop box ${from}`);
     }
-    await applyObject(master, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      ...(left.type ? { type: left.type } : {}),
-      metadata: { name: secretName, namespace: dropBox, labels: { ...(left.metadata?.labels ?? {}) } },
-      data: left.data ?? {},
-    } as KubeObject);
+    const copy = secretCopy(left, secretName, {});
+    await applyObject(master, { ...copy, metadata: { ...copy.metadata, namespace: dropBox } });
     await deleteSecret(master, from, secretName);
   }
 

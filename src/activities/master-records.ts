@@ -189,3 +189,31 @@ export async function deleteSecret(cluster: ClusterClient, namespace: string, na
     if (!isNotFound(err)) throw err;
   }
 }
+
+/**
+ * A copy of a Secret named `name`: its type, labels (with `labels` set, or taken off where null)
+ * and data, immutable, owned as `ownerReferences` say; placed in a namespace by whoever creates it.
+ */
+export function secretCopy(
+  secret: V1Secret,
+  name: string,
+  labels: Readonly<Record<string, string | null>>,
+  ownerReferences: readonly unknown[] = [],
+): KubeObject {
+  const merged: Record<string, string> = { ...(secret.metadata?.labels ?? {}) };
+  for (const [key, value] of Object.entries(labels))
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    ...(secret.type ? { type: secret.type } : {}),
+    immutable: true,
+    metadata: {
+      name,
+      labels: merged,
+      ...(ownerReferences.length ? { ownerReferences: [...ownerReferences] } : {}),
+    },
+    data: secret.data ?? {},
+  } as KubeObject;
+}

@@ -8,7 +8,6 @@
  *
  * Every step is safe to run again: what is there already is kept, what is gone counts as done.
  */
-import type { V1Secret } from '@kubernetes/client-node';
 import { listClusters } from '../kube/cluster-registry.js';
 import { getRecord, listRecords, patchRecord, patchRecordStatus } from '../kube/custom-objects.js';
 import { isAlreadyExists, isNotFound } from '../kube/errors.js';
@@ -52,7 +51,7 @@ import {
   releaseReservationOn as releaseReservation,
   unlabelLeaving as unlabelLeavingOnMaster,
 } from './leaving.js';
-import { deleteSecret, readSecret, recordsOnMaster } from './master-records.js';
+import { deleteSecret, readSecret, recordsOnMaster, secretCopy } from './master-records.js';
 import { deleteNamespace } from './namespaces.js';
 import { deleteVersions, type SecretPlace } from './secret-versions.js';
 import {
@@ -76,34 +75,6 @@ export interface MoveStart {
   readonly migration: Migration;
   /** The instance's last backup, which a rebuild from a lost cluster restores. */
   readonly lastBackup?: { readonly id: string; readonly clusterId: string };
-}
-
-/**
- * A copy of a Secret named `name`: its type, labels (with `labels` set, or taken off where null)
- * and data, immutable, owned as `ownerReferences` say; placed in a namespace by whoever creates it.
- */
-function secretCopy(
-  secret: V1Secret,
-  name: string,
-  labels: Readonly<Record<string, string | null>>,
-  ownerReferences: readonly unknown[] = [],
-): KubeObject {
-  const merged: Record<string, string> = { ...(secret.metadata?.labels ?? {}) };
-  for (const [key, value] of Object.entries(labels))
-    if (value === null) delete merged[key];
-    else merged[key] = value;
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    ...(secret.type ? { type: secret.type } : {}),
-    immutable: true,
-    metadata: {
-      name,
-      labels: merged,
-      ...(ownerReferences.length ? { ownerReferences: [...ownerReferences] } : {}),
-    },
-    data: secret.data ?? {},
-  } as KubeObject;
 }
 
 /** Whether a binding's credentials are in use: its bind succeeded, or its unbind failed. */
