@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the image of the postgresql-server example (examples/postgresql-server): Debian's
 # PostgreSQL 15 server and client in a minimal Debian root file system (mmdebstrap, variant minbase,
-# from this machine's Debian sources), with the example's entrypoint and its bind and unbind
+# from this machine's Debian sources), with the example's entrypoint and its bind, unbind, backup and restore
 # commands (examples/postgresql-server/image) in /usr/local/bin. No container registry is involved.
 #
 # Cached under ${INTEROP_CACHE_DIR:-$HOME/.cache/interoperator}/images:
@@ -62,7 +62,7 @@ mmdebstrap --variant=minbase --format=tar --include=postgresql-15,postgresql-cli
   --essential-hook='mkdir -p "$1/etc/postgresql-common/createcluster.d" && echo "create_main_cluster = false" >"$1/etc/postgresql-common/createcluster.d/no-main-cluster.conf"' \
   --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin' \
   --customize-hook='install -m 0755 '"$files"'/entrypoint.sh "$1/usr/local/bin/postgresql-server"' \
-  --customize-hook='install -m 0755 '"$files"'/pg-grant '"$files"'/pg-revoke "$1/usr/local/bin/"' \
+  --customize-hook='install -m 0755 '"$files"'/pg-grant '"$files"'/pg-revoke '"$files"'/pg-backup '"$files"'/pg-restore "$1/usr/local/bin/"' \
   "$debian_release" "$work/rootfs.tar" "${apt_sources[@]}" >"$work/mmdebstrap.log" 2>&1 \
   || { log "mmdebstrap failed:"; tail -20 "$work/mmdebstrap.log" >&2; exit 1; }
 

@@ -42,6 +42,8 @@ export interface LocalEnvironmentOptions {
    * listens on every interface), so that pods reach both. @default unset
    */
   readonly nodeAddress?: string;
+  /** Sisters made ready for a node of their own, by cluster id (ControlPlaneOptions). @default none */
+  readonly sisterNodeAddresses?: Readonly<Record<string, string>>;
   /**
    * Whether the master gets the chart's CRDs (charts/interoperator/crds) and the clusters'
    * registrations; false leaves them to `helm install` of the chart (the example operator's CRDs
@@ -145,6 +147,7 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions): P
             workDir: path.join(options.workDir, 'kube'),
             sisters: options.sisters ?? 2,
             ...(options.nodeAddress ? { nodeAddress: options.nodeAddress } : {}),
+            ...(options.sisterNodeAddresses ? { sisterNodeAddresses: options.sisterNodeAddresses } : {}),
             // Before the controller managers start, so that their garbage collectors know our kinds.
             beforeControllers: (cluster) =>
               installCrds(

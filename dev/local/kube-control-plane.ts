@@ -19,7 +19,7 @@ import { freePort, readyOrStopped, startProcess, withFreshPorts, type ManagedPro
 export interface LocalCluster {
   /** Cluster id: `1` for the master, `sister-N` for the sisters. */
   readonly id: string;
-  /** https://127.0.0.1:PORT (the master's on its node address when it has a node) */
+  /** https://127.0.0.1:PORT (on its node's address for a cluster with a node) */
   readonly server: string;
   /** Path of a kubeconfig file with the admin identity. */
   readonly kubeconfigPath: string;
@@ -131,7 +131,7 @@ async function startApiserver(options: {
   readonly pki: SharedPki;
   readonly kubeApiserver: string;
   readonly timeoutMs: number;
-  /** For a master with a node: its address on the node's bridge (see ControlPlaneOptions). */
+  /** For a cluster with a node: the address its node reaches it at (see ControlPlaneOptions). */
   readonly nodeAddress?: string;
 }): Promise<ManagedProcess> {
   const { id, port, dir, pki } = options;
@@ -287,6 +287,13 @@ export interface ControlPlaneOptions {
    * @default unset: the master on 127.0.0.1, for the API only
    */
   readonly nodeAddress?: string;
+  /**
+   * Sisters made ready for a node of their own, by cluster id: each listens and advertises on its
+   * address (where its node's network namespace reaches the host: createSisterNodeNetwork in
+   * dev/local/kube-node.ts) and runs the controllers of a master with a node.
+   * @default none
+   */
+  readonly sisterNodeAddresses?: Readonly<Record<string, string>>;
   /**
    * Runs once a cluster's apiserver is ready, before its controller manager starts: CRDs installed
    * here are known to the garbage collector at once, which otherwise finds new kinds only at its
@@ -446,7 +453,8 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       ids.map(async (id): Promise<LocalCluster> => {
         const dir = path.join(workDir, `cluster-${id}`);
         mkdirSync(dir, { recursive: true });
-        const nodeAddress = id === MASTER_CLUSTER_ID ? options.nodeAddress : undefined;
+        const nodeAddress =
+          id === MASTER_CLUSTER_ID ? options.nodeAddress : options.sisterNodeAddresses?.[id];
         const { server, apiserver } = await withFreshPorts(async () => {
           const port = await freePort();
           const apiserver = await startApiserver({

@@ -15,14 +15,45 @@ export const PAUSE_IMAGE = 'localhost/interop/pause:1';
 /** The CNI network of the pods. */
 export const CNI_NETWORK = 'interop-pods';
 
-/** What the pods' network is made of, from the host's side. */
+/**
+ * The network of a node of a sister cluster, in a network namespace of its own so that its
+ * kube-proxy's rules and its Service range stay apart from the master's node: a veth pair joins
+ * the namespace to the host (the sister's apiserver listens on the host's end), and inside it the
+ * pods' bridge has a name and a Service route of its own, as on the host.
+ */
+export const SISTER_NODE_NETWORK = {
+  netns: 'interop-sister-node',
+  /** The host's end of the veth pair, and its address: the sister apiserver's. */
+  hostLink: 'interop-sn0',
+  hostLinkAddress: '10.245.0.1',
+  /** The namespace's end, and its address: the node's. */
+  nodeLink: 'uplink0',
+  nodeAddress: '10.245.0.2',
+  linkPrefix: 30,
+  bridge: 'interop0',
+  podCidr: '10.244.1.0/24',
+  gateway: '10.244.1.1',
+  cniNetwork: 'interop-pods-sister',
+} as const;
+
+/** What the pods' network is made of, from the node's side. */
 export interface PodNetwork {
   /** @default NODE_BRIDGE */
   readonly bridge: string;
-  /** The host's address on the bridge. @default NODE_HOST_ADDRESS */
+  /** The bridge's own address: the pods' gateway. @default NODE_HOST_ADDRESS */
   readonly hostAddress: string;
   /** @default NODE_POD_CIDR */
   readonly podCidr: string;
+  /**
+   * The node's address: its kubelet listens there (the apiserver reaches it there) and kube-proxy
+   * serves node ports there. The bridge's own address for a node on the host's network.
+   * @default NODE_HOST_ADDRESS
+   */
+  readonly nodeAddress: string;
+  /** The CNI network's name, which also names containerd's records of each pod's network. @default CNI_NETWORK */
+  readonly cniNetwork: string;
+  /** The network namespace (`ip netns`) the node runs in; unset: the host's own network. */
+  readonly netns?: string;
 }
 
 /** The paths of one node's work folder. */
@@ -80,7 +111,7 @@ export function cniConflist(paths: NodeLayout, network: PodNetwork): string {
   return JSON.stringify(
     {
       cniVersion: '1.0.0',
-      name: CNI_NETWORK,
+      name: network.cniNetwork,
       plugins: [
         {
           type: 'bridge',
@@ -107,16 +138,17 @@ export function kubeletConfig(
   paths: NodeLayout,
   network: PodNetwork,
   ports: { kubelet: number; healthz: number },
+  cgroupRoot?: string,
 ): string {
   return `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: ${network.hostAddress}
+address: ${network.nodeAddress}
 port: ${ports.kubelet}
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
 healthzPort: ${ports.healthz}
 # The apiserver (pod logs, exec) calls the kubelet without a client certificate; it listens on
-# the bridge's host address only.
+# the node's address only.
 authentication:
   anonymous:
     enabled: true
@@ -125,7 +157,7 @@ authentication:
 authorization:
   mode: AlwaysAllow
 cgroupDriver: cgroupfs
-failSwapOn: false
+${cgroupRoot ? `# Its pods' cgroups under a root of its own: a kubelet removes pod cgroups it does not know.\ncgroupRoot: ${cgroupRoot}\n` : ''}failSwapOn: false
 containerRuntimeEndpoint: unix://${paths.containerdAddress}
 podLogsDir: ${paths.podLogsDir}
 # Images are imported, never pulled: none may be collected, and a full shared disk evicts nothing.

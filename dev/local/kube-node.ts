@@ -46,11 +46,12 @@ import {
   NODE_HOST_ADDRESS,
   NODE_POD_CIDR,
   PAUSE_IMAGE,
+  SISTER_NODE_NETWORK,
   type PodNetwork,
 } from './kube-node-config.js';
 import { makeBusyboxImage } from './oci-images.js';
 
-export { NODE_BRIDGE, NODE_HOST_ADDRESS, NODE_POD_CIDR, PAUSE_IMAGE };
+export { NODE_BRIDGE, NODE_HOST_ADDRESS, NODE_POD_CIDR, PAUSE_IMAGE, SISTER_NODE_NETWORK };
 import {
   freePort,
   keptRunning,
@@ -107,8 +108,19 @@ const writeSysctl = (name: string, value: string): void => writeFileSync(`/proc/
 
 /** The pods' network as made on this machine. */
 export interface NodeNetwork extends PodNetwork {
-  /** Removes the bridge (and the Service range's route), the mangle rules and puts IP forwarding back. */
+  /** Where the node's cluster's apiserver must listen and advertise, so that the node reaches it. */
+  readonly apiserverAddress: string;
+  /** Removes what {@link createNodeNetwork} or {@link createSisterNodeNetwork} made, and puts IP forwarding back. */
   remove(): Promise<void>;
+}
+
+/** The command and arguments that run `command` in the node's network namespace, if it has one. */
+function inNodeNetwork(
+  netns: string | undefined,
+  command: string,
+  args: readonly string[],
+): [string, string[]] {
+  return netns ? ['nsenter', [`--net=/run/netns/${netns}`, '--', command, ...args]] : [command, [...args]];
 }
 
 /** Both directions of forwarding between the bridge and any other interface. */
@@ -163,6 +175,9 @@ export async function createNodeNetwork(): Promise<NodeNetwork> {
     bridge,
     hostAddress: NODE_HOST_ADDRESS,
     podCidr: NODE_POD_CIDR,
+    nodeAddress: NODE_HOST_ADDRESS,
+    apiserverAddress: NODE_HOST_ADDRESS,
+    cniNetwork: CNI_NETWORK,
     async remove() {
       await tryRun('ip', ['link', 'del', bridge]);
       await removeBridgeOnlyRules(bridge);
@@ -172,12 +187,72 @@ export async function createNodeNetwork(): Promise<NodeNetwork> {
   };
 }
 
+/**
+ * Makes the network of a sister cluster's node ({@link SISTER_NODE_NETWORK}), before the sister's
+ * apiserver starts (it listens on the host's end of the link): a network namespace joined to the
+ * host by a veth pair, and in it the pods' bridge, the Service range's route into it, the rules
+ * that keep pods' traffic on the bridge, and forwarding on. The node's programs run in that
+ * namespace; removing the namespace removes every rule they made in it. What a killed run left of
+ * it is removed first.
+ */
+export async function createSisterNodeNetwork(): Promise<NodeNetwork> {
+  if (process.getuid?.() !== 0)
+    throw new KubeNodeError('a node needs root (bridges, iptables, mounts, containers)');
+  const n = SISTER_NODE_NETWORK;
+  const inside = (command: string, args: readonly string[]) =>
+    sh('ip', ['netns', 'exec', n.netns, command, ...args]);
+  const remove = async () => {
+    await tryRun('ip', ['netns', 'del', n.netns]);
+    await tryRun('ip', ['link', 'del', n.hostLink]);
+  };
+  await remove();
+  await sh('ip', ['netns', 'add', n.netns]);
+  try {
+    await sh('ip', ['link', 'add', n.hostLink, 'type', 'veth', 'peer', 'name', n.nodeLink, 'netns', n.netns]);
+    await sh('ip', ['addr', 'add', `${n.hostLinkAddress}/${n.linkPrefix}`, 'dev', n.hostLink]);
+    await sh('ip', ['link', 'set', n.hostLink, 'up']);
+    await inside('ip', ['link', 'set', 'lo', 'up']);
+    await inside('ip', ['addr', 'add', `${n.nodeAddress}/${n.linkPrefix}`, 'dev', n.nodeLink]);
+    await inside('ip', ['link', 'set', n.nodeLink, 'up']);
+    await inside('ip', ['link', 'add', n.bridge, 'type', 'bridge']);
+    await inside('ip', ['addr', 'add', `${n.gateway}/${n.podCidr.split('/')[1]}`, 'dev', n.bridge]);
+    await inside('ip', ['link', 'set', n.bridge, 'up']);
+    await inside('ip', ['route', 'add', SERVICE_CLUSTER_IP_RANGE, 'dev', n.bridge, 'src', n.gateway]);
+    for (const rule of bridgeOnlyRules(n.bridge))
+      await inside('iptables', ['-t', 'mangle', '-I', 'FORWARD', '1', ...rule]);
+    await tryRun('modprobe', ['br_netfilter']);
+    await inside('sysctl', ['-q', '-w', 'net.ipv4.ip_forward=1']);
+    await tryRun('ip', [
+      'netns',
+      'exec',
+      n.netns,
+      'sysctl',
+      '-q',
+      '-w',
+      'net.bridge.bridge-nf-call-iptables=1',
+    ]);
+  } catch (err) {
+    await remove();
+    throw err;
+  }
+  return {
+    bridge: n.bridge,
+    hostAddress: n.gateway,
+    podCidr: n.podCidr,
+    nodeAddress: n.nodeAddress,
+    apiserverAddress: n.hostLinkAddress,
+    cniNetwork: n.cniNetwork,
+    netns: n.netns,
+    remove,
+  };
+}
+
 export interface KubeNodeOptions {
   /** Folder for everything the node writes; created if missing. */
   readonly workDir: string;
-  /** The master's admin kubeconfig (its server on the bridge's host address). */
+  /** The cluster's admin kubeconfig (its server on the network's `apiserverAddress`). */
   readonly kubeconfigPath: string;
-  /** The bridge made by {@link createNodeNetwork} before the master started. */
+  /** The network made by {@link createNodeNetwork} (or {@link createSisterNodeNetwork}) before the cluster started. */
   readonly network: NodeNetwork;
   /** The Node's name. @default 'interop-node' */
   readonly name?: string;
@@ -190,8 +265,12 @@ export interface KubeNodeOptions {
 /** Where the node is and what it is made of; serialisable, for the tests. */
 export interface KubeNodeInfo {
   readonly name: string;
-  /** The address pods reach the host (and the master apiserver) at. */
+  /** The pods' gateway: on the host's network, the address pods reach the host (and the master apiserver) at. */
   readonly hostAddress: string;
+  /** The node's address, where its kubelet listens. */
+  readonly nodeAddress: string;
+  /** The network namespace the node runs in, when not the host's (`ip netns exec` reaches its Services). */
+  readonly netns?: string;
   readonly podCidr: string;
   /** containerd's socket, for `ctr --address`. */
   readonly containerdAddress: string;
@@ -217,8 +296,18 @@ export async function importImageArchive(containerdAddress: string, archivePath:
   await sh('ctr', ['--address', containerdAddress, '-n', CRI_NAMESPACE, 'images', 'import', archivePath]);
 }
 
-/** The folder that names the node's work folder while it runs, for the sweep after a killed run. */
-const markerFile = () => path.join(cacheDir(), 'node', 'running-work-dir');
+/** The file that names a node's work folder and network while it runs, for the sweep after a killed run. */
+const markerFile = (name: string) => path.join(cacheDir(), 'node', `running-${name}.json`);
+
+/** Where a node's processes, cgroups and pod networks are to be found, beside its work folder. */
+export interface NodePlace {
+  /** The network namespace it runs in; unset: the host's own. */
+  readonly netns?: string;
+  readonly cniNetwork: string;
+}
+
+/** The cgroup under which a node's kubelet puts its pods: the root for a node on the host's network. */
+const cgroupRootOf = (place: NodePlace): string => (place.netns ? `/${place.netns}` : '');
 
 /** Every mount point under `dir`, deepest first. */
 function mountsUnder(dir: string): string[] {
@@ -232,7 +321,7 @@ function mountsUnder(dir: string): string[] {
 }
 
 /** The kubelet's pod cgroup folders in every controller's hierarchy, each after those below it. */
-function podCgroups(): string[] {
+function podCgroups(cgroupRoot: string): string[] {
   const found: string[] = [];
   const walk = (dir: string) => {
     let entries;
@@ -245,14 +334,14 @@ function podCgroups(): string[] {
     found.push(dir);
   };
   for (const hierarchy of existsSync('/sys/fs/cgroup') ? readdirSync('/sys/fs/cgroup') : [])
-    walk(path.join('/sys/fs/cgroup', hierarchy, 'kubepods'));
+    walk(path.join('/sys/fs/cgroup', hierarchy, cgroupRoot, 'kubepods'));
   return found;
 }
 
 /** The ids of processes in the kubelet's pod cgroups. */
-function podProcesses(): number[] {
+function podProcesses(cgroupRoot: string): number[] {
   const pids = new Set<number>();
-  for (const dir of podCgroups()) {
+  for (const dir of podCgroups(cgroupRoot)) {
     let procs = '';
     try {
       procs = readFileSync(path.join(dir, 'cgroup.procs'), 'utf8');
@@ -295,16 +384,20 @@ const killAll = (pids: readonly number[]) => {
  * network namespaces), kube-proxy's and the kubelet's iptables chains, the pod cgroups, the
  * kubelet's links in /var/log/containers, and the kernel settings the kubelet changed. Safe to run twice, or on a folder of a killed run.
  */
-export async function sweepNode(workDir: string): Promise<void> {
+export async function sweepNode(workDir: string, place: NodePlace): Promise<void> {
   const paths = layout(workDir);
-  killAll(podProcesses());
+  const cgroupRoot = cgroupRootOf(place);
+  killAll(podProcesses(cgroupRoot));
   killAll(processesNaming(paths.containerdAddress));
   await new Promise((resolve) => setTimeout(resolve, 200));
   for (const point of mountsUnder(workDir)) await tryRun('umount', ['-l', point]);
-  const proxy = binaryPaths().kubeProxy;
-  if (existsSync(proxy)) await tryRun(proxy, ['--cleanup', '--v=0']);
-  await removeKubeChains();
-  removePodCgroups();
+  // A node in a namespace of its own made its rules there: they go with the namespace.
+  if (!place.netns) {
+    const proxy = binaryPaths().kubeProxy;
+    if (existsSync(proxy)) await tryRun(proxy, ['--cleanup', '--v=0']);
+    await removeKubeChains();
+  }
+  removePodCgroups(cgroupRoot);
   const links = '/var/log/containers';
   for (const link of existsSync(links) ? readdirSync(links) : []) {
     try {
@@ -326,14 +419,13 @@ export async function sweepNode(workDir: string): Promise<void> {
   // containerd's record of each pod's network (in CNI's fixed cache folder), by the network's name.
   const cniResults = '/var/lib/cni/results';
   const results = existsSync(cniResults) ? readdirSync(cniResults) : [];
+  const network = place.cniNetwork;
   const sandboxes = results
-    .filter((file) => file.startsWith(`${CNI_NETWORK}-`))
-    .map((file) => file.slice(CNI_NETWORK.length + 1).split('-')[0]);
+    .filter((file) => file.startsWith(`${network}-`))
+    .map((file) => file.slice(network.length + 1).split('-')[0]);
   for (const file of results)
     if (
-      sandboxes.some(
-        (id) => file.startsWith(`${CNI_NETWORK}-${id}-`) || file.startsWith(`cni-loopback-${id}-`),
-      )
+      sandboxes.some((id) => file.startsWith(`${network}-${id}-`) || file.startsWith(`cni-loopback-${id}-`))
     )
       rmSync(path.join(cniResults, file), { force: true });
   // containerd's images and snapshots, the bulk of the folder (an imported image is most of a GB);
@@ -378,9 +470,10 @@ async function removeKubeChains(): Promise<void> {
     }
 }
 
-/** Removes the kubelet's emptied pod cgroups, deepest first. */
-function removePodCgroups(): void {
-  for (const dir of podCgroups()) {
+/** Removes the kubelet's emptied pod cgroups, deepest first, and the node's own cgroup root. */
+function removePodCgroups(cgroupRoot: string): void {
+  const roots = cgroupRoot ? cgroupHierarchies().map((h) => path.join(h, cgroupRoot)) : [];
+  for (const dir of [...podCgroups(cgroupRoot), ...roots]) {
     try {
       rmdirSync(dir);
     } catch {
@@ -389,10 +482,34 @@ function removePodCgroups(): void {
   }
 }
 
+/** Every cgroup hierarchy mounted under /sys/fs/cgroup. */
+const cgroupHierarchies = (): string[] =>
+  existsSync('/sys/fs/cgroup')
+    ? readdirSync('/sys/fs/cgroup').map((h) => path.join('/sys/fs/cgroup', h))
+    : [];
+
+/**
+ * Makes the node's cgroup root in every hierarchy, which the kubelet wants to find made; a new
+ * cpuset gets its parent's CPUs and memory nodes, without which nothing could join it.
+ */
+function makeCgroupRoot(cgroupRoot: string): void {
+  for (const hierarchy of cgroupHierarchies()) {
+    const dir = path.join(hierarchy, cgroupRoot);
+    try {
+      mkdirSync(dir, { recursive: true });
+    } catch {
+      continue; // not a cgroup hierarchy
+    }
+    for (const file of ['cpuset.cpus', 'cpuset.mems'])
+      if (existsSync(path.join(hierarchy, file)) && readFileSync(path.join(dir, file), 'utf8').trim() === '')
+        writeFileSync(path.join(dir, file), readFileSync(path.join(hierarchy, file), 'utf8'));
+  }
+}
+
 /** Stops the node's containers through containerd, so that their shims end. */
-async function removeContainers(containerdAddress: string): Promise<void> {
+async function removeContainers(containerdAddress: string, cgroupRoot: string): Promise<void> {
   const ctr = (...args: string[]) => ['--address', containerdAddress, '-n', CRI_NAMESPACE, ...args];
-  killAll(podProcesses());
+  killAll(podProcesses(cgroupRoot));
   const tasks = (await tryRunOutput('ctr', ctr('tasks', 'ls', '-q'))).split('\n').filter(Boolean);
   for (const id of tasks) await tryRun('ctr', ctr('tasks', 'delete', '--force', id));
   const containers = (await tryRunOutput('ctr', ctr('containers', 'ls', '-q'))).split('\n').filter(Boolean);
@@ -432,6 +549,12 @@ export async function startKubeNode(options: KubeNodeOptions): Promise<KubeNode>
   const workDir = path.resolve(options.workDir);
   const paths = layout(workDir);
   const { network } = options;
+  const place: NodePlace = {
+    cniNetwork: network.cniNetwork,
+    ...(network.netns ? { netns: network.netns } : {}),
+  };
+  const cgroupRoot = cgroupRootOf(place);
+  const inNetwork = (command: string, args: readonly string[]) => inNodeNetwork(network.netns, command, args);
   const timeoutMs = options.startTimeoutMs ?? 60_000;
   const pauseArchive = await makeBusyboxImage(
     { ref: PAUSE_IMAGE, applets: ['sleep'], entrypoint: ['/bin/sleep', 'infinity'] },
@@ -439,10 +562,10 @@ export async function startKubeNode(options: KubeNodeOptions): Promise<KubeNode>
   );
 
   // A run that was killed left its containers, mounts and rules: sweep them first.
-  const marker = markerFile();
+  const marker = markerFile(name);
   if (existsSync(marker)) {
-    const previous = readFileSync(marker, 'utf8').trim();
-    if (previous && previous !== workDir) await sweepNode(previous);
+    const previous = JSON.parse(readFileSync(marker, 'utf8')) as { workDir: string } & NodePlace;
+    if (previous.workDir !== workDir) await sweepNode(previous.workDir, previous);
   }
   for (const dir of [
     paths.containerdRoot,
@@ -453,9 +576,10 @@ export async function startKubeNode(options: KubeNodeOptions): Promise<KubeNode>
   ])
     mkdirSync(dir, { recursive: true });
   mkdirSync(path.dirname(marker), { recursive: true });
-  writeFileSync(marker, workDir);
+  writeFileSync(marker, JSON.stringify({ workDir, ...place }));
   const proxyBinary = bins.kubeProxy;
-  await tryRun(proxyBinary, ['--cleanup', '--v=0']);
+  await tryRun(...inNetwork(proxyBinary, ['--cleanup', '--v=0']));
+  if (cgroupRoot) makeCgroupRoot(cgroupRoot);
   writeFileSync(
     paths.kernelSettings,
     JSON.stringify(Object.fromEntries(KUBELET_SYSCTLS.map((s) => [s, readSysctl(s)]))),
@@ -471,20 +595,22 @@ export async function startKubeNode(options: KubeNodeOptions): Promise<KubeNode>
     const containerd = processes[0];
     const others = processes.splice(1);
     for (const proc of others.reverse()) await proc.stop();
-    if (containerd && existsSync(paths.containerdAddress)) await removeContainers(paths.containerdAddress);
+    if (containerd && existsSync(paths.containerdAddress))
+      await removeContainers(paths.containerdAddress, cgroupRoot);
     await stopProcesses();
-    await sweepNode(workDir);
-    if (existsSync(marker) && readFileSync(marker, 'utf8').trim() === workDir) rmSync(marker);
+    await sweepNode(workDir, place);
+    if (existsSync(marker) && readFileSync(marker, 'utf8').includes(JSON.stringify(workDir))) rmSync(marker);
   };
 
   const started = Date.now();
   try {
     writeFileSync(paths.containerdConfig, containerdConfig(paths));
     writeFileSync(path.join(paths.cniConfDir, '10-interop-pods.conflist'), cniConflist(paths, network));
+    const [containerdCommand, containerdArgs] = inNetwork('containerd', ['--config', paths.containerdConfig]);
     const containerd = startProcess({
-      name: 'containerd (node)',
-      command: 'containerd',
-      args: ['--config', paths.containerdConfig],
+      name: `containerd (${name})`,
+      command: containerdCommand,
+      args: containerdArgs,
       logFile: path.join(workDir, 'containerd.log'),
     });
     processes.push(containerd);
@@ -507,52 +633,54 @@ export async function startKubeNode(options: KubeNodeOptions): Promise<KubeNode>
     ];
     writeFileSync(
       paths.kubeletConfig,
-      kubeletConfig(paths, network, { kubelet: kubeletPort, healthz: healthzPort }),
+      kubeletConfig(paths, network, { kubelet: kubeletPort, healthz: healthzPort }, cgroupRoot || undefined),
     );
+    const [proxyCommand, proxyArgs] = inNetwork(proxyBinary, [
+      `--kubeconfig=${options.kubeconfigPath}`,
+      `--hostname-override=${name}`,
+      '--proxy-mode=iptables',
+      `--cluster-cidr=${network.podCidr}`,
+      `--bind-address=${network.nodeAddress}`,
+      `--nodeport-addresses=${network.nodeAddress}/32`,
+      '--iptables-localhost-nodeports=false',
+      `--healthz-bind-address=127.0.0.1:${proxyHealthz}`,
+      `--metrics-bind-address=127.0.0.1:${proxyMetrics}`,
+      // Leave the machine's conntrack settings as they are.
+      '--conntrack-max-per-core=0',
+      '--conntrack-tcp-timeout-established=0',
+      '--conntrack-tcp-timeout-close-wait=0',
+      '--v=0',
+    ]);
     processes.push(
       startProcess({
-        name: 'kube-proxy (node)',
-        command: proxyBinary,
-        args: [
-          `--kubeconfig=${options.kubeconfigPath}`,
-          `--hostname-override=${name}`,
-          '--proxy-mode=iptables',
-          `--cluster-cidr=${network.podCidr}`,
-          `--bind-address=${network.hostAddress}`,
-          `--nodeport-addresses=${network.hostAddress}/32`,
-          '--iptables-localhost-nodeports=false',
-          `--healthz-bind-address=127.0.0.1:${proxyHealthz}`,
-          `--metrics-bind-address=127.0.0.1:${proxyMetrics}`,
-          // Leave the machine's conntrack settings as they are.
-          '--conntrack-max-per-core=0',
-          '--conntrack-tcp-timeout-established=0',
-          '--conntrack-tcp-timeout-close-wait=0',
-          '--v=0',
-        ],
+        name: `kube-proxy (${name})`,
+        command: proxyCommand,
+        args: proxyArgs,
         logFile: path.join(workDir, 'kube-proxy.log'),
       }),
     );
+    const [kubeletCommand, kubeletArgs] = inNetwork(bins.kubelet, [
+      `--config=${paths.kubeletConfig}`,
+      `--kubeconfig=${options.kubeconfigPath}`,
+      `--root-dir=${paths.kubeletRoot}`,
+      `--cert-dir=${path.join(paths.kubeletRoot, 'pki')}`,
+      `--hostname-override=${name}`,
+      `--node-ip=${network.nodeAddress}`,
+      '--v=0',
+    ]);
     // Kept running as a node's service manager keeps it: a kubelet that exits is started again.
     const kubelet = keptRunning(() =>
       startProcess({
-        name: 'kubelet (node)',
-        command: bins.kubelet,
-        args: [
-          `--config=${paths.kubeletConfig}`,
-          `--kubeconfig=${options.kubeconfigPath}`,
-          `--root-dir=${paths.kubeletRoot}`,
-          `--cert-dir=${path.join(paths.kubeletRoot, 'pki')}`,
-          `--hostname-override=${name}`,
-          `--node-ip=${network.hostAddress}`,
-          '--v=0',
-        ],
+        name: `kubelet (${name})`,
+        command: kubeletCommand,
+        args: kubeletArgs,
         logFile: path.join(workDir, 'kubelet.log'),
       }),
     );
     processes.push(kubelet);
     processes.push(
       startProcess({
-        name: 'kube-scheduler (node)',
+        name: `kube-scheduler (${name})`,
         command: bins.kubeScheduler,
         args: [
           `--kubeconfig=${options.kubeconfigPath}`,
@@ -579,6 +707,8 @@ export async function startKubeNode(options: KubeNodeOptions): Promise<KubeNode>
     info: {
       name,
       hostAddress: network.hostAddress,
+      nodeAddress: network.nodeAddress,
+      ...(network.netns ? { netns: network.netns } : {}),
       podCidr: network.podCidr,
       containerdAddress: paths.containerdAddress,
       workDir,

@@ -5,17 +5,19 @@
  * twice and unbinds through OSB; the test then uses the credentials as an app would, with psql from
  * this machine over the Service's address: rows written with one binding are read with the other,
  * one binding's password does not open the other's login, an unbound login is refused, the rows
- * survive a plan change rolled out to the instance (the server restarted with the new setting), and
- * the deprovision leaves nothing on the node.
+ * survive a plan change rolled out to the instance (the server restarted with the new setting), the
+ * instance moves with its rows to a sister cluster's own node (backed up into the backup store on
+ * the master's node, restored on the sister's) where the remaining binding works on with the same
+ * password, and the deprovision leaves nothing on the sister's node.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { BatchV1Api, StorageV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, BatchV1Api, StorageV1Api } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { importImageArchive } from '../../dev/local/kube-node.js';
 import { clusterClientFromFile } from '../../src/kube/clients.js';
@@ -32,6 +34,7 @@ import {
   type SFPlan,
   type SFServiceInstance,
 } from '../../src/resources/types.js';
+import { ADMIN, callAdmin } from '../support/admin.js';
 import { eventually, unique } from '../support/env.js';
 import { packChart } from '../support/helm.js';
 import { deployEnvironment, nodeTool } from '../support/node.js';
@@ -57,22 +60,31 @@ interface Credentials {
   uri: string;
 }
 
+/**
+ * The network psql connects from, as an app on the instance's node would: the host's own for the
+ * master's node, the sister node's namespace once the instance moved there (its Service addresses
+ * are that node's).
+ */
+let appNetwork: string | undefined;
+
 /** Runs SQL with psql as an app would connect; resolves with its unaligned, tuples-only output. */
 async function sql(login: { uri: string } | Credentials, statement: string): Promise<string> {
-  const { stdout } = await run(
+  const psql = [
     'psql',
-    [
-      login.uri,
-      '--no-psqlrc',
-      '--tuples-only',
-      '--no-align',
-      '--set',
-      'ON_ERROR_STOP=1',
-      '--command',
-      statement,
-    ],
-    { env: { ...process.env, PGCONNECT_TIMEOUT: '5' }, timeout: 20_000 },
-  );
+    login.uri,
+    '--no-psqlrc',
+    '--tuples-only',
+    '--no-align',
+    '--set',
+    'ON_ERROR_STOP=1',
+    '--command',
+    statement,
+  ];
+  const [command, ...args] = appNetwork ? ['ip', 'netns', 'exec', appNetwork, ...psql] : psql;
+  const { stdout } = await run(command!, args, {
+    env: { ...process.env, PGCONNECT_TIMEOUT: '5' },
+    timeout: 20_000,
+  });
   return stdout.trim();
 }
 
@@ -89,8 +101,14 @@ async function refusal(login: { uri: string }): Promise<string | undefined> {
 describeWithTool(nodeTool())('real PostgreSQL through the broker, on the node', () => {
   const env = deployEnvironment();
   const master = clusterClientFromFile(env.clusters[0]!.id, env.clusters[0]!.kubeconfigPath);
-  const storage = master.kubeConfig.makeApiClient(StorageV1Api);
   const batch = master.kubeConfig.makeApiClient(BatchV1Api);
+  const sisterNode = env.sisterNode!;
+  const sisterFile = env.clusters.find((c) => c.id === sisterNode?.clusterId)!;
+  const sister = clusterClientFromFile(sisterFile.id, sisterFile.kubeconfigPath);
+  /** The backup store: a folder of this machine, which both nodes mount at the same path. */
+  const backupFolder = path.join(env.workDir, 'postgresql-backups');
+  const admin = (method: 'GET' | 'POST', adminPath: string, body?: unknown) =>
+    callAdmin(system.url, method, adminPath, body !== undefined ? { body } : {});
   const registry = unique('pg-server');
   let chartServer: http.Server;
   let system: SystemProcess;
@@ -106,19 +124,21 @@ describeWithTool(nodeTool())('real PostgreSQL through the broker, on the node', 
       maxBuffer: 16 * 1024 * 1024,
     });
     const archive = built.stdout.trim().split('\n').pop()!;
-    await importImageArchive(env.node!.containerdAddress, archive);
-    await storage
-      .createStorageClass({
-        body: {
-          metadata: { name: STORAGE_CLASS },
-          provisioner: 'kubernetes.io/host-path',
-          reclaimPolicy: 'Delete',
-          volumeBindingMode: 'Immediate',
-        },
-      })
-      .catch((err: { code?: number }) => {
-        if (err.code !== 409) throw err;
-      });
+    for (const node of [env.node!, sisterNode]) await importImageArchive(node.containerdAddress, archive);
+    for (const cluster of [master, sister])
+      await cluster.kubeConfig
+        .makeApiClient(StorageV1Api)
+        .createStorageClass({
+          body: {
+            metadata: { name: STORAGE_CLASS },
+            provisioner: 'kubernetes.io/host-path',
+            reclaimPolicy: 'Delete',
+            volumeBindingMode: 'Immediate',
+          },
+        })
+        .catch((err: { code?: number }) => {
+          if (err.code !== 409) throw err;
+        });
     const chart = packChart(path.join(EXAMPLE, 'chart'));
     chartServer = http.createServer((req, res) => {
       if (req.url === '/postgresql-server-0.1.0.tgz') res.end(chart);
@@ -149,12 +169,19 @@ describeWithTool(nodeTool())('real PostgreSQL through the broker, on the node', 
         metadata: { ...plan.metadata, namespace: registry },
         spec: {
           ...plan.spec,
-          context: { ...plan.spec.context, storageClass: STORAGE_CLASS, ...context },
+          context: { ...plan.spec.context, storageClass: STORAGE_CLASS, backupFolder, ...context },
           templates: plan.spec.templates.map((t) => (t.type === 'helm' ? { ...t, url: chartUrl } : t)),
         },
       } as KubeObject);
     await applyPlan({});
-    system = await startProcess('all', await systemSettings({ INTEROP_NAMESPACE: registry }));
+    system = await startProcess(
+      'all',
+      await systemSettings({
+        INTEROP_NAMESPACE: registry,
+        INTEROP_ADMIN_USERNAME: ADMIN.username,
+        INTEROP_ADMIN_PASSWORD: ADMIN.password,
+      }),
+    );
     osb = osbClient(system.url);
     await eventually('the postgresql-server plan in the catalog', async () => {
       const services = (await osb('GET', '/v2/catalog')).body.services as { plans: { id: string }[] }[];
@@ -166,6 +193,7 @@ describeWithTool(nodeTool())('real PostgreSQL through the broker, on the node', 
     await system?.stop();
     await new Promise((resolve) => (chartServer ? chartServer.close(resolve) : resolve(undefined)));
     await master.core.deleteNamespace({ name: registry }).catch(() => undefined);
+    rmSync(backupFolder, { recursive: true, force: true });
     console.log(`[postgresql-server] seconds: ${JSON.stringify(seconds)}`);
   });
 
@@ -176,6 +204,7 @@ describeWithTool(nodeTool())('real PostgreSQL through the broker, on the node', 
   let first: Credentials;
   let second: Credentials;
   let firstBindingId: string;
+  let secondBindingId: string;
 
   async function bind(): Promise<{ bindingId: string; credentials: Credentials }> {
     const bindingId = randomUUID();
@@ -244,7 +273,9 @@ describeWithTool(nodeTool())('real PostgreSQL through the broker, on the node', 
     seconds.provisionToFirstRow = seconds.provision! + (Date.now() - started) / 1000;
 
     // THEN a second binding reads them and writes too, with a login of its own
-    second = (await bind()).credentials;
+    const other = await bind();
+    second = other.credentials;
+    secondBindingId = other.bindingId;
     expect(second.username).not.toBe(first.username);
     expect(second.password).not.toBe(first.password);
     expect(await sql(second, 'SELECT body FROM notes ORDER BY id')).toBe(
@@ -315,12 +346,112 @@ describeWithTool(nodeTool())('real PostgreSQL through the broker, on the node', 
     );
   }, 300_000);
 
-  test('a deprovision leaves nothing on the node: no pod, no claim, no volume or its folder', async () => {
-    const claim = await master.core.readNamespacedPersistentVolumeClaim({
+  test('a move takes the instance with its rows to the sister’s node: the remaining binding works there with the same password, and the master keeps nothing of it', async () => {
+    const masterClaim = await master.core.readNamespacedPersistentVolumeClaim({
       namespace,
       name: `pg-${instanceId}-data`,
     });
-    const volume = await master.core.readPersistentVolume({ name: claim.spec!.volumeName! });
+    const masterFolder = (await master.core.readPersistentVolume({ name: masterClaim.spec!.volumeName! }))
+      .spec!.hostPath!.path;
+    // GIVEN the sister registered for the broker, running
+    await registerCluster(master, registry, sisterFile.id, sisterFile.kubeconfigPath);
+    await patchRecordStatus(master, SFCLUSTER, registry, sisterFile.id, { phase: 'running' });
+
+    // WHEN an admin moves the instance there
+    const started = Date.now();
+    const accepted = await admin('POST', `/admin/instances/${instanceId}/move`, { cluster: sisterFile.id });
+    expect(accepted.status).toBe(202);
+    const runId = String(accepted.body.runId);
+    // AND meanwhile the platform's bind is refused, its reads answered
+    const refused = await osb(
+      'PUT',
+      `${instancePath}/service_bindings/${randomUUID()}?accepts_incomplete=true`,
+      { service_id: SERVICE_ID, plan_id: PLAN_ID },
+    );
+    const ended = await eventually(
+      'the move ended',
+      async () => {
+        const res = await admin('GET', `/admin/instances/${instanceId}/actions/move/${runId}`);
+        expect(res.status).toBe(200);
+        return res.body.state === 'in progress' ? undefined : res.body;
+      },
+      420_000,
+    );
+    seconds.move = (Date.now() - started) / 1000;
+    expect(ended).toMatchObject({
+      state: 'succeeded',
+      description: `Moved from cluster ${env.clusters[0]!.id} to cluster ${sisterFile.id}`,
+    });
+    expect([refused.status, refused.body.error]).toEqual([422, 'ConcurrencyError']);
+
+    // THEN the server runs on the sister's node, its data on a volume there
+    const pod = await sister.core.readNamespacedPod({ namespace, name: `pg-${instanceId}-0` });
+    expect(pod.spec?.nodeName).toBe(sisterNode.name);
+    expect(pod.status?.podIP).toMatch(/^10\.244\.1\./);
+    // AND the backup was taken into the store, as a dump of the database
+    const dumps = readdirSync(path.join(backupFolder, resourceName(instanceId)));
+    expect(dumps).toEqual([expect.stringMatching(/^[0-9a-f]{20}\.dump$/)]);
+    // AND the remaining binding's credentials name the sister's Service, with the same login
+    const moved = (await osb('GET', `${instancePath}/service_bindings/${secondBindingId}`)).body
+      .credentials as Credentials;
+    const sisterService = await sister.core.readNamespacedService({ namespace, name: `pg-${instanceId}` });
+    expect(moved).toEqual({
+      ...second,
+      host: sisterService.spec!.clusterIP,
+      hostname: sisterService.spec!.clusterIP,
+      uri: `postgresql://${second.username}:${second.password}@${sisterService.spec!.clusterIP}:5432/app`,
+    });
+    // AND an app on the sister's node reads the rows written on the master, and writes more
+    appNetwork = sisterNode.netns;
+    expect(await sql(moved, 'SELECT body FROM notes ORDER BY id')).toBe(
+      'written by the first binding\nkept\nwritten by the second binding',
+    );
+    await sql(moved, "INSERT INTO notes VALUES (4, 'written on the sister')");
+    // AND the unbound login did not come back with the data
+    expect(await refusal({ uri: first.uri.replace(first.host, sisterService.spec!.clusterIP!) })).toMatch(
+      /password authentication failed for user/,
+    );
+    second = moved;
+
+    // AND the master keeps nothing of it but the backup's finished Job, which goes with the instance's
+    // record: no server, no claim, no volume or its folder, no container of the server
+    await eventually(
+      'nothing of the instance left on the master’s node',
+      async () => {
+        const pods = await master.core.listNamespacedPod({ namespace });
+        const sets = await master.kubeConfig
+          .makeApiClient(AppsV1Api)
+          .listNamespacedStatefulSet({ namespace });
+        const claims = await master.core.listNamespacedPersistentVolumeClaim({ namespace });
+        const left = [
+          ...sets.items.map((set) => `StatefulSet ${set.metadata?.name}`),
+          ...claims.items.map((claim) => `claim ${claim.metadata?.name}`),
+          ...(existsSync(masterFolder) ? [`the volume's folder ${masterFolder}`] : []),
+          ...pods.items
+            .filter(
+              (p) =>
+                !(
+                  p.metadata?.labels?.['job-name']?.startsWith('x-backup-') && p.status?.phase === 'Succeeded'
+                ),
+            )
+            .map((p) => `pod ${p.metadata?.name} (${p.status?.phase})`),
+          ...containersOf(namespace, env.node!.containerdAddress, `pg-${instanceId}-0`).map(
+            (id) => `container ${id} of the server`,
+          ),
+        ];
+        if (left.length > 0) throw new Error(`left: ${left.join(', ')}`);
+        return true;
+      },
+      120_000,
+    );
+  }, 600_000);
+
+  test('a deprovision leaves nothing on the sister’s node: no pod, no claim, no volume or its folder', async () => {
+    const claim = await sister.core.readNamespacedPersistentVolumeClaim({
+      namespace,
+      name: `pg-${instanceId}-data`,
+    });
+    const volume = await sister.core.readPersistentVolume({ name: claim.spec!.volumeName! });
     const folder = volume.spec!.hostPath!.path;
     expect(existsSync(folder)).toBe(true);
 
@@ -335,7 +466,7 @@ describeWithTool(nodeTool())('real PostgreSQL through the broker, on the node', 
     await eventually(
       'the volume and its folder gone',
       async () => {
-        const gone = await master.core
+        const gone = await sister.core
           .readPersistentVolume({ name: volume.metadata!.name! })
           .then(() => false)
           .catch((err: { code?: number }) => err.code === 404);
@@ -344,26 +475,26 @@ describeWithTool(nodeTool())('real PostgreSQL through the broker, on the node', 
       120_000,
     );
     await eventually(
-      'no container of the instance left in the node’s containerd',
-      async () => (containersOf(namespace).length === 0 ? true : undefined),
+      'no container of the instance left in the sister node’s containerd',
+      async () => (containersOf(namespace, sisterNode.containerdAddress).length === 0 ? true : undefined),
       120_000,
     );
     expect(await refusal(second)).toBeDefined();
   }, 400_000);
 
-  /** The node's containers of pods in `podNamespace`. */
-  function containersOf(podNamespace: string): string[] {
+  /** The containers of pods in `podNamespace` (of the pod `podName` only, when given) in a node's containerd. */
+  function containersOf(podNamespace: string, containerdAddress: string, podName?: string): string[] {
     const listed = execFileSync(
       'ctr',
       [
         '--address',
-        env.node!.containerdAddress,
+        containerdAddress,
         '-n',
         'k8s.io',
         'containers',
         'ls',
         '-q',
-        `labels."io.kubernetes.pod.namespace"==${podNamespace}`,
+        `labels."io.kubernetes.pod.namespace"==${podNamespace}${podName ? `,labels."io.kubernetes.pod.name"==${podName}` : ''}`,
       ],
       { encoding: 'utf8' },
     );

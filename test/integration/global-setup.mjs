@@ -19,10 +19,17 @@ const processes = fileURLToPath(new URL('../../dist/dev/local/processes.js', imp
 /**
  * Starts one environment with the given Temporal ('dev', 'server', or undefined for the one
  * INTEROP_TEMPORAL names), keeps it in globalThis[key] for the teardown, and names its description
- * file in process.env[envVar]. With `nodeAddress`, the master is made ready for a node there
- * (test/deploy/global-setup.mjs).
+ * file in process.env[envVar]. With `nodeAddress`, the master is made ready for a node there, and
+ * with `sisterNodeAddresses` the sisters it names (test/deploy/global-setup.mjs).
  */
-export async function startEnvironment({ temporalKind, key, envVar, nodeAddress, chartCrdsOnMaster }) {
+export async function startEnvironment({
+  temporalKind,
+  key,
+  envVar,
+  nodeAddress,
+  sisterNodeAddresses,
+  chartCrdsOnMaster,
+}) {
   if (!existsSync(compiled)) throw new Error(`${compiled} is missing: run \`npm run build\` first`);
   const { startLocalEnvironment } = await import(compiled);
   const workDir = mkdtempSync(
@@ -39,6 +46,7 @@ export async function startEnvironment({ temporalKind, key, envVar, nodeAddress,
     temporalUiPort: await freePort(),
     temporalUiCodec: { port: await freePort(), token: randomBytes(24).toString('base64url') },
     ...(nodeAddress ? { nodeAddress } : {}),
+    ...(sisterNodeAddresses ? { sisterNodeAddresses } : {}),
     ...(chartCrdsOnMaster === false ? { chartCrdsOnMaster } : {}),
   });
   globalThis[key] = env;

@@ -1,6 +1,6 @@
 /**
- * The deploy suite's node (started by test/deploy/global-setup.mjs on the master of the run's
- * environment), and the images its tests make for it.
+ * The deploy suite's nodes (started by test/deploy/global-setup.mjs on the master of the run's
+ * environment and on its first sister), and the images its tests make for it.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -15,6 +15,8 @@ import type { Tool } from './tools.js';
 /** The environment's description with the node, or why there is none. */
 export interface DeployEnvironmentInfo extends EnvironmentInfo {
   readonly node?: KubeNodeInfo;
+  /** The node of a sister cluster (`clusterId`), in a network namespace of its own. */
+  readonly sisterNode?: KubeNodeInfo & { readonly clusterId: string };
   readonly nodeUnavailable?: string;
 }
 

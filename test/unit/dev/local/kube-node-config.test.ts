@@ -8,9 +8,26 @@ import {
   NODE_HOST_ADDRESS,
   NODE_POD_CIDR,
   PAUSE_IMAGE,
+  SISTER_NODE_NETWORK,
+  CNI_NETWORK,
 } from '../../../../dev/local/kube-node-config.js';
 
-const network = { bridge: NODE_BRIDGE, hostAddress: NODE_HOST_ADDRESS, podCidr: NODE_POD_CIDR };
+const network = {
+  bridge: NODE_BRIDGE,
+  hostAddress: NODE_HOST_ADDRESS,
+  podCidr: NODE_POD_CIDR,
+  nodeAddress: NODE_HOST_ADDRESS,
+  cniNetwork: CNI_NETWORK,
+};
+const sister = SISTER_NODE_NETWORK;
+const sisterNetwork = {
+  bridge: sister.bridge,
+  hostAddress: sister.gateway,
+  podCidr: sister.podCidr,
+  nodeAddress: sister.nodeAddress,
+  cniNetwork: sister.cniNetwork,
+  netns: sister.netns,
+};
 const paths = nodeLayout('/run/node');
 
 describe("the node's configuration", () => {
@@ -65,5 +82,24 @@ describe("the node's configuration", () => {
     ['cgroupfs', 'cgroupDriver: cgroupfs'],
   ])('GIVEN ports WHEN the kubelet is configured THEN it %s', (_what, text) => {
     expect(kubeletConfig(paths, network, { kubelet: 10250, healthz: 10248 })).toContain(text);
+  });
+
+  test('GIVEN a node on the host network WHEN the kubelet is configured THEN its pods use the cgroup root', () => {
+    expect(kubeletConfig(paths, network, { kubelet: 10250, healthz: 10248 })).not.toContain('cgroupRoot');
+  });
+
+  test("GIVEN a sister's node in its own namespace WHEN configured THEN it listens on its link, leases its own range, and keeps its pods' cgroups under its own root", () => {
+    const kubelet = kubeletConfig(
+      paths,
+      sisterNetwork,
+      { kubelet: 10250, healthz: 10248 },
+      '/interop-sister-node',
+    );
+    expect(kubelet).toContain(`address: ${sister.nodeAddress}\n`);
+    expect(kubelet).toContain('cgroupRoot: /interop-sister-node\n');
+    const cni = JSON.parse(cniConflist(paths, sisterNetwork));
+    expect(cni.name).toBe('interop-pods-sister');
+    expect(cni.name).not.toBe(CNI_NETWORK);
+    expect(cni.plugins[0].ipam.ranges).toEqual([[{ subnet: '10.244.1.0/24', gateway: '10.244.1.1' }]]);
   });
 });
