@@ -846,12 +846,16 @@ export function resourceActivities(deps: ActivityDeps) {
     /**
      * Deletes what was applied for the target and returns how many objects remain. A binding
      * deletes only the objects it created, and gives up its fields in the instance's objects.
+     *
+     * With `unbindObjects`, for an unbind that failed: deletes the unbind's own objects instead and
+     * lists them no more, so that the unbind run again applies them afresh rather than finding
+     * them failed (a Job that failed stays failed). Done once they are gone; safe to run again.
      */
-    async deleteResources(target: Target): Promise<number> {
+    async deleteResources(target: Target, options: { unbindObjects?: boolean } = {}): Promise<number> {
       return unlessDeleted(
         target,
         target.binding ? 'unbind' : 'deprovision',
-        () => deleteResourcesOf(target),
+        () => (options.unbindObjects ? deleteUnbindObjectsOf(target) : deleteResourcesOf(target)),
         0,
       );
     },
@@ -884,6 +888,29 @@ export function resourceActivities(deps: ActivityDeps) {
       if (removal) added.push({ ref, removal });
     }
     return added;
+  }
+
+  /** Deletes the objects an unbind applied of its own, then lists them no more (deleteResources). */
+  async function deleteUnbindObjectsOf(target: Target): Promise<number> {
+    const loaded = await load(target);
+    const { binding } = loaded;
+    if (!binding?.status?.unbindResources?.length) return 0;
+    const { present } = await presentUnbindObjects(loaded);
+    if (present.length > 0) {
+      await deleteUnbindObjects(loaded, present);
+      // Listed until they are gone: an unbind applied meanwhile would find them going.
+      throw retryable(
+        `waiting for ${present.length} object(s) the unbind applied to go from cluster ${loaded.cluster.id}`,
+      );
+    }
+    await records.write({
+      kind: 'status',
+      record: 'binding',
+      namespace: binding.metadata.namespace!,
+      name: binding.metadata.name,
+      status: { unbindResources: [] },
+    });
+    return 0;
   }
 
   /** Deletes what was applied for the target (deleteResources). */

@@ -3,7 +3,7 @@
  * template, wait until the status template says done. Credentials never pass through here: the
  * status check writes them into a Secret owned by the binding and returns only its name.
  */
-import { upsertSearchAttributes } from '@temporalio/workflow';
+import { isCancellation, patched, upsertSearchAttributes } from '@temporalio/workflow';
 import {
   startingStatus,
   type BindingRef,
@@ -18,9 +18,13 @@ import { OsbClusterId } from './search-attributes.js';
 const recordOn = (op: Operation, binding: BindingRef | undefined) =>
   binding && ((status: OperationStatus) => op.steps.recordBindingStatus(binding, status));
 
+/** Marks the unbinds that, once failed, take away the objects they applied of their own. */
+const FAILED_UNBIND_STARTS_AFRESH = 'failed-unbind-starts-afresh';
+
 /**
  * Renders the unbind template, deletes what only the binding owns, waits, then drops the records
- * and the versions of the instance's generated secrets that only this binding still used.
+ * and the versions of the instance's generated secrets that only this binding still used. An
+ * unbind that failed takes away what it applied of its own, so that the next one starts afresh.
  */
 async function removeBinding(op: Operation, binding: BindingRef): Promise<StatusReport> {
   const { applyTemplate, deleteResources, checkStatus, removeBindingRecord } = op.steps;
@@ -32,6 +36,11 @@ async function removeBinding(op: Operation, binding: BindingRef): Promise<Status
   if (report.state === 'succeeded') {
     await removeBindingRecord(binding);
     await op.steps.removeUnusedSecretVersions(binding.instance);
+  } else if (report.state === 'failed' && patched(FAILED_UNBIND_STARTS_AFRESH)) {
+    // Taking them away is for the next unbind's sake: when it cannot, the failure stands as it is.
+    await deleteResources(target, { unbindObjects: true }).catch((err: unknown) => {
+      if (isCancellation(err)) throw err;
+    });
   }
   return report;
 }

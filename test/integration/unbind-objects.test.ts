@@ -2,7 +2,9 @@
  * What an unbind template applies of its own, on the real servers: objects that are neither the
  * bind's nor the instance's (in a real plan, a Job that takes the binding's access away) stay while
  * the unbind runs, so that its status template can wait on them, and are deleted once it says
- * `succeeded`; the bind's own objects are deleted at once; nothing of the binding is left.
+ * `succeeded`; the bind's own objects are deleted at once; nothing of the binding is left. An unbind
+ * that failed takes its own objects away, so that the platform's next unbind applies them afresh
+ * (a Job that failed would fail it again at once) and can succeed.
  */
 import { randomUUID } from 'node:crypto';
 import { registerCluster } from '../../src/kube/cluster-registry.js';
@@ -29,7 +31,8 @@ const PLAN_ID = randomUUID();
 
 /**
  * The bind applies a ConfigMap `login-<binding>`; the unbind a ConfigMap `revoke-<binding>`, done
- * once something (here the test, in a real plan a Job) marks it `done: "yes"`.
+ * once something (here the test, in a real plan a Job) marks it `done: "yes"`, failed once it is
+ * marked `done: "no"`.
  */
 const TEMPLATES = [
   {
@@ -71,7 +74,9 @@ const TEMPLATES = [
       '  state: {{ if .login }}succeeded{{ else }}in progress{{ end }}',
       `  response: '{"credentials": {"user": "u"}}'`,
       'unbind:',
-      '  state: {{ if and .revoke (eq (default "" .revoke.data.done) "yes") }}succeeded{{ else }}in progress{{ end }}',
+      '  {{- $done := "" }}{{ with .revoke }}{{ $done = default "" .data.done }}{{ end }}',
+      '  state: {{ if eq $done "yes" }}succeeded{{ else if eq $done "no" }}failed{{ else }}in progress{{ end }}',
+      '  error: {{ if eq $done "no" }}"the revoking job failed"{{ else }}""{{ end }}',
       '',
     ].join('\n'),
   },
@@ -187,5 +192,71 @@ test('GIVEN a binding WHEN it is unbound THEN the bind’s objects go at once, t
   expect(unbound.body.state).toBe('succeeded');
   expect(await configMap(`revoke-${bindingId}`)).toBeUndefined();
   expect(await configMap(`login-${bindingId}`)).toBeUndefined();
+  expect(await getRecord(master!, SFSERVICEBINDING, namespace, resourceName(bindingId))).toBeUndefined();
+}, 180_000);
+
+test('GIVEN an unbind that failed on its own object WHEN the platform unbinds again THEN that object is applied afresh and the unbind succeeds', async () => {
+  const instanceId = randomUUID();
+  const bindingId = randomUUID();
+  const namespace = instanceNamespace(instanceId);
+  const configMap = (name: string) =>
+    readObject(master!, { apiVersion: 'v1', kind: 'ConfigMap', name, namespace });
+  const markRevoke = (done: 'yes' | 'no') =>
+    applyObject(
+      master!,
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `revoke-${bindingId}`, namespace },
+        data: { done },
+      } as KubeObject,
+      'the-revoking-job',
+    );
+  expect(
+    (await provisionSettled(osb, instanceId, provisionBody(SERVICE_ID, PLAN_ID), 120_000)).body.state,
+  ).toBe('succeeded');
+  const bindingPath = `/v2/service_instances/${instanceId}/service_bindings/${bindingId}`;
+  const query = `service_id=${SERVICE_ID}&plan_id=${PLAN_ID}`;
+  const lastOperationOf = (res: { body: Record<string, unknown> }) =>
+    `${bindingPath}/last_operation?${query}&operation=${encodeURIComponent(String(res.body.operation))}`;
+  const binding = await osb('PUT', `${bindingPath}?accepts_incomplete=true`, {
+    service_id: SERVICE_ID,
+    plan_id: PLAN_ID,
+  });
+  expect((await untilSettled(osb, lastOperationOf(binding))).body.state).toBe('succeeded');
+
+  // GIVEN an unbind whose own object says it failed
+  const first = await osb('DELETE', `${bindingPath}?${query}&accepts_incomplete=true`);
+  expect(first.status).toBe(202);
+  await eventually('the unbind’s object applied', async () => configMap(`revoke-${bindingId}`), 30_000);
+  await markRevoke('no');
+  const failed = await untilSettled(osb, lastOperationOf(first));
+  expect(failed.body).toMatchObject({ state: 'failed' });
+  // THEN that object is taken away, and the binding is still there
+  await eventually(
+    'the failed unbind’s object gone',
+    async () => ((await configMap(`revoke-${bindingId}`)) ? undefined : true),
+    30_000,
+  );
+  const record = await getRecord<KubeObject & { status?: { unbindResources?: unknown[] } }>(
+    master!,
+    SFSERVICEBINDING,
+    namespace,
+    resourceName(bindingId),
+  );
+  expect(record?.status?.unbindResources ?? []).toEqual([]);
+
+  // WHEN the platform unbinds again
+  const second = await osb('DELETE', `${bindingPath}?${query}&accepts_incomplete=true`);
+  expect(second.status).toBe(202);
+  // THEN its object is applied afresh, and the unbind waits on it rather than failing at once
+  await eventually('the unbind’s object applied again', async () => configMap(`revoke-${bindingId}`), 30_000);
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  expect((await osb('GET', lastOperationOf(second))).body.state).toBe('in progress');
+  expect((await configMap(`revoke-${bindingId}`))?.data).toEqual({ user: 'u' });
+  // AND once its object says done, it succeeds and nothing of the binding is left
+  await markRevoke('yes');
+  expect((await untilSettled(osb, lastOperationOf(second))).body.state).toBe('succeeded');
+  expect(await configMap(`revoke-${bindingId}`)).toBeUndefined();
   expect(await getRecord(master!, SFSERVICEBINDING, namespace, resourceName(bindingId))).toBeUndefined();
 }, 180_000);
