@@ -5,6 +5,7 @@
  * backoff while the operation is within its deadline.
  */
 import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailureCategory } from '@temporalio/common';
 import { apiMessageOf, statusCodeOf } from '../kube/errors.js';
 
 /** Failure types the workflows recognise. */
@@ -23,6 +24,15 @@ export const FAILURE_TYPES = {
 
 /** A failure that is retried (the activity's retry policy applies). */
 export const retryable = (message: string): Error => new Error(message);
+
+/**
+ * A retry in the normal course of things (a write that lost a race with another writer, a step
+ * waiting for objects to go): retried as {@link retryable}, but benign, so that the worker logs it
+ * at debug rather than as a warning with its stack. A failure of the cluster or of the network is
+ * no such thing and stays {@link retryable}.
+ */
+export const expectedRetry = (message: string): ApplicationFailure =>
+  ApplicationFailure.create({ message, nonRetryable: false, category: ApplicationFailureCategory.BENIGN });
 
 /** A failure that ends the operation: the message is the description users see. */
 export const terminal = (message: string, type: string): ApplicationFailure =>
@@ -44,5 +54,7 @@ export function kubeFailure(err: unknown, what: string): Error {
   // Server-side apply reports an object that does not fit its type's schema as a 500.
   if (/failed to create typed patch object/.test(message))
     return terminal(message, FAILURE_TYPES.invalidObject);
+  // Another writer changed the object since it was read: the next attempt reads it again.
+  if (status === 409) return expectedRetry(`${message} (HTTP ${status})`);
   return retryable(status ? `${message} (HTTP ${status})` : message);
 }

@@ -3,7 +3,7 @@ import type { ClusterClient } from '../kube/clients.js';
 import { ensureNamespace } from '../kube/objects.js';
 import { isNotFound } from '../kube/errors.js';
 import { LABELS } from '../resources/names.js';
-import { retryable } from './failures.js';
+import { expectedRetry } from './failures.js';
 
 /**
  * Makes an instance's namespace, labelled as one (the chart's admission policy lets the
@@ -11,7 +11,7 @@ import { retryable } from './failures.js';
  */
 export async function namespaceReady(cluster: ClusterClient, namespace: string): Promise<void> {
   if ((await ensureNamespace(cluster, namespace, { [LABELS.instanceNamespace]: 'true' })) === 'terminating')
-    throw retryable(`namespace ${namespace} on cluster ${cluster.id} is still being deleted`);
+    throw expectedRetry(`namespace ${namespace} on cluster ${cluster.id} is still being deleted`);
 }
 
 /** Deletes a namespace of a cluster; gone already means done. */

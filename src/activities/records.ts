@@ -14,7 +14,7 @@ import {
   patchRecord,
   patchRecordStatus,
 } from '../kube/custom-objects.js';
-import { isAlreadyExists, isNotFound } from '../kube/errors.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../kube/errors.js';
 import type { PlatformRoute } from '../osb/platforms.js';
 import {
   ANNOTATIONS,
@@ -62,7 +62,7 @@ import { holdCatalogEntries, releaseCatalogEntries } from '../kube/catalog-entri
 import type { ActivityDeps } from './deps.js';
 import { ownerReferenceTo } from './desired-objects.js';
 import { deleteNamespace, namespaceReady } from './namespaces.js';
-import { FAILURE_TYPES, retryable, terminal } from './failures.js';
+import { expectedRetry, FAILURE_TYPES, retryable, terminal } from './failures.js';
 import { releaseReservations } from '../kube/reservations.js';
 import { bookPlacement, bookingOf, clusterFailure, deleteCopy } from './placement.js';
 import { recordsOnMaster } from './master-records.js';
@@ -320,9 +320,15 @@ export function recordActivities(deps: ActivityDeps) {
 
   /** Holds the service and plan the instance uses, and releases the plans it left (once nothing else holds them). */
   async function holdCatalogOf(req: InstanceRequest, plansLeft: readonly string[]): Promise<void> {
-    await holdCatalogEntries(catalog, { serviceId: req.serviceId, planId: req.planId });
-    if (plansLeft.length > 0)
-      await releaseCatalogEntries(catalog, { serviceIds: [], planIds: [...plansLeft] });
+    try {
+      await holdCatalogEntries(catalog, { serviceId: req.serviceId, planId: req.planId });
+      if (plansLeft.length > 0)
+        await releaseCatalogEntries(catalog, { serviceIds: [], planIds: [...plansLeft] });
+    } catch (err) {
+      // The plan's or service's finalizers changed meanwhile (the first instances of a plan, at once).
+      if (isConflict(err)) throw expectedRetry((err as Error).message);
+      throw err;
+    }
   }
 
   return {

@@ -78,6 +78,7 @@ function withMessage(err: unknown, message: string): Error {
       message,
       ...(err.type ? { type: err.type } : {}),
       nonRetryable: err.nonRetryable === true,
+      ...(err.category ? { category: err.category } : {}),
     });
   return new Error(message);
 }

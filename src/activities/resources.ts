@@ -57,7 +57,7 @@ import {
   sameResource,
   staleResources,
 } from './desired-objects.js';
-import { FAILURE_TYPES, kubeFailure, retryable, terminal } from './failures.js';
+import { expectedRetry, FAILURE_TYPES, kubeFailure, retryable, terminal } from './failures.js';
 import {
   declaredSpecs,
   ensureGeneratedSecrets,
@@ -899,7 +899,7 @@ export function resourceActivities(deps: ActivityDeps) {
     if (present.length > 0) {
       await deleteUnbindObjects(loaded, present);
       // Listed until they are gone: an unbind applied meanwhile would find them going.
-      throw retryable(
+      throw expectedRetry(
         `waiting for ${present.length} object(s) the unbind applied to go from cluster ${loaded.cluster.id}`,
       );
     }

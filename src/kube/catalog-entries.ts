@@ -7,7 +7,7 @@
  */
 import type { ClusterClient } from './clients.js';
 import { getRecord, listRecords, patchRecord } from './custom-objects.js';
-import { apiMessageOf, isNotFound } from './errors.js';
+import { apiMessageOf, isNotFound, statusCodeOf } from './errors.js';
 import { CATALOG_FINALIZER, LABELS, labelValue } from '../resources/names.js';
 import {
   SFPLAN,
@@ -104,8 +104,11 @@ async function settle(
     } catch (err) {
       if (isNotFound(err)) continue;
       // A conflict: the entry changed since it was read; the caller runs again and decides anew.
-      throw new Error(
-        `updating the finalizers of ${kind.kind} ${places.namespace}/${entry.metadata.name}: ${apiMessageOf(err)}`,
+      throw Object.assign(
+        new Error(
+          `updating the finalizers of ${kind.kind} ${places.namespace}/${entry.metadata.name}: ${apiMessageOf(err)}`,
+        ),
+        { code: statusCodeOf(err) },
       );
     }
   }
