@@ -23,6 +23,23 @@ export interface ObjectChange {
   readonly type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'LISTED';
   /** Its labels then (as they were last, when it is deleted). */
   readonly labels?: Readonly<Record<string, string>>;
+  /** Its `metadata.generation` then, when it has one. */
+  readonly generation?: number;
+  /** Its `status.observedGeneration` then, when its operator reports one. */
+  readonly observedGeneration?: number;
+}
+
+/** The generations an object of a watch event or list says it is at. */
+function generationsOf(object: {
+  metadata?: { generation?: unknown };
+  status?: { observedGeneration?: unknown };
+}): Pick<ObjectChange, 'generation' | 'observedGeneration'> {
+  const generation = object.metadata?.generation;
+  const observed = object.status?.observedGeneration;
+  return {
+    ...(typeof generation === 'number' ? { generation } : {}),
+    ...(typeof observed === 'number' ? { observedGeneration: observed } : {}),
+  };
 }
 
 /**
@@ -130,7 +147,11 @@ export function watchKind(
         onChange(
           { ...(meta.namespace ? { namespace: meta.namespace } : {}), name: meta.name },
           meta.resourceVersion,
-          { type: 'LISTED', ...(meta.labels ? { labels: meta.labels } : {}) },
+          {
+            type: 'LISTED',
+            ...(meta.labels ? { labels: meta.labels } : {}),
+            ...generationsOf(item as Parameters<typeof generationsOf>[0]),
+          },
         );
       }
       next = page.metadata?._continue;
@@ -173,7 +194,9 @@ export function watchKind(
               name?: string;
               resourceVersion?: string;
               labels?: Record<string, string>;
+              generation?: unknown;
             };
+            status?: { observedGeneration?: unknown };
             code?: number;
           },
         ) => {
@@ -193,6 +216,7 @@ export function watchKind(
             {
               type: type === 'ADDED' || type === 'DELETED' ? type : 'MODIFIED',
               ...(meta.labels ? { labels: meta.labels } : {}),
+              ...generationsOf(object),
             },
           );
         },
