@@ -821,8 +821,8 @@ export function resourceActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Applies the bind template as {@link applyTemplate} does and tells whether the first status
-     * check should wait for the operator: when an object it applied is left for its operator to
+     * Applies the bind template (or, for an update, the instance's) as {@link applyTemplate} does
+     * and tells whether the first status check should wait for the operator: when an object it applied is left for its operator to
      * observe (its `metadata.generation` ahead of the `status.observedGeneration` the operator
      * reports) and the worker's watch of its kind is open, word is left with the status wake-ups,
      * and the operator's report that it observed the change (or a deletion) wakes the operation.
@@ -830,7 +830,7 @@ export function resourceActivities(deps: ActivityDeps) {
      */
     async applyTemplateWatched(
       target: Target,
-      action: 'bind',
+      action: 'provision' | 'bind',
     ): Promise<{ readonly applied: number; readonly operatorBehind: boolean }> {
       const wakeups = deps.statusWakeups;
       const run = wakeups && Context.current().info.workflowExecution;
