@@ -92,7 +92,7 @@ export interface StatusWakeups {
 
 /** Word left with {@link StatusWakeups.expect}. */
 export interface WaitingWord {
-  /** Whether every watch that hears of the sources is open: a change from now on is heard. */
+  /** Whether every watch that hears of the sources is open now: a change from now on is heard. */
   readonly heard: boolean;
   /**
    * The source as the operation saw it (read or applied); `undefined`: any change wakes. Returns

@@ -77,8 +77,6 @@ export function statusWakeups(options: StatusWakeupOptions): StatusWakeups {
   /** Object key -> the runs waiting on it, by {@link runKey} -> their word. */
   const waiting = new Map<string, Map<string, Word>>();
   const watches = new Map<string, KindWatch>();
-  /** The kinds' watches (by their id) that are open. */
-  const open = new Set<string>();
 
   const wakeRun = (run: WaitingRun) =>
     wake(run).catch((err: unknown) => onError(err, `waking ${run.workflowId}`));
@@ -138,7 +136,6 @@ export function statusWakeups(options: StatusWakeupOptions): StatusWakeups {
         (err) => onError(err, `watching ${kind} (${apiVersion}) in cluster ${cluster.id}`),
       );
       watches.set(id, kindWatch);
-      void kindWatch.opened.then(() => open.add(id));
     }
     return { id, watch: kindWatch };
   }
@@ -171,7 +168,9 @@ export function statusWakeups(options: StatusWakeupOptions): StatusWakeups {
       clearTimeout(timer);
       const mine = (key: string, word: Word) => waiting.get(key)?.get(runKey(run)) === word;
       return {
-        heard: kindWatches.every((w) => open.has(w.id)),
+        get heard() {
+          return kindWatches.every((w) => w.watch.isOpen?.() === true);
+        },
         seen(source, seen) {
           const key = keyOf(cluster, source);
           const word = words.get(key);

@@ -55,6 +55,8 @@ export interface Relisting {
 export interface KindWatch {
   /** Resolves once the watch is open (or has failed once: the caller does not wait for retries). */
   readonly opened: Promise<void>;
+  /** Whether the apiserver streams the watch now (accepted, not ended since): a change from now on is heard. */
+  isOpen?(): boolean;
   stop(): void;
 }
 
@@ -109,6 +111,8 @@ export function watchKind(
     relisting?.listing();
   };
   let retryMs = FIRST_RETRY_MS;
+  /** The apiserver accepted the current watch request, which has not ended since. */
+  let streaming = false;
   let opened!: () => void;
   const openedOnce = new Promise<void>((resolve) => (opened = resolve));
 
@@ -183,6 +187,7 @@ export function watchKind(
       }
       if (stopped) return;
       const since = Date.now();
+      let ended = false;
       abort = await new Watch(cluster.kubeConfig).watch(
         path,
         { resourceVersion, allowWatchBookmarks: true },
@@ -221,6 +226,8 @@ export function watchKind(
           );
         },
         (err: unknown) => {
+          ended = true;
+          streaming = false;
           if (stopped) return;
           if (err) return retry(err);
           // The apiserver ends every watch after a while: resume where it was, at once unless it
@@ -232,6 +239,7 @@ export function watchKind(
       );
       // The client reports a refused or failed request through the callback above, not by
       // rejecting: the backoff is reset by what the apiserver sends, not here.
+      if (!ended && !stopped) streaming = true;
       opened();
     } catch (err) {
       retry(err);
@@ -241,8 +249,10 @@ export function watchKind(
   void start();
   return {
     opened: openedOnce,
+    isOpen: () => streaming,
     stop() {
       stopped = true;
+      streaming = false;
       clearTimeout(timer);
       abort?.abort();
     },

@@ -23,7 +23,7 @@ const postgresql = (name: string): AppliedResource => ({
 const run = (workflowId: string, runId = 'run-1') => ({ workflowId, runId });
 const secret: AppliedResource = { apiVersion: 'v1', kind: 'Secret', name: 's', namespace: 'sf-a' };
 
-function setUp(instanceNamespace?: string) {
+function setUp(instanceNamespace?: string, open = true) {
   const woken: string[] = [];
   const watches: {
     kind: string;
@@ -34,7 +34,7 @@ function setUp(instanceNamespace?: string) {
     wake: async ({ workflowId, runId }) => void woken.push(`${workflowId} ${runId}`),
     watch: (_cluster, _apiVersion, kind, namespace, onChange) => {
       watches.push({ kind, namespace, change: onChange });
-      return { opened: Promise.resolve(), stop: () => undefined };
+      return { opened: Promise.resolve(), isOpen: () => open, stop: () => undefined };
     },
     ...(instanceNamespace ? { instanceNamespace } : {}),
   });
@@ -173,6 +173,13 @@ describe('status wake-ups', () => {
     const word = await wakeups.expect(cluster, [secret, postgresql('pg')], run('binding/a/b'));
     expect(word.heard).toBe(true);
     expect(word.seen(secret, undefined)).toBe(false);
+    wakeups.stop();
+  });
+
+  test('GIVEN a watch the apiserver does not stream (refused, or ended and not yet back) THEN the word says it is not heard', async () => {
+    const { wakeups } = setUp(undefined, false);
+    const word = await wakeups.expect(cluster, [postgresql('pg')], run('binding/a/b'));
+    expect(word.heard).toBe(false);
     wakeups.stop();
   });
 });
