@@ -85,7 +85,6 @@ import {
  */
 const RECORD_KEYS = new Set(['instance', 'plan', 'service', 'binding', 'action', 'generated']);
 
-/** The records an operation works on, and a client of the instance's cluster. */
 /** Hears each source as a status check read it (undefined: not there). */
 type SourceRead = (source: AppliedResource, object: KubeObject | undefined) => void;
 
@@ -95,6 +94,7 @@ interface ApplyWatching {
   applied(ref: AppliedResource, object: KubeObject): void;
 }
 
+/** The records an operation works on, and a client of the instance's cluster. */
 interface Loaded {
   readonly cluster: ClusterClient;
   readonly instance: SFServiceInstance;
@@ -822,11 +822,12 @@ export function resourceActivities(deps: ActivityDeps) {
 
     /**
      * Applies the bind template (or, for an update, the instance's) as {@link applyTemplate} does
-     * and tells whether the first status check should wait for the operator: when an object it applied is left for its operator to
-     * observe (its `metadata.generation` ahead of the `status.observedGeneration` the operator
-     * reports) and the worker's watch of its kind is open, word is left with the status wake-ups,
-     * and the operator's report that it observed the change (or a deletion) wakes the operation.
-     * A check before that has no answer from the operator to read.
+     * and tells whether the first status check should wait for the operator: when an object it
+     * applied is left for its operator to observe (its `metadata.generation` ahead of the
+     * `status.observedGeneration` the operator reports) and the worker's watch of its kind
+     * streams, word is left with the status wake-ups, and the operator's report that it observed
+     * the change (or a deletion) wakes the operation. A check before that has no answer from the
+     * operator to read.
      */
     async applyTemplateWatched(
       target: Target,

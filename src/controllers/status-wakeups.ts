@@ -62,7 +62,11 @@ const objectKey = (clusterId: string, apiVersion: string, kind: string, object: 
 
 const runKey = (run: WaitingRun) => `${run.workflowId} ${run.runId}`;
 
-/** One run's word on one source: until when, what it saw (once told), and the latest change held until then. */
+/**
+ * One run's word on one source: until when, what it saw (once told), and the latest change held
+ * until then (a source's resourceVersion and observed generation only grow: the latest change is
+ * news whenever an earlier one was).
+ */
 interface Word {
   readonly run: WaitingRun;
   readonly expires: number;
@@ -118,11 +122,7 @@ export function statusWakeups(options: StatusWakeupOptions): StatusWakeups {
   }, 60_000);
   sweep.unref();
 
-  function watched(
-    cluster: ClusterClient,
-    apiVersion: string,
-    kind: string,
-  ): { id: string; watch: KindWatch } {
+  function watched(cluster: ClusterClient, apiVersion: string, kind: string): KindWatch {
     const id = `${cluster.id}|${apiVersion}|${kind}`;
     let kindWatch = watches.get(id);
     if (!kindWatch) {
@@ -137,7 +137,7 @@ export function statusWakeups(options: StatusWakeupOptions): StatusWakeups {
       );
       watches.set(id, kindWatch);
     }
-    return { id, watch: kindWatch };
+    return kindWatch;
   }
 
   const keyOf = (cluster: ClusterClient, source: AppliedResource) =>
@@ -162,14 +162,14 @@ export function statusWakeups(options: StatusWakeupOptions): StatusWakeups {
       const kindWatches = sources.map((s) => watched(cluster, s.apiVersion, s.kind));
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
-        Promise.all(kindWatches.map((w) => w.watch.opened)),
+        Promise.all(kindWatches.map((w) => w.opened)),
         new Promise((resolve) => (timer = setTimeout(resolve, OPEN_WAIT_MS))),
       ]);
       clearTimeout(timer);
       const mine = (key: string, word: Word) => waiting.get(key)?.get(runKey(run)) === word;
       return {
         get heard() {
-          return kindWatches.every((w) => w.watch.isOpen?.() === true);
+          return kindWatches.every((w) => w.isOpen?.() === true);
         },
         seen(source, seen) {
           const key = keyOf(cluster, source);
