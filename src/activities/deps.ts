@@ -8,6 +8,7 @@ import type { SchedulingConfig } from '../scheduling/index.js';
 import type { ClusterCapabilities, RenderData } from '../templates/index.js';
 import type { ClusterClient } from '../kube/clients.js';
 import type { MasterRecords } from './master-records.js';
+import type { SeenSource } from '../resources/source-changes.js';
 import type {
   AppliedResource,
   KubeObject,
@@ -79,15 +80,26 @@ export interface WaitingRun {
 /** Hears which operations wait for a change of their sources (src/controllers/status-wakeups.ts). */
 export interface StatusWakeups {
   /**
-   * Until `release` is called (or the first change), a change to one of `sources` on `cluster`
-   * wakes the operation's run `run`. Call it before the sources are read, so that no change
-   * between the read and the wait goes unseen; resolves once the kinds' watches are open.
+   * Until `release` is called (or the change that wakes it), a change to one of `sources` on
+   * `cluster` wakes the operation's run `run`. Call it before the sources are read (or applied), so
+   * that no change between the read and the wait goes unseen; resolves once the kinds' watches are
+   * open. Then tell each source as it was read or applied (`seen`): a change it already showed
+   * wakes nothing, nor one that leaves its operator behind a generation it showed (see
+   * {@link SeenSource}); until told, a change is held, and wakes when told if it would have.
    */
-  expect(
-    cluster: ClusterClient,
-    sources: readonly AppliedResource[],
-    run: WaitingRun,
-  ): Promise<{ release(): void }>;
+  expect(cluster: ClusterClient, sources: readonly AppliedResource[], run: WaitingRun): Promise<WaitingWord>;
+}
+
+/** Word left with {@link StatusWakeups.expect}. */
+export interface WaitingWord {
+  /** Whether every watch that hears of the sources is open now: a change from now on is heard. */
+  readonly heard: boolean;
+  /**
+   * The source as the operation saw it (read or applied); `undefined`: any change wakes. Returns
+   * whether word is kept on it (a source of an operator's kind, not yet woken for).
+   */
+  seen(source: AppliedResource, seen: SeenSource | undefined): boolean;
+  release(): void;
 }
 
 /**

@@ -12,6 +12,7 @@ import { clusterCapabilities } from '../kube/discovery.js';
 import { statusCodeOf } from '../kube/errors.js';
 import { applyObject, deleteObject, mergePatchObject, readObject, releaseFields } from '../kube/objects.js';
 import { bindAdditionsRemoval } from '../resources/bind-additions.js';
+import { seenSource } from '../resources/source-changes.js';
 import { isCustomAction, type CustomAction } from '../resources/actions.js';
 import {
   FIELD_MANAGER,
@@ -42,7 +43,7 @@ import {
 } from '../resources/sfsecret.js';
 import { findTemplate, type RenderData } from '../templates/index.js';
 import type { ActionRun, OperationName, StatusReport, Target } from '../workflows/messages.js';
-import type { ActivityDeps, RenderContext } from './deps.js';
+import type { ActivityDeps, RenderContext, WaitingWord } from './deps.js';
 import {
   desiredObject,
   instanceResourcesOf,
@@ -83,6 +84,15 @@ import {
  * the names of the generated secrets' current Secrets.
  */
 const RECORD_KEYS = new Set(['instance', 'plan', 'service', 'binding', 'action', 'generated']);
+
+/** Hears each source as a status check read it (undefined: not there). */
+type SourceRead = (source: AppliedResource, object: KubeObject | undefined) => void;
+
+/** Hears what an apply applies: the objects before it applies them, then each as the apiserver answered. */
+interface ApplyWatching {
+  beforeApply(cluster: ClusterClient, objects: AppliedResource[]): Promise<void>;
+  applied(ref: AppliedResource, object: KubeObject): void;
+}
 
 /** The records an operation works on, and a client of the instance's cluster. */
 interface Loaded {
@@ -208,7 +218,7 @@ export function resourceRendering({ clusters, catalog, renderer, records: given 
     loaded: Loaded,
     action: TemplateAction,
     run?: ActionRun,
-    beforeRead?: (sources: AppliedResource[]) => Promise<void>,
+    beforeRead?: (sources: AppliedResource[]) => Promise<SourceRead | void>,
   ): Promise<RenderData> {
     const base: RenderData = {
       instance: forTemplate(loaded.instance),
@@ -230,7 +240,7 @@ export function resourceRendering({ clusters, catalog, renderer, records: given 
         source.namespace!,
         `the sources template of plan ${loaded.plan.spec.name} names ${source.kind} ${source.name}`,
       );
-    await beforeRead?.(references.map(([, source]) => source));
+    const read = await beforeRead?.(references.map(([, source]) => source));
     const fetched: [string, KubeObject | undefined][] = [];
     for (const [key, source] of references) {
       const obj = await kubeCall(
@@ -238,6 +248,7 @@ export function resourceRendering({ clusters, catalog, renderer, records: given 
         () => readObject(loaded.cluster, source),
         sisterId(loaded.cluster),
       );
+      read?.(source, obj ?? undefined);
       fetched.push([key, obj ?? undefined]);
     }
     return withSources(base, fetched) as RenderData;
@@ -562,18 +573,24 @@ export function resourceActivities(deps: ActivityDeps) {
   async function applyResolved(
     loaded: Loaded,
     resolved: Awaited<ReturnType<typeof resolveReferences>>,
+    watching?: ApplyWatching,
   ): Promise<AppliedResource[]> {
     const { binding, cluster } = loaded;
     const fieldManager = binding ? bindingFieldManager(binding.metadata.name) : FIELD_MANAGER;
+    await watching?.beforeApply(
+      cluster,
+      resolved.desired.map(({ ref }) => ref),
+    );
     const applied: AppliedResource[] = [];
     for (const { object, ref } of resolved.desired) {
-      await resolved.applying(() =>
+      const result = await resolved.applying(() =>
         kubeCall(
           `applying ${describe(ref, cluster.id)}`,
           () => applyObject(cluster, object, fieldManager),
           sisterId(cluster),
         ),
       );
+      watching?.applied(ref, result);
       applied.push(ref);
     }
     return applied;
@@ -666,6 +683,7 @@ export function resourceActivities(deps: ActivityDeps) {
     target: Target,
     action: 'provision' | 'bind' | 'unbind' | CustomAction,
     run?: ActionRun,
+    watching?: ApplyWatching,
   ): Promise<number> {
     const loaded = await load(target);
 
@@ -675,7 +693,7 @@ export function resourceActivities(deps: ActivityDeps) {
     const desired = await desiredWithSecrets(loaded, target, action);
     // Every reference of every object resolved before any is applied: all or nothing.
     const resolved = await resolveReferences(resolvingFor(loaded, action), desired);
-    const applied = await applyResolved(loaded, resolved);
+    const applied = await applyResolved(loaded, resolved, watching);
     const referenced = await recordApplied(loaded, action, applied, resolved.referenced);
     if (!loaded.binding) {
       deps.followedReferences?.follow(
@@ -726,7 +744,7 @@ export function resourceActivities(deps: ActivityDeps) {
     target: Target,
     operation: OperationName,
     run: ActionRun | undefined,
-    beforeRead: (cluster: ClusterClient, sources: AppliedResource[]) => Promise<void>,
+    beforeRead: (cluster: ClusterClient, sources: AppliedResource[]) => Promise<SourceRead | void>,
   ): Promise<StatusReport> {
     const loaded = await load(target);
     const template = findTemplate(loaded.plan, 'status');
@@ -803,6 +821,43 @@ export function resourceActivities(deps: ActivityDeps) {
     },
 
     /**
+     * Applies the bind template (or, for an update, the instance's) as {@link applyTemplate} does
+     * and tells whether the first status check should wait for the operator: when an object it
+     * applied is left for its operator to observe (its `metadata.generation` ahead of the
+     * `status.observedGeneration` the operator reports) and the worker's watch of its kind
+     * streams, word is left with the status wake-ups, and the operator's report that it observed
+     * the change (or a deletion) wakes the operation. A check before that has no answer from the
+     * operator to read.
+     */
+    async applyTemplateWatched(
+      target: Target,
+      action: 'provision' | 'bind',
+    ): Promise<{ readonly applied: number; readonly operatorBehind: boolean }> {
+      const wakeups = deps.statusWakeups;
+      const run = wakeups && Context.current().info.workflowExecution;
+      let word: WaitingWord | undefined;
+      let behind = false;
+      const watching: ApplyWatching = {
+        async beforeApply(cluster, objects) {
+          if (wakeups && run && objects.length > 0) word = await wakeups.expect(cluster, objects, run);
+        },
+        applied(ref, object) {
+          const seen = seenSource(object);
+          if (word?.seen(ref, seen) && seen?.unobservedGeneration !== undefined) behind = true;
+        },
+      };
+      try {
+        const applied = await applyTemplateOf(target, action, undefined, watching);
+        const operatorBehind = behind && word?.heard === true;
+        if (!operatorBehind) word?.release();
+        return { applied, operatorBehind };
+      } catch (err) {
+        word?.release();
+        throw err;
+      }
+    },
+
+    /**
      * Renders the `status` template and reads what it says of `operation`. For a bind that
      * succeeded, the response (credentials) goes straight into a Secret owned by the binding, so it
      * never leaves this activity. For deprovision and unbind, the operation has also succeeded only
@@ -813,11 +868,16 @@ export function resourceActivities(deps: ActivityDeps) {
      */
     async checkStatus(target: Target, operation: OperationName, run?: ActionRun): Promise<StatusReport> {
       const wakeups = deps.statusWakeups;
-      let waiting: { release(): void } | undefined;
-      const expect = async (cluster: ClusterClient, sources: AppliedResource[]) => {
+      let waiting: WaitingWord | undefined;
+      const expect = async (
+        cluster: ClusterClient,
+        sources: AppliedResource[],
+      ): Promise<SourceRead | void> => {
         const run = wakeups && Context.current().info.workflowExecution;
         if (!wakeups || !run || sources.length === 0) return;
-        waiting = await wakeups.expect(cluster, sources, run);
+        const word = await wakeups.expect(cluster, sources, run);
+        waiting = word;
+        return (source, object) => word.seen(source, seenSource(object));
       };
       const check = async () => {
         try {

@@ -9,6 +9,12 @@
  * custom resource once it has made the rest, and a watch of the core kinds would stream every
  * Secret of the cluster into the worker, which the chart does not allow it to list.
  *
+ * Only news wakes (resources/source-changes.ts): not a change the operation already saw when it
+ * read its sources (its own apply's, say), nor, while the operator has not observed the generation
+ * the operation saw, a change that does not report it observed (another bind's apply, the
+ * operator's "updating"). A change that comes between the word and the read is held until the
+ * operation says what it read, then judged.
+ *
  * Best effort by design: a change missed (a watch that is reconnecting, a worker that restarted
  * and forgot who waits) only leaves the operation to its poll. Word is kept in this worker's
  * memory, one entry per waiting operation and source, dropped when it wakes the operation or
@@ -18,7 +24,8 @@
  * {@link StatusWakeupsContract} side (src/activities/deps.ts).
  */
 import type { ClusterClient } from '../kube/clients.js';
-import { watchKind, type KindWatch, type ObjectKey } from '../kube/kind-watch.js';
+import { watchKind, type KindWatch, type ObjectChange, type ObjectKey } from '../kube/kind-watch.js';
+import { changeIsNews, type SeenSource, type SourceChange } from '../resources/source-changes.js';
 import type { AppliedResource } from '../resources/types.js';
 import type { StatusWakeups as StatusWakeupsContract, WaitingRun } from '../activities/deps.js';
 
@@ -55,21 +62,54 @@ const objectKey = (clusterId: string, apiVersion: string, kind: string, object: 
 
 const runKey = (run: WaitingRun) => `${run.workflowId} ${run.runId}`;
 
+/**
+ * One run's word on one source: until when, what it saw (once told), and the latest change held
+ * until then (a source's resourceVersion and observed generation only grow: the latest change is
+ * news whenever an earlier one was).
+ */
+interface Word {
+  readonly run: WaitingRun;
+  readonly expires: number;
+  told: boolean;
+  seen?: SeenSource | undefined;
+  held?: SourceChange;
+}
+
 export function statusWakeups(options: StatusWakeupOptions): StatusWakeups {
   const { wake, onError = () => undefined, watch = watchKind, ttlMs = WAIT_TTL_MS } = options;
   const namespace = options.instanceNamespace;
-  /** Object key -> the runs waiting on it, by {@link runKey} -> the run and when the word expires. */
-  const waiting = new Map<string, Map<string, { run: WaitingRun; expires: number }>>();
+  /** Object key -> the runs waiting on it, by {@link runKey} -> their word. */
+  const waiting = new Map<string, Map<string, Word>>();
   const watches = new Map<string, KindWatch>();
 
-  const changed = (key: string) => {
+  const wakeRun = (run: WaitingRun) =>
+    wake(run).catch((err: unknown) => onError(err, `waking ${run.workflowId}`));
+
+  const drop = (key: string, run: string) => {
+    const waiters = waiting.get(key);
+    waiters?.delete(run);
+    if (waiters?.size === 0) waiting.delete(key);
+  };
+
+  const changed = (key: string, resourceVersion: string | undefined, what: ObjectChange | undefined) => {
     const waiters = waiting.get(key);
     if (!waiters) return;
-    waiting.delete(key);
+    const change: SourceChange = {
+      ...(resourceVersion ? { resourceVersion } : {}),
+      ...(what?.type === 'DELETED' ? { deleted: true } : {}),
+      ...(what?.observedGeneration !== undefined ? { observedGeneration: what.observedGeneration } : {}),
+    };
     const now = Date.now();
-    for (const { run, expires } of waiters.values()) {
-      if (expires < now) continue;
-      wake(run).catch((err: unknown) => onError(err, `waking ${run.workflowId}`));
+    for (const [run, word] of [...waiters]) {
+      if (word.expires < now) {
+        drop(key, run);
+        continue;
+      }
+      if (!word.told) word.held = change;
+      else if (changeIsNews(word.seen, change)) {
+        drop(key, run);
+        void wakeRun(word.run);
+      }
     }
   };
 
@@ -91,7 +131,8 @@ export function statusWakeups(options: StatusWakeupOptions): StatusWakeups {
         apiVersion,
         kind,
         namespace,
-        (object) => changed(objectKey(cluster.id, apiVersion, kind, object)),
+        (object, resourceVersion, change) =>
+          changed(objectKey(cluster.id, apiVersion, kind, object), resourceVersion, change),
         (err) => onError(err, `watching ${kind} (${apiVersion}) in cluster ${cluster.id}`),
       );
       watches.set(id, kindWatch);
@@ -99,36 +140,54 @@ export function statusWakeups(options: StatusWakeupOptions): StatusWakeups {
     return kindWatch;
   }
 
+  const keyOf = (cluster: ClusterClient, source: AppliedResource) =>
+    objectKey(cluster.id, source.apiVersion, source.kind, {
+      ...(source.namespace ? { namespace: source.namespace } : {}),
+      name: source.name,
+    });
+
   return {
     async expect(cluster, all, run) {
       const sources = all.filter(isOperatorKind);
-      const keys = sources.map((source) =>
-        objectKey(cluster.id, source.apiVersion, source.kind, {
-          ...(source.namespace ? { namespace: source.namespace } : {}),
-          name: source.name,
-        }),
-      );
+      const keys = sources.map((source) => keyOf(cluster, source));
       const expires = Date.now() + ttlMs;
+      const words = new Map<string, Word>();
       for (const key of keys) {
         let waiters = waiting.get(key);
         if (!waiters) waiting.set(key, (waiters = new Map()));
-        waiters.set(runKey(run), { run, expires });
+        const word: Word = { run, expires, told: false };
+        waiters.set(runKey(run), word);
+        words.set(key, word);
       }
-      const opening = sources.map((s) => watched(cluster, s.apiVersion, s.kind).opened);
+      const kindWatches = sources.map((s) => watched(cluster, s.apiVersion, s.kind));
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
-        Promise.all(opening),
+        Promise.all(kindWatches.map((w) => w.opened)),
         new Promise((resolve) => (timer = setTimeout(resolve, OPEN_WAIT_MS))),
       ]);
       clearTimeout(timer);
+      const mine = (key: string, word: Word) => waiting.get(key)?.get(runKey(run)) === word;
       return {
-        release() {
-          for (const key of keys) {
-            const waiters = waiting.get(key);
-            if (waiters?.get(runKey(run))?.expires !== expires) continue;
-            waiters.delete(runKey(run));
-            if (waiters.size === 0) waiting.delete(key);
+        get heard() {
+          return kindWatches.every((w) => w.isOpen?.() === true);
+        },
+        seen(source, seen) {
+          const key = keyOf(cluster, source);
+          const word = words.get(key);
+          if (!word || word.told || !mine(key, word)) return false;
+          word.told = true;
+          word.seen = seen;
+          const held = word.held;
+          delete word.held;
+          if (held && changeIsNews(seen, held)) {
+            drop(key, runKey(run));
+            void wakeRun(run);
+            return false;
           }
+          return true;
+        },
+        release() {
+          for (const [key, word] of words) if (mine(key, word)) drop(key, runKey(run));
         },
       };
     },

@@ -23,6 +23,23 @@ export interface ObjectChange {
   readonly type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'LISTED';
   /** Its labels then (as they were last, when it is deleted). */
   readonly labels?: Readonly<Record<string, string>>;
+  /** Its `metadata.generation` then, when it has one. */
+  readonly generation?: number;
+  /** Its `status.observedGeneration` then, when its operator reports one. */
+  readonly observedGeneration?: number;
+}
+
+/** The generations an object of a watch event or list says it is at. */
+function generationsOf(object: {
+  metadata?: { generation?: unknown };
+  status?: { observedGeneration?: unknown };
+}): Pick<ObjectChange, 'generation' | 'observedGeneration'> {
+  const generation = object.metadata?.generation;
+  const observed = object.status?.observedGeneration;
+  return {
+    ...(typeof generation === 'number' ? { generation } : {}),
+    ...(typeof observed === 'number' ? { observedGeneration: observed } : {}),
+  };
 }
 
 /**
@@ -38,6 +55,8 @@ export interface Relisting {
 export interface KindWatch {
   /** Resolves once the watch is open (or has failed once: the caller does not wait for retries). */
   readonly opened: Promise<void>;
+  /** Whether the apiserver streams the watch now (accepted, not ended since): a change from now on is heard. */
+  isOpen?(): boolean;
   stop(): void;
 }
 
@@ -92,6 +111,8 @@ export function watchKind(
     relisting?.listing();
   };
   let retryMs = FIRST_RETRY_MS;
+  /** The apiserver accepted the current watch request, which has not ended since. */
+  let streaming = false;
   let opened!: () => void;
   const openedOnce = new Promise<void>((resolve) => (opened = resolve));
 
@@ -130,7 +151,11 @@ export function watchKind(
         onChange(
           { ...(meta.namespace ? { namespace: meta.namespace } : {}), name: meta.name },
           meta.resourceVersion,
-          { type: 'LISTED', ...(meta.labels ? { labels: meta.labels } : {}) },
+          {
+            type: 'LISTED',
+            ...(meta.labels ? { labels: meta.labels } : {}),
+            ...generationsOf(item as Parameters<typeof generationsOf>[0]),
+          },
         );
       }
       next = page.metadata?._continue;
@@ -162,6 +187,7 @@ export function watchKind(
       }
       if (stopped) return;
       const since = Date.now();
+      let ended = false;
       abort = await new Watch(cluster.kubeConfig).watch(
         path,
         { resourceVersion, allowWatchBookmarks: true },
@@ -173,7 +199,9 @@ export function watchKind(
               name?: string;
               resourceVersion?: string;
               labels?: Record<string, string>;
+              generation?: unknown;
             };
+            status?: { observedGeneration?: unknown };
             code?: number;
           },
         ) => {
@@ -193,10 +221,13 @@ export function watchKind(
             {
               type: type === 'ADDED' || type === 'DELETED' ? type : 'MODIFIED',
               ...(meta.labels ? { labels: meta.labels } : {}),
+              ...generationsOf(object),
             },
           );
         },
         (err: unknown) => {
+          ended = true;
+          streaming = false;
           if (stopped) return;
           if (err) return retry(err);
           // The apiserver ends every watch after a while: resume where it was, at once unless it
@@ -208,6 +239,7 @@ export function watchKind(
       );
       // The client reports a refused or failed request through the callback above, not by
       // rejecting: the backoff is reset by what the apiserver sends, not here.
+      if (!ended && !stopped) streaming = true;
       opened();
     } catch (err) {
       retry(err);
@@ -217,8 +249,10 @@ export function watchKind(
   void start();
   return {
     opened: openedOnce,
+    isOpen: () => streaming,
     stop() {
       stopped = true;
+      streaming = false;
       clearTimeout(timer);
       abort?.abort();
     },

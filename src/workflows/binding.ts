@@ -14,6 +14,9 @@ import {
 import { Operation, runDeletion, waitForOperator } from './operation.js';
 import { OsbClusterId } from './search-attributes.js';
 
+/** Marks the binds that apply with applyTemplateWatched and may wait before their first check. */
+const BIND_WAITS_FOR_THE_OPERATOR = 'bind-waits-for-the-operator';
+
 /** Writes a final status to the binding's record; undefined when the operation has no record. */
 const recordOn = (op: Operation, binding: BindingRef | undefined) =>
   binding && ((status: OperationStatus) => op.steps.recordBindingStatus(binding, status));
@@ -64,6 +67,14 @@ export async function bindWorkflow(req: BindingRequest): Promise<OperationStatus
     if (clusterId) upsertSearchAttributes([{ key: OsbClusterId, value: clusterId }]);
     op.update({ description: 'Adding the binding to the operator’s resources' });
     const target = { instance: recorded.instance, binding: recorded };
+    if (patched(BIND_WAITS_FOR_THE_OPERATOR)) {
+      // A check before the operator observed what the bind applied cannot pass: the first one
+      // waits for the operator's word when there is one to wait for.
+      const changes = op.operatorChanges;
+      const { operatorBehind } = await op.steps.applyTemplateWatched(target, 'bind');
+      const start = operatorBehind ? { operatorBehindSince: changes } : {};
+      return waitForOperator(op, () => checkStatus(target, 'bind'), start);
+    }
     await applyTemplate(target, 'bind');
     return waitForOperator(op, () => checkStatus(target, 'bind'));
   });

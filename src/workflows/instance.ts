@@ -5,7 +5,7 @@
  * cancelled one (a synchronous request that gave up) runs the compensations pushed as its steps
  * succeeded, so nothing is left orphaned.
  */
-import { upsertSearchAttributes } from '@temporalio/workflow';
+import { patched, upsertSearchAttributes } from '@temporalio/workflow';
 import { failureDescription, isStepFailure } from './local-then-queued.js';
 import {
   asRecorded,
@@ -26,6 +26,9 @@ const FAILED = 'The operation failed';
 /** Writes a final status to the instance's record; undefined when the operation has no record. */
 const recordOn = (op: Operation, instance: InstanceRef | undefined) =>
   instance && ((status: OperationStatus) => op.steps.recordInstanceStatus(instance, status));
+
+/** Marks the updates that apply with applyTemplateWatched and may wait before their first check. */
+const UPDATE_WAITS_FOR_THE_OPERATOR = 'update-waits-for-the-operator';
 
 /** The dashboard URL the operator reported, for the final status. */
 const dashboardOf = (report: StatusReport): Partial<OperationStatus> =>
@@ -144,8 +147,18 @@ export async function updateWorkflow(request: InstanceRequest): Promise<Operatio
     const placed = await placeInstance(op, req, 'update');
     target = placed;
     op.update({ description: 'Updating the operator’s resources' });
-    await applyTemplate(placed, 'provision');
-    const settled = await waitForOperator(op, () => checkStatus(placed, 'update'));
+    let settled: StatusReport;
+    if (patched(UPDATE_WAITS_FOR_THE_OPERATOR)) {
+      // A check before the operator observed the change cannot pass (see checkStatus): the first
+      // one waits for the operator's word when there is one to wait for.
+      const changes = op.operatorChanges;
+      const { operatorBehind } = await op.steps.applyTemplateWatched(placed, 'provision');
+      const start = operatorBehind ? { operatorBehindSince: changes } : {};
+      settled = await waitForOperator(op, () => checkStatus(placed, 'update'), start);
+    } else {
+      await applyTemplate(placed, 'provision');
+      settled = await waitForOperator(op, () => checkStatus(placed, 'update'));
+    }
     // Only an update the operator reported done deletes the objects its plan no longer renders:
     // one that fails rolls back onto them, as they were.
     if (settled.state !== 'succeeded') return settled;

@@ -30,7 +30,7 @@ import {
   type OperationStatus,
   type StatusReport,
 } from './messages.js';
-import { FIRST_POLL_MS, nextPoll } from './polling.js';
+import { FIRST_CHECK_AFTER_APPLY_MS, FIRST_POLL_MS, nextPoll } from './polling.js';
 import { OsbState } from './search-attributes.js';
 
 /** See {@link OPERATOR_CHANGED_SIGNAL}. */
@@ -205,18 +205,37 @@ export class Operation {
   }
 }
 
+/** How the wait for the operator begins. */
+export interface WaitStart {
+  /**
+   * The apply before the wait left the operator a change to observe, and word to be woken once it
+   * did (applyTemplateWatched): the first check waits for a wake-up since the operation had seen
+   * this many ({@link Operation.operatorChanges}, counted before the apply), or for
+   * {@link FIRST_CHECK_AFTER_APPLY_MS} at most.
+   */
+  readonly operatorBehindSince?: number;
+}
+
 /**
  * Polls the `status` template until the operator reports success or failure, backing off as
  * polling.ts says, and fails the operation when its deadline passes first; the last check is at
  * the deadline. A change the worker saw to one of the sources the check read (the
  * {@link operatorChangedSignal}, since the check began) ends the wait at once: the poll is the
- * fallback for changes no watch reported.
+ * fallback for changes no watch reported. The first check runs at once, unless `start` says the
+ * operator has yet to observe what was applied.
  */
 export async function waitForOperator(
   op: Operation,
   check: () => Promise<StatusReport>,
+  start: WaitStart = {},
 ): Promise<StatusReport> {
   let delay = op.firstPollMs;
+  const since = start.operatorBehindSince;
+  if (since !== undefined) {
+    const left = op.deadline - Date.now();
+    if (left > 0)
+      await condition(() => op.operatorChanges > since, Math.min(FIRST_CHECK_AFTER_APPLY_MS, left));
+  }
   for (;;) {
     const seen = op.operatorChanges;
     const report = await check();

@@ -8,6 +8,13 @@
 /** The first wait after a check that says "in progress". */
 export const FIRST_POLL_MS = 250;
 
+/**
+ * The longest wait before the first check after an apply that left the operator a change to
+ * observe, when a watch will say once it did: the check waits for that word, and this bounds the
+ * wait when the word is lost (a watch that reconnects, a worker that restarts).
+ */
+export const FIRST_CHECK_AFTER_APPLY_MS = 5_000;
+
 /** The longest wait between two checks for deadlines up to MAX_CHECKS of them. */
 export const LONGEST_POLL_MS = 10_000;
 

@@ -2,7 +2,7 @@
  * The watch of a kind (src/kube/kind-watch.ts) on the real apiserver, asked to go on from a version
  * whose history the apiserver no longer has (410 Gone): what changed meanwhile is told all the
  * same, from a list of the objects, and what changes afterwards too. A watch whose apiserver
- * stops backs off.
+ * stops backs off, and says it is not open.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { watchKind, type KindWatch } from '../../src/kube/kind-watch.js';
@@ -81,6 +81,7 @@ describe('a watch of a cluster whose apiserver stops', () => {
       () => failures.push(Date.now()),
     );
     await watch.opened;
+    expect(watch.isOpen?.()).toBe(true);
     await own.admin.core.createNamespacedConfigMap({
       namespace: 'default',
       body: { metadata: { name: unique('heard') } },
@@ -89,6 +90,8 @@ describe('a watch of a cluster whose apiserver stops', () => {
     // WHEN the apiserver stops for 7 s
     await own.extra.stop();
     await sleep(7000);
+    // AND it does not say it is open while it is not
+    expect(watch.isOpen?.()).toBe(false);
     watch.stop();
     // THEN it tried again after about 0.5, 1, 2 and 4 s (6 tries at most), not every half second
     expect(failures.length).toBeGreaterThanOrEqual(3);

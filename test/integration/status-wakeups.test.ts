@@ -4,7 +4,7 @@
  * binds (synchronously, within the broker's 60 s) and deprovisions, because the worker watches the
  * operator's kind (learnt from the plan's `sources`) and signals the waiting operation when the
  * example operator changes its postgresql. Each history shows the signal and the poll's timer cut
- * short by it.
+ * short by it; the bind's shows one status check, once the operator observed what it applied.
  */
 import { randomUUID } from 'node:crypto';
 import proto from '@temporalio/proto';
@@ -62,6 +62,14 @@ describe('a change of the operator wakes the status check', () => {
         ).length,
         timersCanceled: events.filter((e) => e.eventType === EventType.EVENT_TYPE_TIMER_CANCELED).length,
         timersFired: events.filter((e) => e.eventType === EventType.EVENT_TYPE_TIMER_FIRED).length,
+        /** Status checks run, locally (a marker) or queued. */
+        checks: events.filter((e) => {
+          if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
+            return e.activityTaskScheduledEventAttributes?.activityType?.name === 'checkStatus';
+          if (e.eventType !== EventType.EVENT_TYPE_MARKER_RECORDED) return false;
+          const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+          return data ? Buffer.from(data).toString('utf8').includes('"checkStatus"') : false;
+        }).length,
       };
     } finally {
       await temporal.close();
@@ -122,9 +130,13 @@ describe('a change of the operator wakes the status check', () => {
         signals: expect.any(Number),
         timersCanceled: expect.any(Number),
         timersFired: 0,
+        checks: expect.any(Number),
         woken: true,
       });
     }
+    // The bind's apply left the operator a generation to observe: its one check ran once the
+    // operator reported it observed, not at once after the apply, nor on its own apply's change.
+    expect(bound.checks).toBe(1);
     // The deprovision's objects may already be gone at its first check (then it never waits);
     // a wait it did start was cut short by a signal, never run out.
     const deprovisionEvents = await wakeups(instanceWorkflowId(instanceId));
