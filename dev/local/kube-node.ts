@@ -123,6 +123,12 @@ function inNodeNetwork(
   return netns ? ['nsenter', [`--net=/run/netns/${netns}`, '--', command, ...args]] : [command, [...args]];
 }
 
+/** A node's network, and the node, need root. */
+function needRoot(): void {
+  if (process.getuid?.() !== 0)
+    throw new KubeNodeError('a node needs root (bridges, iptables, mounts, containers)');
+}
+
 /** Both directions of forwarding between the bridge and any other interface. */
 const bridgeOnlyRules = (bridge: string): string[][] =>
   [
@@ -140,8 +146,7 @@ async function removeBridgeOnlyRules(bridge: string): Promise<void> {
  * listens there). A bridge of the same name left by a killed run is removed first.
  */
 export async function createNodeNetwork(): Promise<NodeNetwork> {
-  if (process.getuid?.() !== 0)
-    throw new KubeNodeError('a node needs root (bridges, iptables, mounts, containers)');
+  needRoot();
   const bridge = NODE_BRIDGE;
   await tryRun('ip', ['link', 'del', bridge]);
   await removeBridgeOnlyRules(bridge);
@@ -196,11 +201,9 @@ export async function createNodeNetwork(): Promise<NodeNetwork> {
  * it is removed first.
  */
 export async function createSisterNodeNetwork(): Promise<NodeNetwork> {
-  if (process.getuid?.() !== 0)
-    throw new KubeNodeError('a node needs root (bridges, iptables, mounts, containers)');
+  needRoot();
   const n = SISTER_NODE_NETWORK;
-  const inside = (command: string, args: readonly string[]) =>
-    sh('ip', ['netns', 'exec', n.netns, command, ...args]);
+  const inside = (command: string, args: readonly string[]) => sh(...inNodeNetwork(n.netns, command, args));
   const remove = async () => {
     await tryRun('ip', ['netns', 'del', n.netns]);
     await tryRun('ip', ['link', 'del', n.hostLink]);
@@ -222,15 +225,8 @@ export async function createSisterNodeNetwork(): Promise<NodeNetwork> {
       await inside('iptables', ['-t', 'mangle', '-I', 'FORWARD', '1', ...rule]);
     await tryRun('modprobe', ['br_netfilter']);
     await inside('sysctl', ['-q', '-w', 'net.ipv4.ip_forward=1']);
-    await tryRun('ip', [
-      'netns',
-      'exec',
-      n.netns,
-      'sysctl',
-      '-q',
-      '-w',
-      'net.bridge.bridge-nf-call-iptables=1',
-    ]);
+    // Not every kernel keeps this setting per namespace.
+    await tryRun(...inNodeNetwork(n.netns, 'sysctl', ['-q', '-w', 'net.bridge.bridge-nf-call-iptables=1']));
   } catch (err) {
     await remove();
     throw err;
@@ -333,8 +329,7 @@ function podCgroups(cgroupRoot: string): string[] {
     for (const entry of entries) if (entry.isDirectory()) walk(path.join(dir, entry.name));
     found.push(dir);
   };
-  for (const hierarchy of existsSync('/sys/fs/cgroup') ? readdirSync('/sys/fs/cgroup') : [])
-    walk(path.join('/sys/fs/cgroup', hierarchy, cgroupRoot, 'kubepods'));
+  for (const hierarchy of cgroupHierarchies()) walk(path.join(hierarchy, cgroupRoot, 'kubepods'));
   return found;
 }
 

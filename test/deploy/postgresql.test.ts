@@ -34,7 +34,7 @@ import {
   type SFPlan,
   type SFServiceInstance,
 } from '../../src/resources/types.js';
-import { ADMIN, callAdmin } from '../support/admin.js';
+import { ADMIN_SETTINGS, callAdmin } from '../support/admin.js';
 import { eventually, unique } from '../support/env.js';
 import { packChart } from '../support/helm.js';
 import { deployEnvironment, nodeTool } from '../support/node.js';
@@ -176,11 +176,7 @@ describeWithTool(nodeTool())('real PostgreSQL through the broker, on the node', 
     await applyPlan({});
     system = await startProcess(
       'all',
-      await systemSettings({
-        INTEROP_NAMESPACE: registry,
-        INTEROP_ADMIN_USERNAME: ADMIN.username,
-        INTEROP_ADMIN_PASSWORD: ADMIN.password,
-      }),
+      await systemSettings({ INTEROP_NAMESPACE: registry, ...ADMIN_SETTINGS }),
     );
     osb = osbClient(system.url);
     await eventually('the postgresql-server plan in the catalog', async () => {

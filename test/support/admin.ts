@@ -11,6 +11,12 @@ import { installCatalog, startOperator, startProcess, systemSettings, type Syste
 /** The admin credentials the integration tests start their landscapes with. */
 export const ADMIN = { username: 'ops', password: 'admin-password-not-secret' };
 
+/** The settings that give a broker the admin credentials {@link ADMIN}. */
+export const ADMIN_SETTINGS = {
+  INTEROP_ADMIN_USERNAME: ADMIN.username,
+  INTEROP_ADMIN_PASSWORD: ADMIN.password,
+} as const;
+
 export interface AdminResponse {
   readonly status: number;
   readonly body: Record<string, unknown>;
@@ -50,8 +56,7 @@ export function runBuiltCli(
       env: {
         ...process.env,
         INTEROP_ADMIN_URL: url,
-        INTEROP_ADMIN_USERNAME: ADMIN.username,
-        INTEROP_ADMIN_PASSWORD: ADMIN.password,
+        ...ADMIN_SETTINGS,
       },
     });
     let stdout = '';
@@ -85,13 +90,7 @@ export function adminLandscape(instances: readonly string[]): AdminLandscape {
   let operator: { stop(): Promise<void> } | undefined;
   beforeAll(async () => {
     operator = await startOperator();
-    system = await startProcess(
-      'all',
-      await systemSettings({
-        INTEROP_ADMIN_USERNAME: ADMIN.username,
-        INTEROP_ADMIN_PASSWORD: ADMIN.password,
-      }),
-    );
+    system = await startProcess('all', await systemSettings({ ...ADMIN_SETTINGS }));
     const client = osbClient(system.url);
     osb = client;
     await installCatalog('examples/postgresql');
