@@ -8,6 +8,7 @@ import type { SchedulingConfig } from '../scheduling/index.js';
 import type { ClusterCapabilities, RenderData } from '../templates/index.js';
 import type { ClusterClient } from '../kube/clients.js';
 import type { MasterRecords } from './master-records.js';
+import type { RunRecords } from './run-records.js';
 import type { SeenSource } from '../resources/source-changes.js';
 import type {
   AppliedResource,
@@ -52,6 +53,8 @@ export interface ActivityDeps {
    * @default on the master, with `clusters.master`
    */
   readonly records?: MasterRecords;
+  /** The records each operation's run last read or wrote, kept between its steps. @default none: every step reads */
+  readonly runRecords?: RunRecords;
 }
 
 /** Hears which objects an instance's references read (src/controllers/followed-references.ts). */

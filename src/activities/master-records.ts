@@ -31,8 +31,11 @@ export interface MasterRecords {
   binding(namespace: string, name: string): Promise<SFServiceBinding | undefined>;
   /** The records of the instance's bindings. */
   bindingsOf(instance: InstanceRef): Promise<SFServiceBinding[]>;
-  /** Writes a record's status (while it is as read, when the write says so) or labels. */
-  write(write: RecordWrite): Promise<void>;
+  /**
+   * Writes a record's status (while it is as read, when the write says so) or labels; answers the
+   * record as written, when the write reached it here.
+   */
+  write(write: RecordWrite): Promise<KubeObject | void>;
   /** Keeps a bind's response (its JSON text) in the Secret `secretName`, where the broker reads it. */
   writeResponse(binding: SFServiceBinding, secretName: string, json: string): Promise<void>;
   /** Removes the instance's (`removeInstanceRecord`) or binding's records, by `onMaster` here. */
@@ -52,15 +55,14 @@ export interface MasterRecords {
   clearDropBox(dropBox: string, name: string): Promise<void>;
 }
 
-/** Writes a record's status or labels on the master. */
-export async function writeRecord(master: ClusterClient, write: RecordWrite): Promise<void> {
+/** Writes a record's status or labels on the master; answers the record as written. */
+export async function writeRecord(master: ClusterClient, write: RecordWrite): Promise<KubeObject> {
   if (write.kind === 'labels') {
-    await patchRecord(master, SFSERVICEINSTANCE, write.namespace, write.name, {
+    return patchRecord(master, SFSERVICEINSTANCE, write.namespace, write.name, {
       metadata: { labels: write.labels },
     });
-    return;
   }
-  await patchRecordStatus(
+  return patchRecordStatus(
     master,
     write.record === 'binding' ? SFSERVICEBINDING : SFSERVICEINSTANCE,
     write.namespace,

@@ -66,6 +66,7 @@ import { expectedRetry, FAILURE_TYPES, retryable, terminal } from './failures.js
 import { releaseReservations } from '../kube/reservations.js';
 import { bookPlacement, bookingOf, clusterFailure, deleteCopy } from './placement.js';
 import { recordsOnMaster } from './master-records.js';
+import { keepForRun, keepingWrites, keptOrRead } from './run-records.js';
 
 const PROGRESS: Record<InstanceOperationType | BindingOperationType, string> = {
   provision: 'Provisioning the instance',
@@ -174,7 +175,8 @@ function newRecord(
 export function recordActivities(deps: ActivityDeps) {
   const { clusters, catalog: plans, scheduling, instanceNamespace: shared } = deps;
   const master = clusters.master;
-  const records = deps.records ?? recordsOnMaster(master);
+  const kept = deps.runRecords;
+  const records = deps.records ?? keepingWrites(recordsOnMaster(master), kept);
   const registry = clusters.namespace;
   // The catalog lives in the registry's namespace.
   const catalog = { master, namespace: registry, ...(shared ? { instanceNamespace: shared } : {}) };
@@ -530,7 +532,7 @@ export function recordActivities(deps: ActivityDeps) {
           labelPatch(existing, bindingRecordLabels(req, operation, registry)),
         );
       }
-      await patchRecordStatus(
+      const running = await patchRecordStatus<SFServiceBinding>(
         master,
         SFSERVICEBINDING,
         ref.namespace,
@@ -541,13 +543,18 @@ export function recordActivities(deps: ActivityDeps) {
           description: PROGRESS[operation],
         }),
       );
+      // The steps that follow read both records as this step left them.
+      keepForRun(kept, SFSERVICEINSTANCE, instance);
+      keepForRun(kept, SFSERVICEBINDING, running);
       return ref;
     },
 
     /** Writes an operation's progress or final status to the binding record's status. */
     async recordBindingStatus(ref: BindingRef, status: OperationStatus): Promise<void> {
       // Read for its generation and conditions so far, whose transition times a status kept keeps.
-      const record = await getRecord<SFServiceBinding>(master, SFSERVICEBINDING, ref.namespace, ref.name);
+      const record = await keptOrRead(kept, SFSERVICEBINDING, ref.namespace, ref.name, () =>
+        getRecord<SFServiceBinding>(master, SFSERVICEBINDING, ref.namespace, ref.name),
+      );
       if (!record) return;
       try {
         await patchRecordStatus(master, SFSERVICEBINDING, ref.namespace, ref.name, {

@@ -24,6 +24,8 @@ import {
   planRevision,
 } from '../resources/names.js';
 import {
+  SFSERVICEBINDING,
+  SFSERVICEINSTANCE,
   type AppliedResource,
   type KubeObject,
   type ReferencedObject,
@@ -68,6 +70,7 @@ import {
 } from './secret-versions.js';
 import { bindingCopy, clusterFailure, instanceCopy } from './placement.js';
 import { recordsOnMaster } from './master-records.js';
+import { keepingWrites, keptOrRead } from './run-records.js';
 import { resolveReferences, type ResolvingFor } from './references.js';
 import {
   bindResponseText,
@@ -147,8 +150,8 @@ async function render<T>(action: string, plan: SFPlan, call: () => Promise<T>): 
  * Reading and rendering an instance's or binding's templates: what applying them and a dry run of
  * a plan change (dry-run.ts) share, so that a dry run renders exactly what an update would apply.
  */
-export function resourceRendering({ clusters, catalog, renderer, records: given }: ActivityDeps) {
-  const records = given ?? recordsOnMaster(clusters.master);
+export function resourceRendering({ clusters, catalog, renderer, records: given, runRecords }: ActivityDeps) {
+  const records = given ?? keepingWrites(recordsOnMaster(clusters.master), runRecords);
   /** The id of a sister cluster, for waiting on it; undefined for the master. */
   const sisterId = (cluster: ClusterClient) => (cluster === clusters.master ? undefined : cluster.id);
 
@@ -163,7 +166,9 @@ export function resourceRendering({ clusters, catalog, renderer, records: given 
     override?: (loaded: { instance: SFServiceInstance }) => { instance?: SFServiceInstance; plan?: SFPlan },
   ): Promise<Loaded> {
     const { instance: ref } = target;
-    const read = await records.instance(ref.namespace, ref.name);
+    const read = await keptOrRead(runRecords, SFSERVICEINSTANCE, ref.namespace, ref.name, () =>
+      records.instance(ref.namespace, ref.name),
+    );
     if (!read) throw retryable(`instance ${ref.instanceId} has no record in ${ref.namespace}`);
     const replaced = override?.({ instance: read });
     const instance = replaced?.instance ?? read;
@@ -173,7 +178,10 @@ export function resourceRendering({ clusters, catalog, renderer, records: given 
     if (!service) throw terminal(`service ${plan.spec.serviceId} is not in the catalog`, FAILURE_TYPES.plan);
     let binding: SFServiceBinding | undefined;
     if (target.binding) {
-      binding = await records.binding(target.binding.namespace, target.binding.name);
+      const { namespace, name } = target.binding;
+      binding = await keptOrRead(runRecords, SFSERVICEBINDING, namespace, name, () =>
+        records.binding(namespace, name),
+      );
       if (!binding) throw retryable(`binding ${target.binding.bindingId} has no record`);
     }
     const clusterId = target.cluster ?? instance.spec.clusterId ?? ref.clusterId ?? clusters.masterId;

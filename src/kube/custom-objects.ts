@@ -263,3 +263,50 @@ export async function countRecords<T extends KubeObject>(
   );
   return total;
 }
+
+/** A write of a custom object: its kind's plural, its namespace (none when cluster-scoped) and name. */
+export interface CustomObjectWrite {
+  readonly plural: string;
+  readonly namespace?: string;
+  readonly name: string;
+}
+
+/** The requests of the custom objects API that write. */
+const WRITES = /^(create|patch|replace|delete)/;
+
+/**
+ * `cluster`, telling `heard` of each write of a custom object made through it (create, patch,
+ * replace, delete) once the write ended, whether it succeeded or not: a write that failed may have
+ * landed all the same.
+ */
+export function hearingCustomWrites(
+  cluster: ClusterClient,
+  heard: (write: CustomObjectWrite) => void,
+): ClusterClient {
+  type Request = {
+    plural?: string;
+    namespace?: string;
+    name?: string;
+    body?: { metadata?: { name?: string } };
+  };
+  const custom = new Proxy(cluster.custom, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function' || typeof property !== 'string' || !WRITES.test(property)) return value;
+      return async (request: Request, ...rest: unknown[]) => {
+        try {
+          return await (value as (...args: unknown[]) => Promise<unknown>).call(target, request, ...rest);
+        } finally {
+          const name = request?.name ?? request?.body?.metadata?.name;
+          if (request?.plural && name)
+            heard({
+              plural: request.plural,
+              name,
+              ...(request.namespace ? { namespace: request.namespace } : {}),
+            });
+        }
+      };
+    },
+  });
+  return { ...cluster, custom };
+}

@@ -32,7 +32,8 @@ import { rolloutWorkflowId } from '../admin/contract.js';
 import type { ActivityDeps } from '../activities/deps.js';
 import type { Config, WorkerVersioning } from '../config.js';
 import { clusterClientFromFile, type ClusterClient } from '../kube/clients.js';
-import { getRecord, patchRecordStatus } from '../kube/custom-objects.js';
+import { forgettingOnFailure, runRecords } from '../activities/run-records.js';
+import { getRecord, hearingCustomWrites, patchRecordStatus } from '../kube/custom-objects.js';
 import { isNotFound } from '../kube/errors.js';
 import { SFCLUSTER, SFPLAN, type SFCluster } from '../resources/types.js';
 import { dropBoxNamespace } from '../resources/names.js';
@@ -84,12 +85,15 @@ export interface WorkerMonitoring {
  */
 export async function startWorker(
   config: Config,
-  master: ClusterClient,
+  masterClient: ClusterClient,
   log: Logger,
   monitoring?: WorkerMonitoring,
   tracing?: Tracing,
 ): Promise<RunningWorker> {
   const metrics = monitoring?.worker;
+  // What an operation's steps read of its records is kept for its next steps, until written again.
+  const kept = runRecords();
+  const master = hearingCustomWrites(masterClient, (write) => kept.written(write));
   const connection = await NativeConnection.connect(connectionOptions(config.temporal));
   // The workers keep the plans' revisions and start the rollouts of the plans that change.
   const temporal = await connectClient(config.temporal);
@@ -182,6 +186,7 @@ export async function startWorker(
     operationTimeoutSeconds: config.operationTimeoutSeconds,
     statusWakeups: wakeups,
     followedReferences: { follow: (...args) => followed?.follow(...args) },
+    runRecords: kept,
   } satisfies ActivityDeps;
   if (config.followReferences) {
     followed = followedReferences({
@@ -207,7 +212,7 @@ export async function startWorker(
     );
   }
   const activities = {
-    ...createActivities(deps),
+    ...forgettingOnFailure(createActivities(deps), kept),
     ...rolloutActivities(deps, runs),
     ...drainActivities(deps, runs),
     ...dryRunActivities(deps),

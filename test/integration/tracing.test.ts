@@ -120,6 +120,60 @@ describe('tracing with an OTLP collector', () => {
     // the records of the instance were written in the trace
     expect(underActivities.some((s) => s.attributes['k8s.object.name'] === instanceId)).toBe(true);
   });
+
+  test('GIVEN a synchronous bind WHEN it has succeeded THEN its steps read the instance’s and the binding’s records once, the later steps using what the first left', async () => {
+    const osb = osbClient(processes[1]!.url);
+    const instanceId = randomUUID();
+    const bindingId = randomUUID();
+    const path = `/v2/service_instances/${instanceId}`;
+    const accepted = await osb('PUT', `${path}?accepts_incomplete=true`, provisionBody(SERVICE_ID, PLAN_ID));
+    expect(accepted.status).toBe(202);
+    expect((await untilSettled(osb, `${path}/last_operation`)).body.state).toBe('succeeded');
+
+    const bind = await osb('PUT', `${path}/service_bindings/${bindingId}?accepts_incomplete=true`, {
+      service_id: SERVICE_ID,
+      plan_id: PLAN_ID,
+    });
+    expect(bind.status).toBe(201);
+
+    const request = await eventually(
+      'the bind’s request span',
+      async () =>
+        collector
+          .spans()
+          .find(
+            (s) =>
+              s.name === 'PUT /v2/service_instances/:instance_id/service_bindings/:binding_id' &&
+              s.attributes['url.path'] === `${path}/service_bindings/${bindingId}`,
+          ),
+      10_000,
+    );
+    const ran = (name: string) =>
+      collector.spans().some((s) => s.traceId === request.traceId && s.name === `RunActivity:${name}`);
+    await eventually(
+      'the bind’s steps in its trace',
+      async () => ran('recordBinding') && ran('checkStatus') && ran('recordBindingStatus'),
+      30_000,
+    );
+    // The spans of a process go out together once its activities ended: the last step's calls are in.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const reads = (plural: string) =>
+      collector
+        .spans()
+        .filter(
+          (s) =>
+            s.traceId === request.traceId &&
+            s.service === 'interoperator-worker' &&
+            s.name === 'kube getNamespacedCustomObject' &&
+            s.attributes['k8s.object.kind'] === plural,
+        ).length;
+    // The first step reads the instance's record, and finds no binding record (it makes it); the
+    // apply, the status check and the final status use the records as that step and the apply left them.
+    expect({ instance: reads('sfserviceinstances'), binding: reads('sfservicebindings') }).toEqual({
+      instance: 1,
+      binding: 1,
+    });
+  });
 });
 
 function summary(spans: CollectedSpan[]): string {
