@@ -19,7 +19,7 @@ import type {
 } from '../osb/service-broker.js';
 import { parseApiVersion } from '../osb/version.js';
 import { isCustomAction } from '../resources/actions.js';
-import { bindingWorkflowId, instanceWorkflowId } from '../resources/names.js';
+import { bindingWorkflowId, instanceNamespace, instanceWorkflowId } from '../resources/names.js';
 import type { SFServiceInstance } from '../resources/types.js';
 import { operationString, type BindingRequest, type OperationStatus } from '../workflows/messages.js';
 import { catalogPlan, type BrokerParts } from './deps.js';
@@ -65,6 +65,24 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
       kind: 'done',
       created,
       response: await records.bindingResponse(record, status.responseSecret),
+    };
+  }
+
+  /**
+   * Answers the synchronous bind that made the binding and its record with the credentials its run
+   * wrote to `status.responseSecret`: the record keeps the times the run was started with.
+   */
+  async function made(
+    status: OperationStatus,
+    req: BindRequest,
+    input: BindingRequest,
+  ): Promise<BindOutcome> {
+    if (!status.responseSecret) return bound(status, req, true);
+    const namespace = instanceNamespace(input.instanceId, deps.instanceNamespace);
+    return {
+      kind: 'done',
+      created: true,
+      response: await records.responseIn(namespace, status.responseSecret, input),
     };
   }
 
@@ -121,11 +139,11 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
       const digest = digests.bind(req);
       const workflowId = bindingWorkflowId(req.instanceId, req.bindingId);
       const async = Boolean(plan.spec.manager?.asyncBinding) && req.acceptsIncomplete;
-      const [{ record, elsewhere }, running] = await withOwnRun(
-        records.findBinding(req.instanceId, req.bindingId),
-        runs.running(workflowId),
-      );
+      // A binding without a record has no operation of its own but one just starting, which the
+      // start below finds: only a recorded binding's run is looked up first.
+      const { record, elsewhere } = await records.findBinding(req.instanceId, req.bindingId);
       if (elsewhere) throw takenElsewhere('binding');
+      const running = record ? await runs.running(workflowId) : undefined;
       if (running) return repeatOf(running, workflowId, digest, req, async);
       if (record?.metadata.deletionTimestamp) throw concurrencyError('The binding is being deleted.');
       if (record) {
@@ -149,7 +167,8 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
       };
       const started = await runs.start('bind', workflowId, input, instance, !async);
       if (started.running) return repeatOf(started.running, workflowId, digest, req, async);
-      if ('ended' in started) return bound(started.ended!, req, true);
+      if ('ended' in started)
+        return record ? bound(started.ended!, req, true) : made(started.ended!, req, input);
       return { kind: 'accepted', operation: operationString('bind', started.handle!.firstExecutionRunId) };
     },
 

@@ -128,20 +128,28 @@ export class Records {
    */
   async bindingResponse(record: SFServiceBinding, secretName?: string): Promise<BindingResponse> {
     const name = secretName ?? record.status?.response?.secretRef ?? bindingSecretName(record.metadata.name);
+    return this.responseIn(record.metadata.namespace!, name, record.spec);
+  }
+
+  /**
+   * The response in the Secret `namespace/secretName`, with the times of `recorded` (the binding
+   * record's spec, or the request it was recorded from) as {@link withRecordedTimes} sets them.
+   */
+  async responseIn(namespace: string, secretName: string, recorded: RecordedTimes): Promise<BindingResponse> {
     let response: BindingResponse = {};
     try {
-      const secret = await this.deps.master.core.readNamespacedSecret({
-        name,
-        namespace: record.metadata.namespace!,
-      });
+      const secret = await this.deps.master.core.readNamespacedSecret({ name: secretName, namespace });
       const raw = secret.data?.response;
       if (raw) response = JSON.parse(Buffer.from(raw, 'base64').toString('utf8')) as BindingResponse;
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
-    return withRecordedTimes(response, record);
+    return withRecordedTimes(response, recorded);
   }
 }
+
+/** The times of a binding its record keeps (from its plan's `bindingLifetime`). */
+export type RecordedTimes = Pick<SFServiceBinding['spec'], 'expiresAt' | 'renewBefore'>;
 
 /**
  * A binding's response with the times its record keeps from its plan's `bindingLifetime`: when the
@@ -150,8 +158,8 @@ export class Records {
  * is what the broker checks expiry against; other metadata of the template stays. Without them the
  * template's metadata is passed on as it is.
  */
-export function withRecordedTimes(response: BindingResponse, record: SFServiceBinding): BindingResponse {
-  const { expiresAt, renewBefore } = record.spec;
+export function withRecordedTimes(response: BindingResponse, recorded: RecordedTimes): BindingResponse {
+  const { expiresAt, renewBefore } = recorded;
   if (!expiresAt) return response;
   const { expires_at: _expires, renew_before: _renew, ...others } = response.metadata ?? {};
   return {

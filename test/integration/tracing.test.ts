@@ -173,6 +173,18 @@ describe('tracing with an OTLP collector', () => {
       instance: 1,
       binding: 1,
     });
+    // AND the broker read the binding's record once, before it started the bind: the credentials
+    // come from the Secret the run named, with the times the run was started with.
+    const brokerReads = collector
+      .spans()
+      .filter(
+        (s) =>
+          s.traceId === request.traceId &&
+          s.service === 'interoperator-broker' &&
+          s.name === 'kube getNamespacedCustomObject' &&
+          s.attributes['k8s.object.kind'] === 'sfservicebindings',
+      );
+    expect(brokerReads).toHaveLength(1);
   });
 });
 

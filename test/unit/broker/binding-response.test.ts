@@ -54,6 +54,6 @@ describe('withRecordedTimes', () => {
       { metadata: { expires_at: EXPIRES, renew_before: RENEW } },
     ],
   ])('GIVEN %s THEN the response', (_n, response, binding, expected) => {
-    expect(withRecordedTimes(response, binding)).toEqual(expected);
+    expect(withRecordedTimes(response, binding.spec)).toEqual(expected);
   });
 });
