@@ -102,6 +102,12 @@ export interface WaitingWord {
    * whether word is kept on it (a source of an operator's kind, not yet woken for).
    */
   seen(source: AppliedResource, seen: SeenSource | undefined): boolean;
+  /**
+   * Waits here, in the step, for the change that would wake the run, at most `withinMs`: that
+   * change then wakes this wait instead of the run. Resolves whether it came; the word is released
+   * either way.
+   */
+  woken(withinMs: number): Promise<boolean>;
   release(): void;
 }
 

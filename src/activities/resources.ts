@@ -805,6 +805,39 @@ export function resourceActivities(deps: ActivityDeps) {
     };
   }
 
+  /**
+   * Applies the action's template, leaving word with the status wake-ups when an object it applied
+   * is left for its operator to observe and the watches of its kinds stream: the word, undefined
+   * when there is none to wait for.
+   */
+  async function applyWatching(
+    target: Target,
+    action: 'provision' | 'bind',
+  ): Promise<{ readonly applied: number; readonly word?: WaitingWord }> {
+    const wakeups = deps.statusWakeups;
+    const run = wakeups && Context.current().info.workflowExecution;
+    let word: WaitingWord | undefined;
+    let behind = false;
+    const watching: ApplyWatching = {
+      async beforeApply(cluster, objects) {
+        if (wakeups && run && objects.length > 0) word = await wakeups.expect(cluster, objects, run);
+      },
+      applied(ref, object) {
+        const seen = seenSource(object);
+        if (word?.seen(ref, seen) && seen?.unobservedGeneration !== undefined) behind = true;
+      },
+    };
+    try {
+      const applied = await applyTemplateOf(target, action, undefined, watching);
+      if (behind && word?.heard === true) return { applied, word };
+      word?.release();
+      return { applied };
+    } catch (err) {
+      word?.release();
+      throw err;
+    }
+  }
+
   return {
     /**
      * Renders the action's template (provision, bind, unbind) and applies every object it
@@ -841,28 +874,26 @@ export function resourceActivities(deps: ActivityDeps) {
       target: Target,
       action: 'provision' | 'bind',
     ): Promise<{ readonly applied: number; readonly operatorBehind: boolean }> {
-      const wakeups = deps.statusWakeups;
-      const run = wakeups && Context.current().info.workflowExecution;
-      let word: WaitingWord | undefined;
-      let behind = false;
-      const watching: ApplyWatching = {
-        async beforeApply(cluster, objects) {
-          if (wakeups && run && objects.length > 0) word = await wakeups.expect(cluster, objects, run);
-        },
-        applied(ref, object) {
-          const seen = seenSource(object);
-          if (word?.seen(ref, seen) && seen?.unobservedGeneration !== undefined) behind = true;
-        },
-      };
-      try {
-        const applied = await applyTemplateOf(target, action, undefined, watching);
-        const operatorBehind = behind && word?.heard === true;
-        if (!operatorBehind) word?.release();
-        return { applied, operatorBehind };
-      } catch (err) {
-        word?.release();
-        throw err;
-      }
+      const { applied, word } = await applyWatching(target, action);
+      return { applied, operatorBehind: word !== undefined };
+    },
+
+    /**
+     * Applies as {@link applyTemplateWatched} does, then, when the operator has yet to observe what
+     * was applied, waits here for its word, at most `waitMs`: the first status check that follows
+     * at once then reads the operator's answer, and the operation needs no wake-up of its own.
+     * Answers whether the operator was behind and whether its word came.
+     */
+    async applyTemplateAwaited(
+      target: Target,
+      action: 'provision' | 'bind',
+      waitMs: number,
+    ): Promise<{ readonly applied: number; readonly operatorBehind: boolean; readonly heard: boolean }> {
+      const { applied, word } = await applyWatching(target, action);
+      if (!word) return { applied, operatorBehind: false, heard: false };
+      const context = Context.current();
+      const heard = await Promise.race([word.woken(waitMs), context.cancelled]).finally(() => word.release());
+      return { applied, operatorBehind: true, heard };
     },
 
     /**

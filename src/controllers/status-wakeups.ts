@@ -13,7 +13,8 @@
  * read its sources (its own apply's, say), nor, while the operator has not observed the generation
  * the operation saw, a change that does not report it observed (another bind's apply, the
  * operator's "updating"). A change that comes between the word and the read is held until the
- * operation says what it read, then judged.
+ * operation says what it read, then judged. A step may wait for that change itself, a short while
+ * (`woken`): the change then ends the step's wait, and the run needs no signal.
  *
  * Best effort by design: a change missed (a watch that is reconnecting, a worker that restarted
  * and forgot who waits) only leaves the operation to its poll. Word is kept in this worker's
@@ -73,6 +74,8 @@ interface Word {
   told: boolean;
   seen?: SeenSource | undefined;
   held?: SourceChange;
+  /** Set while the run's step waits for the change itself ({@link WaitingWord.woken}): it is woken instead. */
+  awaited?: () => void;
 }
 
 export function statusWakeups(options: StatusWakeupOptions): StatusWakeups {
@@ -82,8 +85,10 @@ export function statusWakeups(options: StatusWakeupOptions): StatusWakeups {
   const waiting = new Map<string, Map<string, Word>>();
   const watches = new Map<string, KindWatch>();
 
-  const wakeRun = (run: WaitingRun) =>
+  const signal = (run: WaitingRun) =>
     wake(run).catch((err: unknown) => onError(err, `waking ${run.workflowId}`));
+  /** Wakes the step waiting on `word`, else signals its run. */
+  const wakeRun = (word: Word) => (word.awaited ? word.awaited() : void signal(word.run));
 
   const drop = (key: string, run: string) => {
     const waiters = waiting.get(key);
@@ -108,7 +113,7 @@ export function statusWakeups(options: StatusWakeupOptions): StatusWakeups {
       if (!word.told) word.held = change;
       else if (changeIsNews(word.seen, change)) {
         drop(key, run);
-        void wakeRun(word.run);
+        wakeRun(word);
       }
     }
   };
@@ -181,10 +186,25 @@ export function statusWakeups(options: StatusWakeupOptions): StatusWakeups {
           delete word.held;
           if (held && changeIsNews(seen, held)) {
             drop(key, runKey(run));
-            void wakeRun(run);
+            wakeRun(word);
             return false;
           }
           return true;
+        },
+        async woken(withinMs) {
+          const kept = [...words].filter(([key, word]) => mine(key, word));
+          if (kept.length === 0) return false;
+          let timer: NodeJS.Timeout | undefined;
+          const came = await new Promise<boolean>((resolve) => {
+            for (const [, word] of kept) word.awaited = () => resolve(true);
+            timer = setTimeout(() => resolve(false), withinMs);
+          });
+          clearTimeout(timer);
+          for (const [key, word] of kept) {
+            delete word.awaited;
+            if (mine(key, word)) drop(key, runKey(run));
+          }
+          return came;
         },
         release() {
           for (const [key, word] of words) if (mine(key, word)) drop(key, runKey(run));

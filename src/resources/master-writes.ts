@@ -55,7 +55,7 @@ export const STATUS_FIELDS: Readonly<Record<'instance' | 'binding', readonly str
 /** Which step may ask for which kind of write. */
 const STEPS_OF: Readonly<Record<MasterWrite['kind'], readonly string[] | 'any'>> = {
   status: 'any',
-  labels: ['applyTemplate', 'applyTemplateWatched'],
+  labels: ['applyTemplate', 'applyTemplateWatched', 'applyTemplateAwaited'],
   response: ['checkStatus'],
   removeInstanceRecord: ['removeInstanceRecord'],
   removeBindingRecord: ['removeBindingRecord'],

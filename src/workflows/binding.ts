@@ -11,11 +11,14 @@ import {
   type OperationStatus,
   type StatusReport,
 } from './messages.js';
-import { Operation, runDeletion, waitForOperator } from './operation.js';
+import { firstCheckWait, Operation, runDeletion, waitForOperator } from './operation.js';
 import { OsbClusterId } from './search-attributes.js';
 
 /** Marks the binds that apply with applyTemplateWatched and may wait before their first check. */
 const BIND_WAITS_FOR_THE_OPERATOR = 'bind-waits-for-the-operator';
+
+/** Marks the binds whose apply step itself waits for the operator's word (applyTemplateAwaited). */
+const BIND_AWAITS_THE_OPERATOR_IN_ITS_STEP = 'bind-awaits-the-operator-in-its-step';
 
 /** Writes a final status to the binding's record; undefined when the operation has no record. */
 const recordOn = (op: Operation, binding: BindingRef | undefined) =>
@@ -67,6 +70,12 @@ export async function bindWorkflow(req: BindingRequest): Promise<OperationStatus
     if (clusterId) upsertSearchAttributes([{ key: OsbClusterId, value: clusterId }]);
     op.update({ description: 'Adding the binding to the operator’s resources' });
     const target = { instance: recorded.instance, binding: recorded };
+    if (patched(BIND_AWAITS_THE_OPERATOR_IN_ITS_STEP)) {
+      // A check before the operator observed what the bind applied cannot pass: the apply step
+      // waits for the operator's word, when there is one to wait for, and the first check follows.
+      await op.steps.applyTemplateAwaited(target, 'bind', firstCheckWait(op));
+      return waitForOperator(op, () => checkStatus(target, 'bind'));
+    }
     if (patched(BIND_WAITS_FOR_THE_OPERATOR)) {
       // A check before the operator observed what the bind applied cannot pass: the first one
       // waits for the operator's word when there is one to wait for.

@@ -17,7 +17,7 @@ import {
   type StatusReport,
   type Target,
 } from './messages.js';
-import { Operation, runDeletion, waitForOperator } from './operation.js';
+import { firstCheckWait, Operation, runDeletion, waitForOperator } from './operation.js';
 import { OsbClusterId } from './search-attributes.js';
 
 /** The description of an instance operation that failed when the operator gave none. */
@@ -29,6 +29,9 @@ const recordOn = (op: Operation, instance: InstanceRef | undefined) =>
 
 /** Marks the updates that apply with applyTemplateWatched and may wait before their first check. */
 const UPDATE_WAITS_FOR_THE_OPERATOR = 'update-waits-for-the-operator';
+
+/** Marks the updates whose apply step itself waits for the operator's word (applyTemplateAwaited). */
+const UPDATE_AWAITS_THE_OPERATOR_IN_ITS_STEP = 'update-awaits-the-operator-in-its-step';
 
 /** The dashboard URL the operator reported, for the final status. */
 const dashboardOf = (report: StatusReport): Partial<OperationStatus> =>
@@ -148,7 +151,12 @@ export async function updateWorkflow(request: InstanceRequest): Promise<Operatio
     target = placed;
     op.update({ description: 'Updating the operator’s resources' });
     let settled: StatusReport;
-    if (patched(UPDATE_WAITS_FOR_THE_OPERATOR)) {
+    if (patched(UPDATE_AWAITS_THE_OPERATOR_IN_ITS_STEP)) {
+      // A check before the operator observed the change cannot pass (see checkStatus): the apply
+      // step waits for the operator's word, when there is one to wait for, and the first check follows.
+      await op.steps.applyTemplateAwaited(placed, 'provision', firstCheckWait(op));
+      settled = await waitForOperator(op, () => checkStatus(placed, 'update'));
+    } else if (patched(UPDATE_WAITS_FOR_THE_OPERATOR)) {
       // A check before the operator observed the change cannot pass (see checkStatus): the first
       // one waits for the operator's word when there is one to wait for.
       const changes = op.operatorChanges;

@@ -95,6 +95,7 @@ export const STEP_POLICIES = {
   replicateInstance: WORK_ON_THE_CLUSTER,
   applyTemplate: WORK_ON_THE_CLUSTER,
   applyTemplateWatched: WORK_ON_THE_CLUSTER,
+  applyTemplateAwaited: WORK_ON_THE_CLUSTER,
   checkStatus: WORK_ON_THE_CLUSTER,
   pruneResources: WORK_ON_THE_CLUSTER,
   deleteResources: WORK_ON_THE_CLUSTER,

@@ -217,6 +217,14 @@ export interface WaitStart {
 }
 
 /**
+ * How long an apply step may wait for the operator's word before the first check
+ * (applyTemplateAwaited): {@link FIRST_CHECK_AFTER_APPLY_MS}, within the operation's deadline.
+ */
+export function firstCheckWait(op: Operation): number {
+  return Math.max(0, Math.min(FIRST_CHECK_AFTER_APPLY_MS, op.deadline - Date.now()));
+}
+
+/**
  * Polls the `status` template until the operator reports success or failure, backing off as
  * polling.ts says, and fails the operation when its deadline passes first; the last check is at
  * the deadline. A change the worker saw to one of the sources the check read (the

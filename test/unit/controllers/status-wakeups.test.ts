@@ -182,4 +182,37 @@ describe('status wake-ups', () => {
     expect(word.heard).toBe(false);
     wakeups.stop();
   });
+  test('GIVEN a step that waits for the word itself WHEN the news comes THEN the step is woken, not the run, and the word is gone', async () => {
+    const { woken, watches, wakeups, waitOn } = setUp();
+    const word = await waitOn(run('binding/a/b'), [postgresql('pg')]);
+    const heard = word.woken(60_000);
+    watches[0]!.change({ namespace: 'sf-a', name: 'pg' }, '11', { type: 'MODIFIED' });
+    await expect(heard).resolves.toBe(true);
+    expect(woken).toEqual([]);
+    expect(wakeups.size().waiting).toBe(0);
+    wakeups.stop();
+  });
+
+  test('GIVEN a step that waits for the word itself WHEN nothing comes within its time THEN it answers so, and a later change wakes nobody', async () => {
+    const { woken, watches, wakeups, waitOn } = setUp();
+    const word = await waitOn(run('binding/a/b'), [postgresql('pg')]);
+    await expect(word.woken(10)).resolves.toBe(false);
+    expect(wakeups.size().waiting).toBe(0);
+    watches[0]!.change({ namespace: 'sf-a', name: 'pg' }, '11', { type: 'MODIFIED' });
+    await Promise.resolve();
+    expect(woken).toEqual([]);
+    wakeups.stop();
+  });
+
+  test('GIVEN a change held before the step told what it saw WHEN it tells THEN the wait that follows ends at once', async () => {
+    const { woken, watches, wakeups } = setUp();
+    const word = await wakeups.expect(cluster, [postgresql('pg')], run('binding/a/b'));
+    watches[0]!.change({ namespace: 'sf-a', name: 'pg' }, '12', { type: 'MODIFIED', observedGeneration: 2 });
+    // Told after the change came: the change was news to what the apply saw, and woke the run.
+    word.seen(postgresql('pg'), { resourceVersion: '11', unobservedGeneration: 2 });
+    await Promise.resolve();
+    expect(woken).toEqual(['binding/a/b run-1']);
+    await expect(word.woken(60_000)).resolves.toBe(false);
+    wakeups.stop();
+  });
 });

@@ -39,6 +39,7 @@ describe('the worker of a cluster with a worker of its own', () => {
       .sort();
     expect(onCluster).toEqual([
       'applyTemplate',
+      'applyTemplateAwaited',
       'applyTemplateWatched',
       'checkStatus',
       'copyGeneratedSecrets',
