@@ -8,7 +8,9 @@
  * kept of it (the step that wrote keeps the record as written, when it has it); every record of a
  * run is dropped when a step of the run fails (the step run again reads afresh: a conditional
  * write that lost to another writer, a record that changed under it) and when the run removes its
- * records. Reads that decide whether a record is gone never use them.
+ * records; and when a step starts that does not follow the last one this worker ran of the run (a
+ * step ran elsewhere meanwhile: the run moved to another worker and back). Reads that decide
+ * whether a record is gone never use them.
  */
 import { Context } from '@temporalio/activity';
 import {
@@ -36,6 +38,11 @@ export interface RunRecords {
   written(write: { readonly plural: string; readonly namespace?: string; readonly name: string }): void;
   /** Drops every record the run kept. */
   forget(run: string): void;
+  /**
+   * A step of the run starts here, the run's `seq`th (its activity id; undefined when it has none
+   * that counts): unless it is the one after the last this worker started, the run's records go.
+   */
+  stepStarts(run: string, seq: number | undefined): void;
 }
 
 const keyOf = (plural: string, namespace: string | undefined, name: string) =>
@@ -49,6 +56,8 @@ export function runRecords(
   const now = options.now ?? Date.now;
   // In order of use: a Map iterates in insertion order, and a run used is inserted again.
   const runs = new Map<string, Map<string, { readonly record: KubeObject; readonly at: number }>>();
+  /** The last step each run started here; kept as long as the run's records (dropped with them). */
+  const lastSteps = new Map<string, number>();
   return {
     kept<T extends KubeObject>(run: string, kind: RecordKind, namespace: string, name: string) {
       const key = keyOf(kind.plural, namespace, name);
@@ -69,7 +78,11 @@ export function runRecords(
       runs.set(run, records);
       const { metadata } = record;
       records.set(keyOf(kind.plural, metadata.namespace, metadata.name), { record, at: now() });
-      if (runs.size > maxRuns) runs.delete(runs.keys().next().value!);
+      if (runs.size > maxRuns) {
+        const oldest = runs.keys().next().value!;
+        runs.delete(oldest);
+        lastSteps.delete(oldest);
+      }
     },
     written({ plural, namespace, name }) {
       const key = keyOf(plural, namespace, name);
@@ -77,6 +90,13 @@ export function runRecords(
     },
     forget(run) {
       runs.delete(run);
+    },
+    stepStarts(run, seq) {
+      const last = lastSteps.get(run);
+      if (seq === undefined || last === undefined || seq !== last + 1) runs.delete(run);
+      lastSteps.delete(run);
+      if (seq !== undefined) lastSteps.set(run, seq);
+      if (lastSteps.size > maxRuns) lastSteps.delete(lastSteps.keys().next().value!);
     },
   };
 }
@@ -90,18 +110,32 @@ export function currentRun(): string | undefined {
   }
 }
 
-/** `activities`, each dropping its run's kept records when it fails. */
-export function forgettingOnFailure<A extends Record<string, (...args: never[]) => Promise<unknown>>>(
+/** The step's place among its run's activities (its activity id, the workflow's sequence number). */
+function stepSeq(): number | undefined {
+  try {
+    const id = Number(Context.current().info.activityId);
+    return Number.isSafeInteger(id) ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `activities`, each telling `kept` when it starts ({@link RunRecords.stepStarts}) and dropping its
+ * run's kept records when it fails.
+ */
+export function keepingAcrossSteps<A extends Record<string, (...args: never[]) => Promise<unknown>>>(
   activities: A,
   kept: RunRecords,
 ): A {
   const wrapped: Record<string, (...args: never[]) => Promise<unknown>> = {};
   for (const [name, activity] of Object.entries(activities)) {
     wrapped[name] = async (...args: never[]) => {
+      const run = currentRun();
+      if (run) kept.stepStarts(run, stepSeq());
       try {
         return await activity(...args);
       } catch (err) {
-        const run = currentRun();
         if (run) kept.forget(run);
         throw err;
       }

@@ -32,7 +32,7 @@ import { rolloutWorkflowId } from '../admin/contract.js';
 import type { ActivityDeps } from '../activities/deps.js';
 import type { Config, WorkerVersioning } from '../config.js';
 import { clusterClientFromFile, type ClusterClient } from '../kube/clients.js';
-import { forgettingOnFailure, runRecords } from '../activities/run-records.js';
+import { keepingAcrossSteps, runRecords } from '../activities/run-records.js';
 import { getRecord, hearingCustomWrites, patchRecordStatus } from '../kube/custom-objects.js';
 import { isNotFound } from '../kube/errors.js';
 import { SFCLUSTER, SFPLAN, type SFCluster } from '../resources/types.js';
@@ -212,7 +212,7 @@ export async function startWorker(
     );
   }
   const activities = {
-    ...forgettingOnFailure(createActivities(deps), kept),
+    ...keepingAcrossSteps(createActivities(deps), kept),
     ...rolloutActivities(deps, runs),
     ...drainActivities(deps, runs),
     ...dryRunActivities(deps),

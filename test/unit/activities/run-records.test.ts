@@ -1,7 +1,7 @@
 /** The records an operation's run keeps between its steps (activities/run-records.ts). */
 import { asyncLocalStorage, type Context } from '@temporalio/activity';
 import {
-  forgettingOnFailure,
+  keepingAcrossSteps,
   keepingWrites,
   keptOrRead,
   runRecords,
@@ -15,10 +15,10 @@ const record = (kind: string, name: string, resourceVersion: string): KubeObject
   metadata: { name, namespace: 'sf-1', resourceVersion },
 });
 
-/** Runs `work` as a step of the workflow run `runId`. */
-const inStep = <T>(runId: string, work: () => Promise<T>): Promise<T> =>
+/** Runs `work` as the step `activityId` (its run's sequence number) of the workflow run `runId`. */
+const inStep = <T>(runId: string, work: () => Promise<T>, activityId = '1'): Promise<T> =>
   asyncLocalStorage.run(
-    { info: { workflowExecution: { workflowId: 'w', runId } } } as unknown as Context,
+    { info: { workflowExecution: { workflowId: 'w', runId }, activityId } } as unknown as Context,
     work,
   );
 
@@ -74,8 +74,7 @@ describe('the records a run keeps', () => {
 
   test('GIVEN a step that fails WHEN its run reads again THEN every record it kept is read afresh', async () => {
     const kept = runRecords();
-    kept.keep('run-1', SFSERVICEINSTANCE, record('SFServiceInstance', 'i', '1'));
-    const steps = forgettingOnFailure(
+    const steps = keepingAcrossSteps(
       {
         fails: async () => {
           throw new Error('409: the object has been modified');
@@ -84,10 +83,28 @@ describe('the records a run keeps', () => {
       },
       kept,
     );
-    await expect(inStep('run-1', () => steps.succeeds())).resolves.toBe('done');
+    await inStep('run-1', () => steps.succeeds(), '1');
+    kept.keep('run-1', SFSERVICEINSTANCE, record('SFServiceInstance', 'i', '1'));
+    await expect(inStep('run-1', () => steps.succeeds(), '2')).resolves.toBe('done');
     expect(kept.kept('run-1', SFSERVICEINSTANCE, 'sf-1', 'i')).toBeDefined();
-    await expect(inStep('run-1', () => steps.fails())).rejects.toThrow('409');
+    await expect(inStep('run-1', () => steps.fails(), '3')).rejects.toThrow('409');
     expect(kept.kept('run-1', SFSERVICEINSTANCE, 'sf-1', 'i')).toBeUndefined();
+  });
+
+  test('GIVEN records a run kept WHEN its next step here is not the one after the last (a step ran on another worker) THEN they are read afresh', async () => {
+    const kept = runRecords();
+    const steps = keepingAcrossSteps({ step: async () => 'done' }, kept);
+    await inStep('run-1', () => steps.step(), '4');
+    kept.keep('run-1', SFSERVICEBINDING, record('SFServiceBinding', 'b', '1'));
+    await inStep('run-1', () => steps.step(), '5');
+    expect(kept.kept('run-1', SFSERVICEBINDING, 'sf-1', 'b')).toBeDefined();
+    // Step 6 ran elsewhere: step 7 here finds nothing kept.
+    await inStep('run-1', () => steps.step(), '7');
+    expect(kept.kept('run-1', SFSERVICEBINDING, 'sf-1', 'b')).toBeUndefined();
+    // A step run again (its attempt after a failure elsewhere) has the same number: nothing kept either.
+    kept.keep('run-1', SFSERVICEBINDING, record('SFServiceBinding', 'b', '2'));
+    await inStep('run-1', () => steps.step(), '7');
+    expect(kept.kept('run-1', SFSERVICEBINDING, 'sf-1', 'b')).toBeUndefined();
   });
 
   test('GIVEN records whose writes keep THEN a status write keeps the record as written and a removal drops the run', async () => {
