@@ -104,8 +104,8 @@ export interface WaitingWord {
   seen(source: AppliedResource, seen: SeenSource | undefined): boolean;
   /**
    * Waits here, in the step, for the change that would wake the run, at most `withinMs`: that
-   * change then wakes this wait instead of the run. Resolves whether it came; the word is released
-   * either way.
+   * change then wakes this wait instead of the run, and the word is gone. Resolves whether it came;
+   * when it did not, the word stays, and the change, when it comes, wakes the run.
    */
   woken(withinMs: number): Promise<boolean>;
   release(): void;

@@ -880,9 +880,11 @@ export function resourceActivities(deps: ActivityDeps) {
 
     /**
      * Applies as {@link applyTemplateWatched} does, then, when the operator has yet to observe what
-     * was applied, waits here for its word, at most `waitMs`: the first status check that follows
-     * at once then reads the operator's answer, and the operation needs no wake-up of its own.
-     * Answers whether the operator was behind and whether its word came.
+     * was applied, waits here for its word, at most `waitMs` (a step's place is held meanwhile, so
+     * the wait is short): when it comes, the status check that follows at once reads the
+     * operator's answer, and the operation needs no wake-up of its own; when it has not come, the
+     * word stays to wake the operation, as after {@link applyTemplateWatched}. Answers whether the
+     * operator was behind and whether its word came.
      */
     async applyTemplateAwaited(
       target: Target,
@@ -891,9 +893,13 @@ export function resourceActivities(deps: ActivityDeps) {
     ): Promise<{ readonly applied: number; readonly operatorBehind: boolean; readonly heard: boolean }> {
       const { applied, word } = await applyWatching(target, action);
       if (!word) return { applied, operatorBehind: false, heard: false };
-      const context = Context.current();
-      const heard = await Promise.race([word.woken(waitMs), context.cancelled]).finally(() => word.release());
-      return { applied, operatorBehind: true, heard };
+      try {
+        const heard = await Promise.race([word.woken(waitMs), Context.current().cancelled]);
+        return { applied, operatorBehind: true, heard };
+      } catch (err) {
+        word.release();
+        throw err;
+      }
     },
 
     /**

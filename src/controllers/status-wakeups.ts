@@ -14,7 +14,8 @@
  * the operation saw, a change that does not report it observed (another bind's apply, the
  * operator's "updating"). A change that comes between the word and the read is held until the
  * operation says what it read, then judged. A step may wait for that change itself, a short while
- * (`woken`): the change then ends the step's wait, and the run needs no signal.
+ * (`woken`): the change then ends the step's wait, and the run needs no signal; past that while,
+ * the change signals the run as it would have.
  *
  * Best effort by design: a change missed (a watch that is reconnecting, a worker that restarted
  * and forgot who waits) only leaves the operation to its poll. Word is kept in this worker's
@@ -202,7 +203,7 @@ export function statusWakeups(options: StatusWakeupOptions): StatusWakeups {
           clearTimeout(timer);
           for (const [key, word] of kept) {
             delete word.awaited;
-            if (mine(key, word)) drop(key, runKey(run));
+            if (came && mine(key, word)) drop(key, runKey(run));
           }
           return came;
         },

@@ -11,7 +11,7 @@ import {
   type OperationStatus,
   type StatusReport,
 } from './messages.js';
-import { firstCheckWait, Operation, runDeletion, waitForOperator } from './operation.js';
+import { applyAndWaitForOperator, Operation, runDeletion, waitForOperator } from './operation.js';
 import { OsbClusterId } from './search-attributes.js';
 
 /** Marks the binds that apply with applyTemplateWatched and may wait before their first check. */
@@ -72,9 +72,12 @@ export async function bindWorkflow(req: BindingRequest): Promise<OperationStatus
     const target = { instance: recorded.instance, binding: recorded };
     if (patched(BIND_AWAITS_THE_OPERATOR_IN_ITS_STEP)) {
       // A check before the operator observed what the bind applied cannot pass: the apply step
-      // waits for the operator's word, when there is one to wait for, and the first check follows.
-      await op.steps.applyTemplateAwaited(target, 'bind', firstCheckWait(op));
-      return waitForOperator(op, () => checkStatus(target, 'bind'));
+      // waits a while for the operator's word, when there is one to wait for, then the workflow.
+      return applyAndWaitForOperator(
+        op,
+        (waitMs) => op.steps.applyTemplateAwaited(target, 'bind', waitMs),
+        () => checkStatus(target, 'bind'),
+      );
     }
     if (patched(BIND_WAITS_FOR_THE_OPERATOR)) {
       // A check before the operator observed what the bind applied cannot pass: the first one

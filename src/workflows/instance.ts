@@ -17,7 +17,7 @@ import {
   type StatusReport,
   type Target,
 } from './messages.js';
-import { firstCheckWait, Operation, runDeletion, waitForOperator } from './operation.js';
+import { applyAndWaitForOperator, Operation, runDeletion, waitForOperator } from './operation.js';
 import { OsbClusterId } from './search-attributes.js';
 
 /** The description of an instance operation that failed when the operator gave none. */
@@ -153,9 +153,12 @@ export async function updateWorkflow(request: InstanceRequest): Promise<Operatio
     let settled: StatusReport;
     if (patched(UPDATE_AWAITS_THE_OPERATOR_IN_ITS_STEP)) {
       // A check before the operator observed the change cannot pass (see checkStatus): the apply
-      // step waits for the operator's word, when there is one to wait for, and the first check follows.
-      await op.steps.applyTemplateAwaited(placed, 'provision', firstCheckWait(op));
-      settled = await waitForOperator(op, () => checkStatus(placed, 'update'));
+      // step waits a while for the operator's word, when there is one to wait for, then the workflow.
+      settled = await applyAndWaitForOperator(
+        op,
+        (waitMs) => op.steps.applyTemplateAwaited(placed, 'provision', waitMs),
+        () => checkStatus(placed, 'update'),
+      );
     } else if (patched(UPDATE_WAITS_FOR_THE_OPERATOR)) {
       // A check before the operator observed the change cannot pass (see checkStatus): the first
       // one waits for the operator's word when there is one to wait for.

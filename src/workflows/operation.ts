@@ -30,7 +30,7 @@ import {
   type OperationStatus,
   type StatusReport,
 } from './messages.js';
-import { FIRST_CHECK_AFTER_APPLY_MS, FIRST_POLL_MS, nextPoll } from './polling.js';
+import { FIRST_CHECK_AFTER_APPLY_MS, FIRST_POLL_MS, nextPoll, WORD_IN_THE_STEP_MS } from './polling.js';
 import { OsbState } from './search-attributes.js';
 
 /** See {@link OPERATOR_CHANGED_SIGNAL}. */
@@ -214,14 +214,29 @@ export interface WaitStart {
    * {@link FIRST_CHECK_AFTER_APPLY_MS} at most.
    */
   readonly operatorBehindSince?: number;
+  /** The longest that first wait. @default FIRST_CHECK_AFTER_APPLY_MS */
+  readonly withinMs?: number;
 }
 
 /**
- * How long an apply step may wait for the operator's word before the first check
- * (applyTemplateAwaited): {@link FIRST_CHECK_AFTER_APPLY_MS}, within the operation's deadline.
+ * Applies with applyTemplateAwaited (`apply`, given how long its step may wait for the operator's
+ * word), then waits for the operator with `check`: at once when the word came in the step or there
+ * was none to wait for; else the first check waits on for the word, in the workflow, for the rest
+ * of {@link FIRST_CHECK_AFTER_APPLY_MS}.
  */
-export function firstCheckWait(op: Operation): number {
-  return Math.max(0, Math.min(FIRST_CHECK_AFTER_APPLY_MS, op.deadline - Date.now()));
+export async function applyAndWaitForOperator(
+  op: Operation,
+  apply: (waitMs: number) => Promise<{ readonly operatorBehind: boolean; readonly heard: boolean }>,
+  check: () => Promise<StatusReport>,
+): Promise<StatusReport> {
+  const changes = op.operatorChanges;
+  const inTheStep = Math.max(0, Math.min(WORD_IN_THE_STEP_MS, op.deadline - Date.now()));
+  const { operatorBehind, heard } = await apply(inTheStep);
+  const start =
+    operatorBehind && !heard
+      ? { operatorBehindSince: changes, withinMs: FIRST_CHECK_AFTER_APPLY_MS - inTheStep }
+      : {};
+  return waitForOperator(op, check, start);
 }
 
 /**
@@ -242,7 +257,10 @@ export async function waitForOperator(
   if (since !== undefined) {
     const left = op.deadline - Date.now();
     if (left > 0)
-      await condition(() => op.operatorChanges > since, Math.min(FIRST_CHECK_AFTER_APPLY_MS, left));
+      await condition(
+        () => op.operatorChanges > since,
+        Math.min(start.withinMs ?? FIRST_CHECK_AFTER_APPLY_MS, left),
+      );
   }
   for (;;) {
     const seen = op.operatorChanges;

@@ -15,6 +15,13 @@ export const FIRST_POLL_MS = 250;
  */
 export const FIRST_CHECK_AFTER_APPLY_MS = 5_000;
 
+/**
+ * The part of {@link FIRST_CHECK_AFTER_APPLY_MS} the apply step itself waits for the operator's word
+ * (applyTemplateAwaited), in the worker, holding its place among the worker's steps: most operators
+ * answer within it; past it, the operation waits in its workflow, holding nothing.
+ */
+export const WORD_IN_THE_STEP_MS = 2_000;
+
 /** The longest wait between two checks for deadlines up to MAX_CHECKS of them. */
 export const LONGEST_POLL_MS = 10_000;
 

@@ -193,14 +193,15 @@ describe('status wake-ups', () => {
     wakeups.stop();
   });
 
-  test('GIVEN a step that waits for the word itself WHEN nothing comes within its time THEN it answers so, and a later change wakes nobody', async () => {
+  test('GIVEN a step that waits for the word itself WHEN nothing comes within its time THEN it answers so, and the word stays: a later change wakes the run', async () => {
     const { woken, watches, wakeups, waitOn } = setUp();
     const word = await waitOn(run('binding/a/b'), [postgresql('pg')]);
     await expect(word.woken(10)).resolves.toBe(false);
-    expect(wakeups.size().waiting).toBe(0);
+    expect(wakeups.size().waiting).toBe(1);
     watches[0]!.change({ namespace: 'sf-a', name: 'pg' }, '11', { type: 'MODIFIED' });
     await Promise.resolve();
-    expect(woken).toEqual([]);
+    expect(woken).toEqual(['binding/a/b run-1']);
+    expect(wakeups.size().waiting).toBe(0);
     wakeups.stop();
   });
 
