@@ -11,7 +11,7 @@ import type { ClusterClient } from '../kube/clients.js';
 import { clusterCapabilities } from '../kube/discovery.js';
 import { statusCodeOf } from '../kube/errors.js';
 import { applyObject, deleteObject, mergePatchObject, readObject, releaseFields } from '../kube/objects.js';
-import { bindAdditionsRemoval } from '../resources/bind-additions.js';
+import { bindAdditionsRemoval, bindingsOwnPart } from '../resources/bind-additions.js';
 import { seenSource } from '../resources/source-changes.js';
 import { isCustomAction, type CustomAction } from '../resources/actions.js';
 import {
@@ -301,6 +301,8 @@ export function resourceRendering({ clusters, catalog, renderer, records: given,
         renderer.renderObjects(template, action, named, context),
       );
     }
+    if (target.binding && (action === 'bind' || action === 'unbind'))
+      objects = await bindingsOwnParts(loaded, action, objects, data, context);
     // Every object is checked before any is applied (or a copy made): a refused one leaves nothing done.
     for (const rendered of objects)
       checkNamespace(
@@ -330,6 +332,50 @@ export function resourceRendering({ clusters, catalog, renderer, records: given,
       }),
     );
     return desired;
+  }
+
+  /**
+   * A binding's bind or unbind objects, those of its instance (listed in the instance's
+   * `status.resources`: a user in the operator's database resource) cut to the binding's own part
+   * of them (resources/bind-additions.ts `bindingsOwnPart`): what this template renders and the
+   * other one of the two (the unbind's for a bind, the bind's for an unbind) renders not, or
+   * otherwise, over the same data. So the binding's field manager owns what the binding added and
+   * nothing of the instance's or the other bindings', and gives it up at its unbind. When the plan
+   * has no other template, or it does not render, the objects as rendered.
+   */
+  async function bindingsOwnParts(
+    loaded: Loaded,
+    action: 'bind' | 'unbind',
+    objects: KubeObject[],
+    data: RenderData,
+    context: RenderContext | undefined,
+  ): Promise<KubeObject[]> {
+    const namespace = loaded.instance.metadata.namespace!;
+    const refOf = (o: KubeObject): AppliedResource => ({
+      apiVersion: o.apiVersion,
+      kind: o.kind,
+      name: o.metadata?.name,
+      namespace: namespaceOf(o, namespace),
+    });
+    const instanceResources = loaded.instance.status?.resources ?? [];
+    const isShared = (o: KubeObject) => instanceResources.some((r) => sameResource(r, refOf(o)));
+    const other = action === 'bind' ? 'unbind' : 'bind';
+    const template = findTemplate(loaded.plan, other);
+    if (!template || !objects.some(isShared)) return objects;
+    let counterparts: KubeObject[];
+    try {
+      counterparts = await renderer.renderObjects(template, other, data, context);
+    } catch {
+      return objects;
+    }
+    return objects.map((o) =>
+      isShared(o)
+        ? bindingsOwnPart(
+            o,
+            counterparts.find((c) => sameResource(refOf(c), refOf(o))),
+          )
+        : o,
+    );
   }
 
   /** Which namespaces the target's templates may name (desired-objects.ts). */

@@ -51,3 +51,56 @@ export function bindAdditionsRemoval(
     Object.fromEntries(Object.entries(obj).filter(([key]) => !NOT_COMPARED.has(key)));
   return additions(compared(bound), compared(provisioned));
 }
+
+/** Whether two values (of a template's rendering, so plain JSON) are the same. */
+function same(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => same(v, b[i]));
+  if (isMap(a) && isMap(b)) {
+    const keys = Object.keys(a);
+    return (
+      keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && same(a[k], b[k]))
+    );
+  }
+  return false;
+}
+
+/** What of `rendered`'s maps, at any depth, `other` has not, or has otherwise (lists whole). */
+function differences(rendered: Record<string, unknown>, other: Record<string, unknown>) {
+  const own: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(rendered)) {
+    if (!Object.hasOwn(other, key)) setOwn(own, key, value);
+    else if (isMap(value) && isMap(other[key])) {
+      const deeper = differences(value, other[key] as Record<string, unknown>);
+      if (Object.keys(deeper).length > 0) setOwn(own, key, deeper);
+    } else if (!same(value, other[key])) setOwn(own, key, value);
+  }
+  return own;
+}
+
+/**
+ * The part of an object of its instance that a binding's template renders as its own, to apply
+ * under the binding's field manager: what its rendering (`rendered`, by the bind or the unbind
+ * template) has and the other template's rendering of the object (`counterpart`) has not, or has
+ * otherwise, at any depth of its maps outside `metadata` and `status` (a list whole); with the
+ * object's identity and the resourceVersion it was rendered from. A bind template that renders the
+ * whole object as read with the binding's user added so owns the user alone, not the other
+ * bindings' users nor the instance's fields; its unbind, which renders the object without the
+ * user, owns nothing, and the user goes. Without a counterpart, all of `rendered`.
+ */
+export function bindingsOwnPart(rendered: KubeObject, counterpart: KubeObject | undefined): KubeObject {
+  if (!counterpart) return rendered;
+  const compared = (obj: KubeObject) =>
+    Object.fromEntries(Object.entries(obj).filter(([key]) => !NOT_COMPARED.has(key)));
+  const { name, namespace, resourceVersion } = rendered.metadata;
+  return {
+    apiVersion: rendered.apiVersion,
+    kind: rendered.kind,
+    metadata: {
+      name,
+      ...(namespace ? { namespace } : {}),
+      ...(resourceVersion ? { resourceVersion } : {}),
+    },
+    ...differences(compared(rendered), compared(counterpart)),
+  } as KubeObject;
+}
