@@ -103,7 +103,12 @@ const hold = (instanceId: string) =>
 /** Lets the instance's update end: the operator is done, and the update hears it at once. */
 async function release(instanceId: string): Promise<void> {
   world.script(instanceId, {});
-  await temporal.client.workflow.getHandle(instanceWorkflowId(instanceId)).signal(OPERATOR_CHANGED_SIGNAL);
+  const update = temporal.client.workflow.getHandle(instanceWorkflowId(instanceId));
+  // The rollout counts an update in flight once it has asked for it: the server may be starting it still.
+  await eventually('the update running', async () =>
+    (await update.describe().catch(() => undefined))?.status.name === 'RUNNING' ? true : undefined,
+  );
+  await update.signal(OPERATOR_CHANGED_SIGNAL);
 }
 
 /** Waits until the rollout's progress satisfies `enough`. */
