@@ -56,6 +56,21 @@ export function runRecords(
   const now = options.now ?? Date.now;
   // In order of use: a Map iterates in insertion order, and a run used is inserted again.
   const runs = new Map<string, Map<string, { readonly record: KubeObject; readonly at: number }>>();
+  /** When each run last kept or was asked for a record, in the same order as `runs`. */
+  const used = new Map<string, number>();
+  /** Marks `run` used now, and lets go the runs unused for longer than a record is kept, and the most. */
+  const use = (run: string, records: Map<string, { readonly record: KubeObject; readonly at: number }>) => {
+    runs.delete(run);
+    runs.set(run, records);
+    used.delete(run);
+    used.set(run, now());
+    for (const [oldest, at] of used) {
+      if (runs.size <= maxRuns && now() - at <= keptMs) break;
+      runs.delete(oldest);
+      used.delete(oldest);
+      lastSteps.delete(oldest);
+    }
+  };
   /** The last step each run started here; kept as long as the run's records (dropped with them). */
   const lastSteps = new Map<string, number>();
   return {
@@ -68,21 +83,14 @@ export function runRecords(
         records.delete(key);
         return undefined;
       }
-      runs.delete(run);
-      runs.set(run, records);
+      use(run, records);
       return entry.record as T;
     },
     keep(run, kind, record) {
       const records = runs.get(run) ?? new Map();
-      runs.delete(run);
-      runs.set(run, records);
       const { metadata } = record;
       records.set(keyOf(kind.plural, metadata.namespace, metadata.name), { record, at: now() });
-      if (runs.size > maxRuns) {
-        const oldest = runs.keys().next().value!;
-        runs.delete(oldest);
-        lastSteps.delete(oldest);
-      }
+      use(run, records);
     },
     written({ plural, namespace, name }) {
       const key = keyOf(plural, namespace, name);
@@ -90,10 +98,14 @@ export function runRecords(
     },
     forget(run) {
       runs.delete(run);
+      used.delete(run);
     },
     stepStarts(run, seq) {
       const last = lastSteps.get(run);
-      if (seq === undefined || last === undefined || seq !== last + 1) runs.delete(run);
+      if (seq === undefined || last === undefined || seq !== last + 1) {
+        runs.delete(run);
+        used.delete(run);
+      }
       lastSteps.delete(run);
       if (seq !== undefined) lastSteps.set(run, seq);
       if (lastSteps.size > maxRuns) lastSteps.delete(lastSteps.keys().next().value!);

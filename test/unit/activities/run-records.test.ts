@@ -57,6 +57,20 @@ describe('the records a run keeps', () => {
     expect(kept.kept('run-3', SFSERVICEINSTANCE, 'sf-1', 'c')).toBeDefined();
   });
 
+  test('GIVEN a run unused for longer than a record is kept WHEN another run keeps one THEN the first is let go', () => {
+    let now = 1_000;
+    const kept = runRecords({ keptMs: 100, now: () => now });
+    kept.keep('run-1', SFSERVICEINSTANCE, record('SFServiceInstance', 'a', '1'));
+    now += 50;
+    kept.keep('run-2', SFSERVICEINSTANCE, record('SFServiceInstance', 'b', '1'));
+    now += 60;
+    kept.keep('run-3', SFSERVICEINSTANCE, record('SFServiceInstance', 'c', '1'));
+    // run-1 is gone (110 ms unused), run-2 stays (60 ms), whatever is asked of it later.
+    now -= 100;
+    expect(kept.kept('run-1', SFSERVICEINSTANCE, 'sf-1', 'a')).toBeUndefined();
+    expect(kept.kept('run-2', SFSERVICEINSTANCE, 'sf-1', 'b')).toBeDefined();
+  });
+
   test('GIVEN a step that read a record WHEN the next step of its run reads it THEN it is not read again; outside a step it always is', async () => {
     const kept = runRecords();
     let reads = 0;
