@@ -24,7 +24,7 @@ import type { SFServiceInstance } from '../resources/types.js';
 import { operationString, type BindingRequest, type OperationStatus } from '../workflows/messages.js';
 import { catalogPlan, type BrokerParts } from './deps.js';
 import { takenElsewhere } from './instances.js';
-import { withOwnRun } from './records.js';
+import { recordAsLeftByRun, recordOfCreate } from './records.js';
 import type { RunState } from './workflow-runs.js';
 
 /** The ServiceBroker methods of bindings. */
@@ -139,11 +139,11 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
       const digest = digests.bind(req);
       const workflowId = bindingWorkflowId(req.instanceId, req.bindingId);
       const async = Boolean(plan.spec.manager?.asyncBinding) && req.acceptsIncomplete;
-      // A binding without a record has no operation of its own but one just starting, which the
-      // start below finds: only a recorded binding's run is looked up first.
-      const { record, elsewhere } = await records.findBinding(req.instanceId, req.bindingId);
+      const [{ record, elsewhere }, running] = await recordOfCreate(
+        () => records.findBinding(req.instanceId, req.bindingId),
+        () => runs.running(workflowId),
+      );
       if (elsewhere) throw takenElsewhere('binding');
-      const running = record ? await runs.running(workflowId) : undefined;
       if (running) return repeatOf(running, workflowId, digest, req, async);
       if (record?.metadata.deletionTimestamp) throw concurrencyError('The binding is being deleted.');
       if (record) {
@@ -174,9 +174,9 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
 
     async unbind(req: UnbindRequest, meta: RequestMeta): Promise<OperationOutcome> {
       const workflowId = bindingWorkflowId(req.instanceId, req.bindingId);
-      const [{ record, elsewhere }, running] = await withOwnRun(
-        records.findBinding(req.instanceId, req.bindingId),
-        runs.running(workflowId),
+      const [{ record, elsewhere }, running] = await recordAsLeftByRun(
+        () => records.findBinding(req.instanceId, req.bindingId),
+        () => runs.running(workflowId),
       );
       if (elsewhere) throw gone('The service binding does not exist.');
       // The binding's own plan decides, not the one the request names (which may be another).

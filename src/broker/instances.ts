@@ -22,7 +22,7 @@ import { renderDashboardUrl } from '../templates/index.js';
 import type { InstanceRequest } from '../workflows/messages.js';
 import { catalogPlan, type BrokerParts } from './deps.js';
 import { checkQuotas, type QuotaDeps } from './quotas.js';
-import { instanceView, withOwnRun } from './records.js';
+import { instanceView, recordAsLeftByRun, recordOfCreate, withOwnRun } from './records.js';
 import { canonicalJson } from '../osb/canonical-json.js';
 
 /** The ServiceBroker methods of instances. */
@@ -38,10 +38,11 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
       const plan = catalogPlan(deps.catalog, req.planId);
       const digest = digests.instance(req);
       const workflowId = instanceWorkflowId(req.instanceId);
-      // A new instance has no record: starting the workflow finds any operation already running.
-      const { record, elsewhere } = await records.findInstance(req.instanceId);
+      const [{ record, elsewhere }, running] = await recordOfCreate(
+        () => records.findInstance(req.instanceId),
+        () => runs.running(workflowId),
+      );
       if (elsewhere) throw takenElsewhere('instance');
-      const running = record ? await runs.running(workflowId) : undefined;
       const async = Boolean(plan.spec.manager?.async);
       if (running) return runs.repeatOf(running, workflowId, 'provision', digest, async);
       if (record?.metadata.deletionTimestamp) throw concurrencyError('The instance is being deleted.');
@@ -84,9 +85,9 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
      */
     async update(req: UpdateRequest, meta: RequestMeta): Promise<OperationOutcome> {
       const workflowId = instanceWorkflowId(req.instanceId);
-      const [{ record }, running] = await withOwnRun(
-        records.findInstance(req.instanceId),
-        runs.running(workflowId),
+      const [{ record }, running] = await recordAsLeftByRun(
+        () => records.findInstance(req.instanceId),
+        () => runs.running(workflowId),
       );
       const catalog = catalogLookup(deps.catalog.services(), deps.catalog.plans());
       const plan = checkUpdate(catalog, instanceView(req.instanceId, record, running), req);
@@ -137,9 +138,9 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
      */
     async updateAsRecorded(instanceId: string, meta: RequestMeta): Promise<OperationOutcome> {
       const workflowId = instanceWorkflowId(instanceId);
-      const [{ record }, running] = await withOwnRun(
-        records.findInstance(instanceId),
-        runs.running(workflowId),
+      const [{ record }, running] = await recordAsLeftByRun(
+        () => records.findInstance(instanceId),
+        () => runs.running(workflowId),
       );
       if (!record || record.metadata.deletionTimestamp)
         throw notFound('The service instance does not exist.');
@@ -154,9 +155,9 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
 
     async deprovision(req: DeprovisionRequest, meta: RequestMeta): Promise<OperationOutcome> {
       const workflowId = instanceWorkflowId(req.instanceId);
-      const [{ record, elsewhere }, running] = await withOwnRun(
-        records.findInstance(req.instanceId),
-        runs.running(workflowId),
+      const [{ record, elsewhere }, running] = await recordAsLeftByRun(
+        () => records.findInstance(req.instanceId),
+        () => runs.running(workflowId),
       );
       if (elsewhere) throw gone('The service instance does not exist.');
       // The instance's own plan decides, not the one the request names (which may be another).

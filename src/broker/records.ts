@@ -49,6 +49,45 @@ export async function withOwnRun<T>(
   return [read, read.elsewhere ? undefined : await run];
 }
 
+/**
+ * For a request that decides on both, the record and the run of its operation workflow read in
+ * that workflow's order: the run is described first, the record read once that answered, so a
+ * record found beside no running run is as the last run left it (an operation writes its record
+ * before its run ends). Read the other way round, an operation ending between the two reads
+ * leaves a record still telling of it beside no run: the request would start that operation
+ * again, or update from the spec the last update replaced. As with {@link withOwnRun}, another
+ * installation's run is not this answer's, nor is its failure.
+ */
+export async function recordAsLeftByRun<T>(
+  find: () => Promise<Found<T>>,
+  run: () => Promise<RunState | undefined>,
+): Promise<[Found<T>, RunState | undefined]> {
+  const described = await run().then(
+    (state) => ({ state }),
+    (error: unknown) => ({ error }),
+  );
+  const read = await find();
+  if (read.elsewhere) return [read, undefined];
+  if ('error' in described) throw described.error;
+  return [read, described.state];
+}
+
+/**
+ * For a create (provision, bind): the record, and the run of its operation workflow only when
+ * there is a record (an id without one has no operation but one just starting, which the start
+ * finds). A record found beside no running run is read again, so that it is as the last run left
+ * it ({@link recordAsLeftByRun}).
+ */
+export async function recordOfCreate<T>(
+  find: () => Promise<Found<T>>,
+  run: () => Promise<RunState | undefined>,
+): Promise<[Found<T>, RunState | undefined]> {
+  const first = await find();
+  if (!first.record) return [first, undefined];
+  const running = await run();
+  return running ? [first, running] : [await find(), undefined];
+}
+
 export class Records {
   constructor(
     private readonly deps: { readonly master: ClusterClient; readonly instanceNamespace?: string },

@@ -272,7 +272,7 @@ describe('soak: a day in the life of a landscape', () => {
         `${verdict.orphaned} orphans, ${secretHits.length} secret hits`;
       console.log(
         [
-          `[soak] ${line}; beside them ${verdict.brokerRuns} runs of the broker's rollouts and of ${rotations} rotations; ${tenants.reduce((n, p) => n + p.busyRetries, 0)} requests sent again after 422`,
+          `[soak] ${line}; beside them ${verdict.brokerRuns} runs of the broker's rollouts and of ${rotations} rotations; ${tenants.reduce((n, p) => n + p.busyRetries, 0)} requests sent again after 422; ${tenants.reduce((n, p) => n + p.endedBeforeAnswered, 0)} sent again after no answer found their operation ended`,
           ...[...repeatSurprises, ...stuck, ...capacity, ...outside, ...secretHits, ...surprises].slice(
             0,
             40,

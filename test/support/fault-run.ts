@@ -154,6 +154,8 @@ export class Platform {
   inFlight = 0;
   /** Requests without an answer, retried. */
   retries = 0;
+  /** Requests sent again after no answer and answered as ended: the first sending's operation ended meanwhile. */
+  endedBeforeAnswered = 0;
   /** Requests answered 422 `ConcurrencyError`, sent again (with `retryWhileBusy`). */
   busyRetries = 0;
   /** The credentials the bindings handed out, for the secrets sweep. */
@@ -199,8 +201,11 @@ export class Platform {
     }));
   }
 
-  /** Sends the request until it gets an answer that is not a 5xx; a missing answer is retried. */
-  async send(method: string, path: string, body?: unknown): Promise<OsbResponse> {
+  /**
+   * Sends the request until it gets an answer that is not a 5xx; a missing answer is retried.
+   * `retried` says the answer is to a request sent again, whose first sending may have been acted on.
+   */
+  async send(method: string, path: string, body?: unknown): Promise<OsbResponse & { retried: boolean }> {
     for (let attempt = 1; ; attempt += 1) {
       const res = await this.osb(method, path, body).catch((err: unknown) => ({ error: err }));
       if ('status' in res && typeof res.body?.description === 'string')
@@ -212,7 +217,7 @@ export class Platform {
         await sleep(1000);
         continue;
       }
-      if ('status' in res && res.status < 500) return res;
+      if ('status' in res && res.status < 500) return { ...res, retried: attempt > 1 };
       if ('status' in res && res.status !== 503)
         this.surprises.push(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
       if (attempt > 600) throw new Error(`${method} ${path}: no answer after ${attempt} attempts`);
@@ -247,6 +252,11 @@ export class Platform {
   ): Promise<string> {
     const request = Platform.request(what, method, body);
     const res = await this.send(method, request.path, request.body);
+    if (res.retried && expected === 'succeeded' && Platform.endedMeanwhile(method, res)) {
+      // A request sent again after no answer: what the first started may have ended meanwhile.
+      this.endedBeforeAnswered += 1;
+      return 'succeeded';
+    }
     if (res.status !== 202 || typeof res.body.operation !== 'string') {
       this.surprises.push(`${what.type} ${request.base}: ${res.status} ${JSON.stringify(res.body)}`);
       return 'refused';
@@ -265,6 +275,13 @@ export class Platform {
     if (repeatable && state === 'succeeded' && this.repeatNow())
       await this.repeat(what, request, (again) => again.status === 200);
     return state;
+  }
+
+  /** OSB's answers to a request whose operation has ended: 200 or 201 for a PUT, 410 for a DELETE. */
+  private static endedMeanwhile(method: string, res: OsbResponse): boolean {
+    return method === 'DELETE'
+      ? res.status === 410
+      : method === 'PUT' && (res.status === 200 || res.status === 201);
   }
 
   private repeatNow(): boolean {
