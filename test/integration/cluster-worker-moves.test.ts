@@ -145,6 +145,8 @@ describe('moves to, from and between clusters with workers of their own', () => 
       INTEROP_ADMIN_PASSWORD: ADMIN.password,
       INTEROP_CLUSTER_PROBE_SECONDS: '1',
       INTEROP_CLUSTER_OFFLINE_SECONDS: '5',
+      // A sister back from offline is running (and loses its leftovers) after 2 s of answers, not the default minute.
+      INTEROP_CLUSTER_STABILIZATION_SECONDS: '2',
     });
     landscape = await startProcess('all', settings);
     for (const sister of sisters) sister.worker = await startClusterWorker(sister);
