@@ -209,8 +209,9 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
     },
 
     bindingLastOperation(instanceId: string, bindingId: string, operation?: string): Promise<LastOperation> {
+      // As the instance's last_operation: a read of the record a moment behind serves.
       return runs.lastOperation('binding', bindingWorkflowId(instanceId, bindingId), operation, () =>
-        records.findBinding(instanceId, bindingId),
+        records.findBinding(instanceId, bindingId, 'cached'),
       );
     },
   };

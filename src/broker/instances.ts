@@ -184,8 +184,10 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
     },
 
     instanceLastOperation(instanceId: string, operation?: string): Promise<LastOperation> {
+      // The record tells whose the instance is (that never changes), and answers only when its run
+      // cannot: a read a moment behind the latest write serves.
       return runs.lastOperation('instance', instanceWorkflowId(instanceId), operation, () =>
-        records.findInstance(instanceId),
+        records.findInstance(instanceId, 'cached'),
       );
     },
   };

@@ -93,13 +93,20 @@ export class Records {
     private readonly deps: { readonly master: ClusterClient; readonly instanceNamespace?: string },
   ) {}
 
-  /** The instance's record, told apart from another installation's ({@link Found}). */
-  async findInstance(instanceId: string): Promise<Found<SFServiceInstance>> {
+  /**
+   * The instance's record, told apart from another installation's ({@link Found}); `cached`, as
+   * the apiserver's watch cache holds it (a moment behind, at most, the latest write: getRecord).
+   */
+  async findInstance(
+    instanceId: string,
+    read: 'latest' | 'cached' = 'latest',
+  ): Promise<Found<SFServiceInstance>> {
     const record = await getRecord<SFServiceInstance>(
       this.deps.master,
       SFSERVICEINSTANCE,
       instanceNamespace(instanceId, this.deps.instanceNamespace),
       resourceName(instanceId),
+      read,
     );
     return found(this.deps.master, record);
   }
@@ -128,13 +135,18 @@ export class Records {
     );
   }
 
-  /** The binding's record, told apart from another installation's ({@link Found}). */
-  async findBinding(instanceId: string, bindingId: string): Promise<Found<SFServiceBinding>> {
+  /** The binding's record, told apart from another installation's ({@link Found}); `cached` as {@link findInstance}. */
+  async findBinding(
+    instanceId: string,
+    bindingId: string,
+    read: 'latest' | 'cached' = 'latest',
+  ): Promise<Found<SFServiceBinding>> {
     const record = await getRecord<SFServiceBinding>(
       this.deps.master,
       SFSERVICEBINDING,
       instanceNamespace(instanceId, this.deps.instanceNamespace),
       resourceName(bindingId),
+      read,
     );
     return found(this.deps.master, record);
   }
