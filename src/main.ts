@@ -5,7 +5,6 @@
  * variables (src/config.ts); stops cleanly on SIGINT/SIGTERM. `selfcheck` needs no configuration nor
  * server: it checks that the build loads (src/roots/selfcheck.ts), prints what it checked and exits.
  */
-import { Runtime } from '@temporalio/worker';
 import { startBroker } from './roots/broker.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { clusterClientFromFile, type ClusterClient } from './kube/clients.js';
@@ -13,7 +12,6 @@ import { labelledMaster, PRIMARY_CLUSTER_LABEL } from './kube/cluster-registry.j
 import { JsonLog, temporalLogLevel, type Logger } from './log.js';
 import { prepareMonitoring } from './roots/monitoring.js';
 import { selfCheck } from './roots/selfcheck.js';
-import { startClusterWorker, startWorker } from './roots/worker.js';
 import { configureRenderer } from './templates/index.js';
 import { startTracing } from './tracing.js';
 
@@ -38,16 +36,22 @@ async function main(): Promise<void> {
   forwardWarnings(startLog);
   const log = logs.logger(role);
   const monitoring = await prepareMonitoring(role, loaded.metrics, log, loaded.credentialOverlapMs);
-  Runtime.install({
-    // The SDK's logs and, forwarded, its Core's: lines of our JSON log.
-    logger: logs.temporalLogger(),
-    telemetryOptions: {
-      logging: { forward: {}, filter: { core: temporalLogLevel(loaded.logLevel) } },
-      ...(monitoring.telemetryOptions ?? {}),
-    },
-    // We stop the worker ourselves on SIGINT/SIGTERM, after the broker.
-    shutdownSignals: [],
-  });
+  // The worker's SDK and its Core (native) are loaded only where a worker runs: a broker alone
+  // reaches Temporal through the client, and spares their memory.
+  const workerRoots = role === 'broker' ? undefined : await import('./roots/worker.js');
+  if (workerRoots) {
+    const { Runtime } = await import('@temporalio/worker');
+    Runtime.install({
+      // The SDK's logs and, forwarded, its Core's: lines of our JSON log.
+      logger: logs.temporalLogger(),
+      telemetryOptions: {
+        logging: { forward: {}, filter: { core: temporalLogLevel(loaded.logLevel) } },
+        ...(monitoring.telemetryOptions ?? {}),
+      },
+      // We stop the worker ourselves on SIGINT/SIGTERM, after the broker.
+      shutdownSignals: [],
+    });
+  }
   const tracing = loaded.tracing ? startTracing(loaded.tracing) : undefined;
   if (Object.keys(loaded.renderer).length > 0) await configureRenderer(loaded.renderer);
   // Lists of records show this installation's alone: others may share the master.
@@ -62,7 +66,8 @@ async function main(): Promise<void> {
   await monitoring.listen();
   const stops: (() => Promise<void>)[] = [() => monitoring.stop()];
   if (tracing) stops.push(() => tracing.shutdown());
-  if (role !== 'broker') {
+  if (workerRoots) {
+    const { startClusterWorker, startWorker } = workerRoots;
     const { cluster } = config;
     const worker = cluster
       ? await startClusterWorker({ ...config, cluster }, master, log, monitoring, tracing)
