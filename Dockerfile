@@ -62,5 +62,5 @@ COPY examples/postgresql examples/postgresql
 USER 1000:1000
 EXPOSE 8080
 ENTRYPOINT ["node"]
-# --no-memory-reducer: see BROKER_NODE_FLAGS in src/config.ts.
-CMD ["--no-memory-reducer", "dist/src/main.js", "all"]
+# The broker's node flags: see BROKER_NODE_FLAGS in src/config.ts.
+CMD ["--no-memory-reducer", "--max-semi-space-size=8", "dist/src/main.js", "all"]

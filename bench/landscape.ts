@@ -15,6 +15,9 @@
  * (INTEROP_INSTANCE_NAMESPACE), the layout where a list of a namespace would hold them all.
  *
  *   npm run build && node dist/bench/landscape.js [--instances 10000] [--bindings-per-instance 5]
+ *
+ * BENCH_BROKER_NODE_ARGS: more node flags of the broker, space separated (e.g.
+ * `--heapsnapshot-signal=SIGUSR2` to see what its memory holds).
  */
 import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -158,7 +161,10 @@ await runBench(async (workDir, stops) => {
       masterKubeconfig: env.info.clusters[0]!.kubeconfigPath,
       plan: PLAN,
       maxSockets: 60,
-      nodeArgs: (role) => (role === 'broker' ? BROKER_NODE_FLAGS : []),
+      nodeArgs: (role) =>
+        role === 'broker'
+          ? [...BROKER_NODE_FLAGS, ...(process.env.BENCH_BROKER_NODE_ARGS?.split(' ').filter(Boolean) ?? [])]
+          : [],
       env: { INTEROP_NAMESPACE: ns, INTEROP_INSTANCE_NAMESPACE: NAMESPACE },
       stops,
     });

@@ -798,7 +798,13 @@ function schedulingConfig(env: NodeJS.ProcessEnv): SchedulingConfig {
  * takes the lull for the end of the work and compacts the heap (most of it the Temporal and
  * Kubernetes client code): a pause that holds every read in flight and shows in the tail latency of
  * last_operation (the read benchmark, docs/benchmarks.md). Without it the heap keeps its size until
- * the next ordinary collection, which steady reads seldom cause. It must be given on the command
- * line: V8 reads it once, when the heap is set up.
+ * the next ordinary collection, which steady reads seldom cause.
+ *
+ * `--max-semi-space-size=8` (MB; V8's default here is 16): the young generation, where each
+ * request's short-lived objects live, is collected twice as often at half the size. Under a
+ * hundred concurrent reads the process's peak memory is lower by about the difference, and the
+ * requests' CPU did not measurably change (docs/benchmarks.md).
+ *
+ * Both must be given on the command line: V8 reads them once, when the heap is set up.
  */
-export const BROKER_NODE_FLAGS: readonly string[] = ['--no-memory-reducer'];
+export const BROKER_NODE_FLAGS: readonly string[] = ['--no-memory-reducer', '--max-semi-space-size=8'];
