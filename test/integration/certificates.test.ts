@@ -161,7 +161,15 @@ describeWithTool(certManagerTool())('the certificates service with cert-manager'
   /** Provisions, binds and checks the credentials, refuses a bad SAN, unbinds and deprovisions on `cluster`. */
   async function lifecycle(planId: string, cluster: ClusterClient, other: ClusterClient) {
     const started = Date.now();
-    const { instanceId, done } = await provision(planId);
+    let { instanceId, done } = await provision(planId);
+    if (done.body.state === 'failed' && /the CA certificate failed/.test(String(done.body.description))) {
+      // cert-manager's own issuance can fail when its caches lag under load (a CSR signed by a
+      // private key it has replaced meanwhile), and it backs off for an hour; the provision says
+      // so in its words. A platform provisions anew; so does the test, once.
+      console.log(`[certificates] cert-manager failed the CA certificate: ${String(done.body.description)}`);
+      await deprovision(instanceId, planId);
+      ({ instanceId, done } = await provision(planId));
+    }
     // succeeded, in cert-manager's own words on the CA Issuer (a failure shows its own)
     expect(done.body).toMatchObject({
       state: 'succeeded',
