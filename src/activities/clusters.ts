@@ -333,6 +333,7 @@ export function clusterActivities({
       offlineAfterMs: number,
       unanswered?: string,
       stabilizeAfterMs = 0,
+      unansweredSince?: string,
     ): Promise<ClusterHealthReport> {
       const cluster = await getRecord<SFCluster>(master, SFCLUSTER, namespace, clusterId);
       if (!cluster) {
@@ -345,7 +346,10 @@ export function clusterActivities({
         pageSize: probePageSize,
       };
       const probed = async (): Promise<{ probe: ProbeResult; crds?: ConditionFacts }> => {
-        if (unanswered) return { probe: { ok: false, error: unanswered } };
+        if (unanswered)
+          return {
+            probe: { ok: false, error: unanswered, ...(unansweredSince ? { askedAt: unansweredSince } : {}) },
+          };
         const probe = await probeCluster(clusters, clusterId, scope);
         if (!probe.ok || clusterId === masterId) return { probe };
         const onboarded = await onboardSister(

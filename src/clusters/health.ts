@@ -43,6 +43,12 @@ export type ProbeResult =
       readonly ok: false;
       /** Why the cluster did not answer, for people. */
       readonly error: string;
+      /**
+       * When the question that got no answer was asked, when that was before the probe's result is
+       * recorded (a cluster's own worker, waited for until its step's timeout): the cluster has not
+       * answered since then. @default the time of the record
+       */
+      readonly askedAt?: string;
     };
 
 /** What the next status is computed from. */
@@ -110,12 +116,12 @@ export function nextClusterStatus(input: HealthInput): HealthStatus {
   const previous = cluster.status;
   const previousReady = findCondition(previous, CLUSTER_CONDITIONS.ready);
 
-  // Since when the apiserver has not answered: when Ready last turned False, or this probe.
+  // Since when the apiserver has not answered: when Ready last turned False, or this probe (asked).
   const unanswered =
     probe && !probe.ok
       ? previousReady?.status === 'False' && previousReady.lastTransitionTime
         ? previousReady.lastTransitionTime
-        : now
+        : (probe.askedAt ?? now)
       : undefined;
   // Since when the apiserver has answered every probe: kept while it answers, gone when it does not.
   const answeringSince = probe

@@ -84,6 +84,7 @@ async function recordHealth(cluster: RegisteredCluster, settings: ClusterHealthS
   const stabilizeAfterMs = (settings.stabilizationSeconds ?? 0) * 1000;
   if (!cluster.taskQueue)
     return steps.recordClusterHealth(cluster.clusterId, offlineAfterMs, undefined, stabilizeAfterMs);
+  const askedAt = new Date().toISOString();
   try {
     return await stepsThere(
       { clusterId: cluster.clusterId, taskQueue: cluster.taskQueue },
@@ -91,11 +92,13 @@ async function recordHealth(cluster: RegisteredCluster, settings: ClusterHealthS
     ).recordClusterHealth(cluster.clusterId, offlineAfterMs, undefined, stabilizeAfterMs);
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
+    // Unanswered since the probe was asked, not since its step gave up waiting for the worker.
     return steps.recordClusterHealth(
       cluster.clusterId,
       offlineAfterMs,
       `the worker of task queue ${cluster.taskQueue} did not answer`,
       stabilizeAfterMs,
+      askedAt,
     );
   }
 }

@@ -214,6 +214,38 @@ describe('nextClusterStatus: the phase state machine', () => {
       },
     ],
     [
+      'running, a first failure of a question asked the threshold ago (its worker waited for): offline',
+      cluster(previous('running', 'True', at(600))),
+      { ...down, askedAt: at(60) },
+      THRESHOLD_MS,
+      {
+        phase: 'offline',
+        conditions: [
+          ready(...UNREACHABLE, now),
+          schedulable(...OFFLINE),
+          ...progress(false, true, 'Unreachable', REFUSED),
+        ],
+        serviceInstanceCount: 3,
+        lastProbeTime: now,
+      },
+    ],
+    [
+      'running, a first failure of a question asked less than the threshold ago: running',
+      cluster(previous('running', 'True', at(600))),
+      { ...down, askedAt: at(59) },
+      THRESHOLD_MS,
+      {
+        phase: 'running',
+        conditions: [
+          ready(...UNREACHABLE, now),
+          schedulable(...SCHEDULABLE, at(600)),
+          ...progress(false, false, 'Unreachable', REFUSED),
+        ],
+        serviceInstanceCount: 3,
+        lastProbeTime: now,
+      },
+    ],
+    [
       'a threshold of zero: offline at the first failure',
       cluster(previous('running', 'True', at(600))),
       down,
