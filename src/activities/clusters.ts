@@ -333,7 +333,7 @@ export function clusterActivities({
       offlineAfterMs: number,
       unanswered?: string,
       stabilizeAfterMs = 0,
-      unansweredSince?: string,
+      askedAt?: string,
     ): Promise<ClusterHealthReport> {
       const cluster = await getRecord<SFCluster>(master, SFCLUSTER, namespace, clusterId);
       if (!cluster) {
@@ -348,7 +348,7 @@ export function clusterActivities({
       const probed = async (): Promise<{ probe: ProbeResult; crds?: ConditionFacts }> => {
         if (unanswered)
           return {
-            probe: { ok: false, error: unanswered, ...(unansweredSince ? { askedAt: unansweredSince } : {}) },
+            probe: { ok: false, error: unanswered, ...(askedAt ? { askedAt } : {}) },
           };
         const probe = await probeCluster(clusters, clusterId, scope);
         if (!probe.ok || clusterId === masterId) return { probe };
