@@ -97,7 +97,7 @@ export function actionOperations({ deps, runs, records, digests }: BrokerParts) 
         parameters,
         ...runs.envelope(meta, digests.action(instanceId, action, parameters), plan),
       };
-      const started = await runs.start(action, workflowId, input, record);
+      const started = await runs.start(action, workflowId, input, { instance: record });
       if (!started.handle)
         throw concurrencyError(
           `Another operation (${started.running.memo?.operation ?? 'unknown'}) started on the instance just now; run ${action} when it has finished.`,
@@ -143,7 +143,7 @@ export function actionOperations({ deps, runs, records, digests }: BrokerParts) 
           plan,
         ),
       };
-      const started = await runs.start(action, workflowId, input, record);
+      const started = await runs.start(action, workflowId, input, { instance: record });
       if (!started.handle)
         throw concurrencyError(
           `Another operation (${started.running.memo?.operation ?? 'unknown'}) started on the instance just now; run ${action} when it has finished.`,
@@ -180,7 +180,7 @@ export function actionOperations({ deps, runs, records, digests }: BrokerParts) 
         ...(reason ? { reason } : {}),
         ...runs.envelope(meta, digests.action(instanceId, action, parameters), plan),
       };
-      const started = await runs.start(action, workflowId, input, record);
+      const started = await runs.start(action, workflowId, input, { instance: record });
       if (!started.handle)
         throw concurrencyError(
           `Another operation (${started.running.memo?.operation ?? 'unknown'}) started on the instance just now; move it when it has finished.`,

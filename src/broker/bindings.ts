@@ -25,7 +25,7 @@ import { operationString, type BindingRequest, type OperationStatus } from '../w
 import { catalogPlan, type BrokerParts } from './deps.js';
 import { takenElsewhere } from './instances.js';
 import { recordAsLeftByRun, recordOfCreate } from './records.js';
-import type { RunState } from './workflow-runs.js';
+import { RanBefore, type Ended, type RunState, type Started } from './workflow-runs.js';
 
 /** The ServiceBroker methods of bindings. */
 export function bindingOperations({ deps, runs, records, digests }: BrokerParts) {
@@ -123,54 +123,71 @@ export function bindingOperations({ deps, runs, records, digests }: BrokerParts)
     };
   }
 
+  /**
+   * A bind: decided on the instance, the binding's record and its running operation. Without a
+   * record it starts only as the id's first run; when a run of the id ended before that start
+   * (`ranBefore`), the record that run left decides instead.
+   */
+  async function bind(req: BindRequest, meta: RequestMeta, ranBefore = false): Promise<BindOutcome> {
+    const instance = await records.instance(req.instanceId);
+    if (!instance || instance.metadata.deletionTimestamp)
+      throw notFound('The service instance does not exist.');
+    if (instance.status?.operation === 'provision' && instance.status.state === 'failed') {
+      // As GET instance says: a failed provision leaves no instance to bind to (retrying will not help).
+      throw notFound('The service instance failed to provision; it cannot be bound.');
+    }
+    if (instance.status?.state !== 'succeeded' && instance.status?.operation === 'provision') {
+      throw concurrencyError('The service instance is still being provisioned.');
+    }
+    const plan = catalogPlan(deps.catalog, req.planId);
+    const digest = digests.bind(req);
+    const workflowId = bindingWorkflowId(req.instanceId, req.bindingId);
+    const async = Boolean(plan.spec.manager?.asyncBinding) && req.acceptsIncomplete;
+    const [{ record, elsewhere }, running] = await recordOfCreate(
+      () => records.findBinding(req.instanceId, req.bindingId),
+      () => runs.running(workflowId),
+    );
+    if (elsewhere) throw takenElsewhere('binding');
+    if (running) return repeatOf(running, workflowId, digest, req, async);
+    if (record?.metadata.deletionTimestamp) throw concurrencyError('The binding is being deleted.');
+    if (record) {
+      if (!digest.matches(record.metadata.annotations?.[ANNOTATIONS.requestHash])) {
+        throw conflict('A binding with this id already exists with different attributes.');
+      }
+      if (record.status?.state === 'succeeded') {
+        return { kind: 'done', created: false, response: await records.bindingResponse(record) };
+      }
+    }
+    await refuseWhileActionRuns(instance);
+    // Checked only for a binding still to be made: a repeat of a rotation is answered above,
+    // even once its predecessor is unbound.
+    const rotation = req.predecessorBindingId ? await takenOver(req, req.predecessorBindingId) : {};
+    const { acceptsIncomplete: _, ...request } = req;
+    const input: BindingRequest = {
+      ...request,
+      ...rotation,
+      ...bindingTimes(plan, new Date()),
+      ...runs.envelope(meta, digest, plan),
+    };
+    let started: Started | Ended;
+    try {
+      started = await runs.start('bind', workflowId, input, {
+        instance,
+        wait: !async,
+        firstOfItsId: !record && !ranBefore,
+      });
+    } catch (err) {
+      if (err instanceof RanBefore) return bind(req, meta, true);
+      throw err;
+    }
+    if (started.running) return repeatOf(started.running, workflowId, digest, req, async);
+    if ('ended' in started)
+      return record ? bound(started.ended!, req, true) : made(started.ended!, req, input);
+    return { kind: 'accepted', operation: operationString('bind', started.handle!.firstExecutionRunId) };
+  }
+
   return {
-    async bind(req: BindRequest, meta: RequestMeta): Promise<BindOutcome> {
-      const instance = await records.instance(req.instanceId);
-      if (!instance || instance.metadata.deletionTimestamp)
-        throw notFound('The service instance does not exist.');
-      if (instance.status?.operation === 'provision' && instance.status.state === 'failed') {
-        // As GET instance says: a failed provision leaves no instance to bind to (retrying will not help).
-        throw notFound('The service instance failed to provision; it cannot be bound.');
-      }
-      if (instance.status?.state !== 'succeeded' && instance.status?.operation === 'provision') {
-        throw concurrencyError('The service instance is still being provisioned.');
-      }
-      const plan = catalogPlan(deps.catalog, req.planId);
-      const digest = digests.bind(req);
-      const workflowId = bindingWorkflowId(req.instanceId, req.bindingId);
-      const async = Boolean(plan.spec.manager?.asyncBinding) && req.acceptsIncomplete;
-      const [{ record, elsewhere }, running] = await recordOfCreate(
-        () => records.findBinding(req.instanceId, req.bindingId),
-        () => runs.running(workflowId),
-      );
-      if (elsewhere) throw takenElsewhere('binding');
-      if (running) return repeatOf(running, workflowId, digest, req, async);
-      if (record?.metadata.deletionTimestamp) throw concurrencyError('The binding is being deleted.');
-      if (record) {
-        if (!digest.matches(record.metadata.annotations?.[ANNOTATIONS.requestHash])) {
-          throw conflict('A binding with this id already exists with different attributes.');
-        }
-        if (record.status?.state === 'succeeded') {
-          return { kind: 'done', created: false, response: await records.bindingResponse(record) };
-        }
-      }
-      await refuseWhileActionRuns(instance);
-      // Checked only for a binding still to be made: a repeat of a rotation is answered above,
-      // even once its predecessor is unbound.
-      const rotation = req.predecessorBindingId ? await takenOver(req, req.predecessorBindingId) : {};
-      const { acceptsIncomplete: _, ...request } = req;
-      const input: BindingRequest = {
-        ...request,
-        ...rotation,
-        ...bindingTimes(plan, new Date()),
-        ...runs.envelope(meta, digest, plan),
-      };
-      const started = await runs.start('bind', workflowId, input, instance, !async);
-      if (started.running) return repeatOf(started.running, workflowId, digest, req, async);
-      if ('ended' in started)
-        return record ? bound(started.ended!, req, true) : made(started.ended!, req, input);
-      return { kind: 'accepted', operation: operationString('bind', started.handle!.firstExecutionRunId) };
-    },
+    bind,
 
     async unbind(req: UnbindRequest, meta: RequestMeta): Promise<OperationOutcome> {
       const workflowId = bindingWorkflowId(req.instanceId, req.bindingId);

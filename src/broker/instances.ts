@@ -24,6 +24,7 @@ import { catalogPlan, type BrokerParts } from './deps.js';
 import { checkQuotas, type QuotaDeps } from './quotas.js';
 import { instanceView, recordAsLeftByRun, recordOfCreate, withOwnRun } from './records.js';
 import { canonicalJson } from '../osb/canonical-json.js';
+import { RanBefore, type Ended, type Started } from './workflow-runs.js';
 
 /** The ServiceBroker methods of instances. */
 export function instanceOperations({ deps, runs, records, digests }: BrokerParts) {
@@ -33,51 +34,71 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
     ...(deps.entitlements ? { entitlements: deps.entitlements } : {}),
     ...(deps.onEntitlementUnanswered ? { onUnanswered: deps.onEntitlementUnanswered } : {}),
   };
-  return {
-    async provision(req: ProvisionRequest, meta: RequestMeta): Promise<OperationOutcome> {
-      const plan = catalogPlan(deps.catalog, req.planId);
-      const digest = digests.instance(req);
-      const workflowId = instanceWorkflowId(req.instanceId);
-      const [{ record, elsewhere }, running] = await recordOfCreate(
-        () => records.findInstance(req.instanceId),
-        () => runs.running(workflowId),
-      );
-      if (elsewhere) throw takenElsewhere('instance');
-      const async = Boolean(plan.spec.manager?.async);
-      if (running) return runs.repeatOf(running, workflowId, 'provision', digest, async);
-      if (record?.metadata.deletionTimestamp) throw concurrencyError('The instance is being deleted.');
-      if (record) {
-        if (!digest.matches(record.metadata.annotations?.[ANNOTATIONS.requestHash])) {
-          throw conflict('An instance with this id already exists with different attributes.');
-        }
-        if (record.status?.state === 'succeeded') {
-          const { dashboardUrl } = record.status;
-          return { kind: 'done', created: false, ...(dashboardUrl ? { dashboardUrl } : {}) };
-        }
-        // Identical, but the last attempt failed: provision again.
+  /**
+   * A provision: decided on the instance's record and its running operation. Without a record it
+   * starts only as the id's first run; when a run of the id ended before that start (`ranBefore`),
+   * the record that run left decides instead.
+   */
+  async function provision(
+    req: ProvisionRequest,
+    meta: RequestMeta,
+    ranBefore = false,
+  ): Promise<OperationOutcome> {
+    const plan = catalogPlan(deps.catalog, req.planId);
+    const digest = digests.instance(req);
+    const workflowId = instanceWorkflowId(req.instanceId);
+    const [{ record, elsewhere }, running] = await recordOfCreate(
+      () => records.findInstance(req.instanceId),
+      () => runs.running(workflowId),
+    );
+    if (elsewhere) throw takenElsewhere('instance');
+    const async = Boolean(plan.spec.manager?.async);
+    if (running) return runs.repeatOf(running, workflowId, 'provision', digest, async);
+    if (record?.metadata.deletionTimestamp) throw concurrencyError('The instance is being deleted.');
+    if (record) {
+      if (!digest.matches(record.metadata.annotations?.[ANNOTATIONS.requestHash])) {
+        throw conflict('An instance with this id already exists with different attributes.');
       }
-      const service = deps.catalog.service(plan.spec.serviceId);
-      if (service) checkPlanOpen(service, plan);
-      await checkQuotas(quotas, {
-        operation: 'provision',
-        instanceId: req.instanceId,
-        serviceId: req.serviceId,
-        plan,
-        ...(req.organizationGuid ? { organizationGuid: req.organizationGuid } : {}),
-        ...(req.spaceGuid ? { spaceGuid: req.spaceGuid } : {}),
-        ...(req.context ? { context: req.context } : {}),
-        ...(req.platformRoute ? { platformRoute: req.platformRoute } : {}),
+      if (record.status?.state === 'succeeded') {
+        const { dashboardUrl } = record.status;
+        return { kind: 'done', created: false, ...(dashboardUrl ? { dashboardUrl } : {}) };
+      }
+      // Identical, but the last attempt failed: provision again.
+    }
+    const service = deps.catalog.service(plan.spec.serviceId);
+    if (service) checkPlanOpen(service, plan);
+    await checkQuotas(quotas, {
+      operation: 'provision',
+      instanceId: req.instanceId,
+      serviceId: req.serviceId,
+      plan,
+      ...(req.organizationGuid ? { organizationGuid: req.organizationGuid } : {}),
+      ...(req.spaceGuid ? { spaceGuid: req.spaceGuid } : {}),
+      ...(req.context ? { context: req.context } : {}),
+      ...(req.platformRoute ? { platformRoute: req.platformRoute } : {}),
+    });
+    const dashboardUrl = renderDashboardUrl(plan, service, req);
+    const { acceptsIncomplete: _, ...request } = req;
+    const input: InstanceRequest = {
+      ...request,
+      ...(dashboardUrl ? { dashboardUrl } : {}),
+      ...runs.envelope(meta, digest, plan),
+    };
+    let started: Started | Ended;
+    try {
+      started = await runs.start('provision', workflowId, input, {
+        wait: !async,
+        firstOfItsId: !record && !ranBefore,
       });
-      const dashboardUrl = renderDashboardUrl(plan, service, req);
-      const { acceptsIncomplete: _, ...request } = req;
-      const input: InstanceRequest = {
-        ...request,
-        ...(dashboardUrl ? { dashboardUrl } : {}),
-        ...runs.envelope(meta, digest, plan),
-      };
-      const started = await runs.start('provision', workflowId, input, undefined, !async);
-      return runs.answer(started, workflowId, 'provision', digest, async, dashboardUrl);
-    },
+    } catch (err) {
+      if (err instanceof RanBefore) return provision(req, meta, true);
+      throw err;
+    }
+    return runs.answer(started, workflowId, 'provision', digest, async, dashboardUrl);
+  }
+
+  return {
+    provision,
 
     /**
      * Reads the instance once, decides on it ({@link checkUpdate}), and starts the update with what
@@ -124,7 +145,7 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
         previousValues: req.previousValues,
         ...runs.envelope(meta, digest, plan),
       };
-      const started = await runs.start('update', workflowId, input, record, !async);
+      const started = await runs.start('update', workflowId, input, { instance: record, wait: !async });
       return runs.answer(started, workflowId, 'update', digest, async);
     },
 
@@ -149,7 +170,7 @@ export function instanceOperations({ deps, runs, records, digests }: BrokerParts
       const digest = digests.instance(updated);
       if (running) return runs.repeatOf(running, workflowId, 'update', digest, true);
       const input: InstanceRequest = { instanceId, ...updated, ...runs.envelope(meta, digest, plan) };
-      const started = await runs.start('update', workflowId, input, record);
+      const started = await runs.start('update', workflowId, input, { instance: record });
       return runs.answer(started, workflowId, 'update', digest, true);
     },
 

@@ -86,6 +86,28 @@ export type Ended =
   | { readonly ended: OperationStatus; readonly running?: undefined }
   | { readonly ended?: undefined; readonly running: RunState };
 
+/** How {@link WorkflowRuns.start} starts an operation. */
+export interface StartOptions {
+  /** The instance's record, when the caller has just read it (its claim is written on it). */
+  readonly instance?: SFServiceInstance | undefined;
+  /** Start with the update that answers with the operation's final status, and wait for it. */
+  readonly wait?: boolean;
+  /** Start only when the workflow id has never run: the caller found no record. */
+  readonly firstOfItsId?: boolean;
+}
+
+/**
+ * A start made for a record that was not there, refused because a run of its id ended meanwhile
+ * (or before, when the id was deleted and is created again): the record as that run left it
+ * decides the request.
+ */
+export class RanBefore extends Error {
+  constructor(readonly workflowId: string) {
+    super(`A run of ${workflowId} ended before its start.`);
+    this.name = 'RanBefore';
+  }
+}
+
 /** How many settled runs are remembered: a closed run never changes, so last_operation needs no call. */
 const SETTLED_CACHE_SIZE = 10_000;
 
@@ -216,37 +238,38 @@ export class WorkflowRuns {
    * its bindings' operations, a bind or unbind against the instance's (src/kube/operation-claims.ts).
    * When another broker started an operation under the same id a moment ago, that one is returned
    * as running. A custom action (`x-<name>`) runs the action workflow, the rotation of a generated
-   * secret (`x-rotate-secret`) its own. `instance` is the
-   * instance's record when the caller has just read it. With `wait`, the workflow starts with the
-   * update that answers with its final status, and the operation's end is waited for (see
-   * {@link bounded}).
+   * secret (`x-rotate-secret`) its own. `instance` is the instance's record when the caller has
+   * just read it. With `wait`, the workflow starts with the update that answers with its final
+   * status, and the operation's end is waited for (see {@link bounded}). With `firstOfItsId` (a
+   * create that found no record) it starts only when the id has never run: a start that took long
+   * on its way must not land after an operation of the id that ran meanwhile.
    *
-   * @throws OsbError 422 `ConcurrencyError` when that operation has already finished again, or
-   *   while an operation of the other side of the instance runs; with `wait`, as {@link bounded}.
+   * @throws RanBefore with `firstOfItsId`, when a run of the id has ended: the caller reads the
+   *   record again and decides anew. OsbError 422 `ConcurrencyError` when that operation has
+   *   already finished again, or while an operation of the other side of the instance runs; with
+   *   `wait`, as {@link bounded}.
    */
   async start(
     type: OperationName,
     workflowId: string,
     input: InstanceRequest | BindingRequest | ActionRequest | MoveRequest,
-    instance?: SFServiceInstance,
+    options?: StartOptions & { readonly wait?: false },
   ): Promise<Started>;
   async start(
     type: OperationName,
     workflowId: string,
     input: InstanceRequest | BindingRequest | ActionRequest | MoveRequest,
-    instance: SFServiceInstance | undefined,
-    wait: boolean,
+    options: StartOptions,
   ): Promise<Started | Ended>;
   async start(
     type: OperationName,
     workflowId: string,
     input: InstanceRequest | BindingRequest | ActionRequest | MoveRequest,
-    instance?: SFServiceInstance,
-    wait = false,
+    { instance, wait = false, firstOfItsId = false }: StartOptions = {},
   ): Promise<Started | Ended> {
     const side = claimSideOf(type, 'bindingId' in input ? input.bindingId : undefined);
     const release = side ? await this.claims.claim(input.instanceId, side, instance) : undefined;
-    const start = { workflowId, taskQueue: this.deps.taskQueue, type, request: input };
+    const start = { workflowId, taskQueue: this.deps.taskQueue, type, request: input, firstOfItsId };
     const counted = () => {
       if (!isCustomAction(type) && type !== MOVE_OPERATION)
         this.deps.metrics?.operationStarted(type, input.serviceId, input.planId);
@@ -294,8 +317,12 @@ export class WorkflowRuns {
         throw err;
       }
       const running = await this.running(workflowId);
-      if (!running) throw concurrencyError('Another operation finished just now; retry the request.');
-      return { running };
+      if (running) return { running };
+      if (firstOfItsId) {
+        await release?.();
+        throw new RanBefore(workflowId);
+      }
+      throw concurrencyError('Another operation finished just now; retry the request.');
     }
   }
 
@@ -357,7 +384,7 @@ export class WorkflowRuns {
       throw gone(`The service ${type === 'unbind' ? 'binding' : 'instance'} does not exist.`);
     }
     const input = { ...ids, serviceId: record.spec.serviceId, planId: record.spec.planId, ...envelope };
-    const started = await this.start(type, workflowId, input, undefined, !async);
+    const started = await this.start(type, workflowId, input, { wait: !async });
     return this.answer(started, workflowId, type, digest, async);
   }
 

@@ -28,18 +28,26 @@ export interface OperationStart<R extends OperationStartRequest> {
   readonly type: OperationName;
   /** The workflow's one argument. */
   readonly request: R;
+  /**
+   * Start only when the workflow id has never run (as far as Temporal keeps closed runs): for a
+   * create that found no record, whose start must not take effect after an operation of the id
+   * that ran meanwhile (a start delayed in transit lands after it).
+   */
+  readonly firstOfItsId?: boolean;
 }
 
 /**
  * The workflow options of an operation's start: one run at a time under its workflow id, so a
- * start while another run of the id is open fails (the caller answers from that run), and the
- * options of {@link operationStartOptions}.
+ * start while another run of the id is open fails (the caller answers from that run); with
+ * `firstOfItsId`, a start after any run of the id fails too; and the options of
+ * {@link operationStartOptions}.
  */
 const startOptions = <R extends OperationStartRequest>({
   workflowId,
   taskQueue,
   type,
   request,
+  firstOfItsId,
 }: OperationStart<R>) =>
   ({
     workflowId,
@@ -47,13 +55,15 @@ const startOptions = <R extends OperationStartRequest>({
     args: [request],
     workflowIdConflictPolicy: 'FAIL',
     ...operationStartOptions(type, request),
+    ...(firstOfItsId ? { workflowIdReusePolicy: 'REJECT_DUPLICATE' as const } : {}),
   }) as const;
 
 /**
  * Starts the operation's workflow, with the options of {@link operationStartOptions}.
  *
  * @throws WorkflowExecutionAlreadyStartedError while another run of the workflow id is open: one
- *   operation at a time per instance and per binding.
+ *   operation at a time per instance and per binding; with `firstOfItsId`, when any run of it is
+ *   kept.
  */
 export async function startOperation<R extends OperationStartRequest>(
   client: Client,
