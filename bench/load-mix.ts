@@ -28,6 +28,7 @@ import { freePort } from '../dev/local/processes.js';
 import { cpuByRole, cpuSince, describeCpu } from './cpu.js';
 import { describeWindow, mixRequests, PLAN_ID } from './mix.js';
 import { runBench, startBenchProcesses } from './processes.js';
+import { apiserverCounters, describeApiserver } from './apiserver-figures.js';
 import { describeWorker, threadTicks, workerCounters } from './worker-figures.js';
 
 const { values: args } = parseArgs({
@@ -85,10 +86,12 @@ await runBench(async (workDir, stops) => {
     threads: threadTicks(workerPid),
   });
   const workerBefore = await worker();
+  const apiserverBefore = await apiserverCounters(env.master.kubeConfig);
   const before = cpuByRole();
   const window = await mix.window(CLIENTS, SECONDS);
   const cpu = cpuSince(before);
   const workerAfter = await worker();
+  const apiserverAfter = await apiserverCounters(env.master.kubeConfig);
   if (window.errors.length > 0)
     throw new Error(`${window.errors.length} errors, the first: ${window.errors[0]}`);
   console.log(
@@ -101,6 +104,8 @@ await runBench(async (workDir, stops) => {
   );
   const operations = window.latencies.provision.length + window.latencies.bind.length;
   for (const line of describeWorker(workerPid, workerBefore, workerAfter, operations, 'operation'))
+    console.log(line);
+  for (const line of describeApiserver(apiserverBefore, apiserverAfter, operations, 'operation'))
     console.log(line);
   console.log(
     `  (an operation: one of the window's ${window.latencies.provision.length} provisions and ${window.latencies.bind.length} binds)`,

@@ -490,47 +490,52 @@ export function recordActivities(deps: ActivityDeps) {
         namespace: instanceRef.namespace,
         instance: instanceRef,
       };
-      let existing = await getRecord<SFServiceBinding>(master, SFSERVICEBINDING, ref.namespace, ref.name);
-      if (!existing) {
-        if (operation === 'unbind') return { ...ref, removed: true };
-        const labels = {
-          ...bindingRecordLabels(req, operation, registry),
-          [LABELS.instanceId]: labelValue(req.instanceId),
-          [LABELS.bindingId]: labelValue(req.bindingId),
-          ...(instanceRef.clusterId ? { [LABELS.clusterId]: labelValue(instanceRef.clusterId) } : {}),
-          ...(req.predecessorBindingId
-            ? { [LABELS.predecessorBindingId]: labelValue(req.predecessorBindingId) }
-            : {}),
-          ...platformLabels(req.platformRoute),
-        };
-        // The times are kept from the creation on: a bind run again, or a GET, never moves them.
-        const spec = {
-          id: req.bindingId,
-          instanceId: req.instanceId,
-          serviceId: req.serviceId,
-          planId: req.planId,
-          ...setFieldsOf(req, [
-            'bindResource',
-            'context',
-            'parameters',
-            'predecessorBindingId',
-            'expiresAt',
-            'renewBefore',
-          ]),
-        };
-        existing = await createRecord<SFServiceBinding>(
+      const labels = {
+        ...bindingRecordLabels(req, operation, registry),
+        [LABELS.instanceId]: labelValue(req.instanceId),
+        [LABELS.bindingId]: labelValue(req.bindingId),
+        ...(instanceRef.clusterId ? { [LABELS.clusterId]: labelValue(instanceRef.clusterId) } : {}),
+        ...(req.predecessorBindingId
+          ? { [LABELS.predecessorBindingId]: labelValue(req.predecessorBindingId) }
+          : {}),
+        ...platformLabels(req.platformRoute),
+      };
+      // The times are kept from the creation on: a bind run again, or a GET, never moves them.
+      const spec = {
+        id: req.bindingId,
+        instanceId: req.instanceId,
+        serviceId: req.serviceId,
+        planId: req.planId,
+        ...setFieldsOf(req, [
+          'bindResource',
+          'context',
+          'parameters',
+          'predecessorBindingId',
+          'expiresAt',
+          'renewBefore',
+        ]),
+      };
+      const create = () =>
+        createRecord<SFServiceBinding>(
           master,
           SFSERVICEBINDING,
           newRecord(SFSERVICEBINDING, ref, req, labels, spec, instance) as SFServiceBinding,
         );
-      } else {
-        existing = await jsonPatchRecord<SFServiceBinding>(
-          master,
-          SFSERVICEBINDING,
-          ref.namespace,
-          ref.name,
-          labelPatch(existing, bindingRecordLabels(req, operation, registry)),
-        );
+      // A bind's record is nearly always new: it is created at once, and read only when it is there.
+      let existing = operation === 'bind' ? await create().catch(unlessAlreadyThere) : undefined;
+      if (!existing) {
+        const found = await getRecord<SFServiceBinding>(master, SFSERVICEBINDING, ref.namespace, ref.name);
+        if (!found && operation === 'unbind') return { ...ref, removed: true };
+        existing = found
+          ? await jsonPatchRecord<SFServiceBinding>(
+              master,
+              SFSERVICEBINDING,
+              ref.namespace,
+              ref.name,
+              labelPatch(found, bindingRecordLabels(req, operation, registry)),
+            )
+          : // (gone again between the create and the read)
+            await create();
       }
       const running = await patchRecordStatus<SFServiceBinding>(
         master,
@@ -592,6 +597,12 @@ export function recordActivities(deps: ActivityDeps) {
     const ref = instanceRefOf(instanceId);
     return getRecord<SFServiceInstance>(master, SFSERVICEINSTANCE, ref.namespace, ref.name);
   }
+}
+
+/** A create's answer when the object was there already: undefined, to be read; any other failure stands. */
+function unlessAlreadyThere(err: unknown): undefined {
+  if (isAlreadyExists(err)) return undefined;
+  throw err;
 }
 
 /**
