@@ -4,7 +4,9 @@
  * running, and the resource-aware scheduler, which prefers the sister (more declared capacity).
  * While the sister is down, the provision placed there waits and says why, the SFCluster turns
  * offline, and a new provision goes to the master; once the apiserver is back, the waiting
- * provision completes there, and both instances deprovision cleanly.
+ * provision completes there, and both instances deprovision cleanly. Before that, while the
+ * sister answers: a bind there, whose operator takes longer than the bind's step waits for its
+ * word, is woken by the operator's change (signalled by the worker's watch), not by a poll.
  */
 import { randomUUID } from 'node:crypto';
 import { installCatalog } from '../../dev/catalog.js';
@@ -13,7 +15,9 @@ import { startExampleOperator } from '../../examples/operator/operator.js';
 import type { ClusterClient } from '../../src/kube/clients.js';
 import { registerCluster } from '../../src/kube/cluster-registry.js';
 import { getRecord, listRecords } from '../../src/kube/custom-objects.js';
-import { resourceName } from '../../src/resources/names.js';
+import { bindingWorkflowId, resourceName } from '../../src/resources/names.js';
+import { OPERATOR_CHANGED_SIGNAL } from '../../src/workflows/messages.js';
+import { WORD_IN_THE_STEP_MS } from '../../src/workflows/polling.js';
 import {
   SFCLUSTER,
   SFSERVICEINSTANCE,
@@ -21,14 +25,29 @@ import {
   type SFServiceInstance,
 } from '../../src/resources/types.js';
 import { removeRegistry, startOwnCluster, stopClusterHealth } from '../support/clusters.js';
-import { clusters, environment, eventually, unique, untilNamespaceGone } from '../support/env.js';
+import {
+  clusters,
+  environment,
+  eventually,
+  temporalClient,
+  unique,
+  untilNamespaceGone,
+} from '../support/env.js';
 import { osbClient, provisionBody, untilSettled, type OsbClient } from '../support/osb.js';
-import { startOperator, startProcess, systemSettings, type SystemProcess } from '../support/system.js';
+import {
+  startOperator,
+  startProcess,
+  systemSettings,
+  type SystemProcess,
+  type SystemSettings,
+} from '../support/system.js';
 
 const SERVICE_ID = '24731fb8-7b84-5f57-914f-c3d55d793dd4';
 /** The design document's plan: it requests 1 CPU and 512Mi. */
 const PLAN_ID = '39d7d4c8-6fe2-4c2a-a5ca-b826937d5a88';
 const OFFLINE_SECONDS = 4;
+/** How long the sister's operator takes to make a change ready: longer than a bind's step waits. */
+const SISTER_READY_AFTER_MS = 4_000;
 
 describe('a sister that stops mid-operation', () => {
   const [master] = clusters() as [ClusterClient];
@@ -37,6 +56,7 @@ describe('a sister that stops mid-operation', () => {
   const sisterId = unique('sister');
   let own: { extra: ExtraCluster; admin: ClusterClient };
   let landscape: SystemProcess;
+  let settings: SystemSettings;
   let operators: { stop(): Promise<void> }[] = [];
   let osb: OsbClient;
 
@@ -56,9 +76,13 @@ describe('a sister that stops mid-operation', () => {
     operators = [
       await startOperator(),
       // on the sister, the operator takes its time, so that the provision is still waiting for it when the sister stops
-      await startExampleOperator({ clusters: [own.admin], readyAfterMs: 4000, resyncMs: 200 }),
+      await startExampleOperator({
+        clusters: [own.admin],
+        readyAfterMs: SISTER_READY_AFTER_MS,
+        resyncMs: 200,
+      }),
     ];
-    const settings = await systemSettings({
+    settings = await systemSettings({
       INTEROP_NAMESPACE: registry,
       INTEROP_SCHEDULER: 'resource-aware',
       INTEROP_CLUSTER_PROBE_SECONDS: '1',
@@ -118,6 +142,38 @@ describe('a sister that stops mid-operation', () => {
     expect(gone.body.state).toBe('succeeded');
     for (const cluster of [master, own.admin]) await untilNamespaceGone(cluster, `sf-${instanceId}`, 60_000);
   }
+
+  test('a bind whose operator takes longer than its step waits is woken by the operator’s change', async () => {
+    expect(SISTER_READY_AFTER_MS).toBeGreaterThan(WORD_IN_THE_STEP_MS);
+    // GIVEN an instance on the sister, whose operator takes its time
+    const { instanceId, lastOperation } = await startProvision();
+    expect((await untilSettled(osb, lastOperation, 90_000)).body.state).toBe('succeeded');
+    expect((await recordOf(instanceId))?.spec.clusterId).toBe(sisterId);
+
+    // WHEN it is bound (synchronously)
+    const bindingId = randomUUID();
+    const bound = await osb('PUT', `${instancePath(instanceId)}/service_bindings/${bindingId}`, {
+      service_id: SERVICE_ID,
+      plan_id: PLAN_ID,
+    });
+
+    // THEN the bind completes with its credentials, woken by the operator's change (a signal from the
+    // worker's watch), not left to a poll, once its step stopped waiting for the operator
+    expect(bound.status).toBe(201);
+    expect(bound.body).toMatchObject({ credentials: expect.any(Object) });
+    const temporal = await temporalClient(settings.payloadKeys);
+    try {
+      const history = await temporal.client.workflow
+        .getHandle(bindingWorkflowId(instanceId, bindingId))
+        .fetchHistory();
+      const signals = (history.events ?? []).filter(
+        (e) => e.workflowExecutionSignaledEventAttributes?.signalName === OPERATOR_CHANGED_SIGNAL,
+      );
+      expect(signals.length).toBeGreaterThanOrEqual(1);
+    } finally {
+      await temporal.close();
+    }
+  }, 180_000);
 
   test('the waiting provision says why, new ones go elsewhere, and it completes once the sister answers', async () => {
     // GIVEN a provision placed on the sister, its resource applied there, the operator not done yet
