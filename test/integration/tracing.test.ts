@@ -121,7 +121,7 @@ describe('tracing with an OTLP collector', () => {
     expect(underActivities.some((s) => s.attributes['k8s.object.name'] === instanceId)).toBe(true);
   });
 
-  test('GIVEN a synchronous bind WHEN it has succeeded THEN its steps read the instance’s and the binding’s records once, the later steps using what the first left', async () => {
+  test('GIVEN a synchronous bind WHEN it has succeeded THEN its steps read the instance’s record once and create the binding’s, the later steps using what the first left', async () => {
     const osb = osbClient(processes[1]!.url);
     const instanceId = randomUUID();
     const bindingId = randomUUID();
@@ -157,22 +157,25 @@ describe('tracing with an OTLP collector', () => {
     );
     // The spans of a process go out together once its activities ended: the last step's calls are in.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const reads = (plural: string) =>
+    const calls = (call: string, plural: string) =>
       collector
         .spans()
         .filter(
           (s) =>
             s.traceId === request.traceId &&
             s.service === 'interoperator-worker' &&
-            s.name === 'kube getNamespacedCustomObject' &&
+            s.name === `kube ${call}` &&
             s.attributes['k8s.object.kind'] === plural,
         ).length;
-    // The first step reads the instance's record, and finds no binding record (it makes it); the
-    // apply, the status check and the final status use the records as that step and the apply left them.
-    expect({ instance: reads('sfserviceinstances'), binding: reads('sfservicebindings') }).toEqual({
-      instance: 1,
-      binding: 1,
-    });
+    const reads = (plural: string) => calls('getNamespacedCustomObject', plural);
+    // The first step reads the instance's record and creates the binding's (a binding record is read
+    // only when the create finds one there); the apply, the status check and the final status use
+    // the records as that step and the apply left them.
+    expect({
+      instance: reads('sfserviceinstances'),
+      binding: reads('sfservicebindings'),
+      bindingCreated: calls('createNamespacedCustomObject', 'sfservicebindings'),
+    }).toEqual({ instance: 1, binding: 0, bindingCreated: 1 });
     // AND the broker read the binding's record once, before it started the bind: the credentials
     // come from the Secret the run named, with the times the run was started with.
     const brokerReads = collector
